@@ -492,8 +492,12 @@ def _storage(reader: _Reader, cluster_kind: str) -> StorageConfig:
         ),
         nas_protocol=reader.choice("nasProtocol", "NFS", ("NFS",)),
     )
+    mount = storage.mount_path.rstrip("/")
     reader.check(
-        "mountPath", storage.mount_path != "/", storage.mount_path, "a directory other than /"
+        "mountPath",
+        mount not in ("", "/tmp") and not mount.startswith("/tmp/"),
+        storage.mount_path,
+        "a directory other than / and outside /tmp (the pods' scratch emptyDir)",
     )
     if storage.kind == "nas":
         reader.check(
@@ -503,6 +507,9 @@ def _storage(reader: _Reader, cluster_kind: str) -> StorageConfig:
             "nfs or hostPath when cluster.kind is existing (NAS needs the stack's VPC)",
         )
     if storage.kind == "nfs":
+        reader.check(
+            "nfsPath", storage.nfs_path.startswith("/"), storage.nfs_path, "an absolute export path"
+        )
         reader.check(
             "nfsServer",
             bool(storage.nfs_server),
@@ -609,15 +616,32 @@ def _network(reader: _Reader) -> NetworkConfig:
         network.vswitch_id,
         "empty unless vpcId is set too (an existing vSwitch lives in an existing VPC)",
     )
-    try:
-        inside = ipaddress.ip_network(network.vswitch_cidr).subnet_of(
-            ipaddress.ip_network(network.vpc_cidr)
-        )  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        inside = False
-    reader.check(
-        "vswitchCidr", inside, network.vswitch_cidr, f"a block inside vpcCidr {network.vpc_cidr}"
-    )
+    blocks = {
+        "vpcCidr": ipaddress.ip_network(network.vpc_cidr),
+        "vswitchCidr": ipaddress.ip_network(network.vswitch_cidr),
+        "podCidr": ipaddress.ip_network(network.pod_cidr),
+        "serviceCidr": ipaddress.ip_network(network.service_cidr),
+    }
+    # An existing vSwitch's real CIDR is read from the cloud at deploy time instead.
+    if not network.vswitch_id:
+        reader.check(
+            "vswitchCidr",
+            blocks["vswitchCidr"].subnet_of(blocks["vpcCidr"]),  # type: ignore[arg-type]
+            network.vswitch_cidr,
+            f"a block inside vpcCidr {network.vpc_cidr}",
+        )
+    # ACK refuses overlapping node, pod and service ranges, but only at deploy time.
+    for key, other in (
+        ("podCidr", "vpcCidr"),
+        ("serviceCidr", "vpcCidr"),
+        ("serviceCidr", "podCidr"),
+    ):
+        reader.check(
+            key,
+            not blocks[key].overlaps(blocks[other]),
+            str(blocks[key]),
+            f"a block that does not overlap {other} {blocks[other]}",
+        )
     reader.finish()
     return network
 

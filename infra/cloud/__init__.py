@@ -1,0 +1,27 @@
+"""Layer 4: Pulumi components over pulumi_alicloud (network, cluster + node pools, NAS).
+
+Thin wrappers with secure defaults: no public IPs on nodes, NAT-only egress, private API
+server unless configured, NAS reachable only from the stack's VPC, kubeconfig as a secret.
+"""
+
+from infra.cloud.cluster import (
+    GPU_NODE_LABEL,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    AckCluster,
+    AskCluster,
+)
+from infra.cloud.nas import NasStorage
+from infra.cloud.network import Network
+
+__all__ = [
+    "GPU_NODE_LABEL",
+    "GPU_TAINT_EFFECT",
+    "GPU_TAINT_KEY",
+    "GPU_TAINT_VALUE",
+    "AckCluster",
+    "AskCluster",
+    "NasStorage",
+    "Network",
+]

@@ -1,0 +1,190 @@
+"""The stack's VPC, vSwitch and NAT egress.
+
+Nodes and ECI pods get no public IPs: the only way out to the internet (public images, pip) is
+an enhanced NAT gateway with one EIP and an SNAT entry for the vSwitch. The clusters are told not
+to create their own NAT (`new_nat_gateway=False`), so this is the single, visible egress path.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_alicloud as alicloud
+from pulumi_alicloud import ecs, vpc
+
+from infra.cloud.naming import physical_name, resource_tags
+from infra.config import PROJECT, NetworkConfig
+
+# Pay-by-traffic EIP: a training stack pulls images in bursts and is idle otherwise, so a
+# per-GB price beats a fixed bandwidth. The bandwidth is only a cap (1-200 Mbit/s allowed).
+NAT_EIP_BANDWIDTH_MBPS = "100"
+
+
+def _existing_vpc_cidr(
+    config: NetworkConfig, found: Sequence[vpc.outputs.GetNetworksVpcResult]
+) -> str:
+    """`config.vpc_cidr`, once checked against the existing VPC it stands for."""
+    key = f"{PROJECT}:network.vpcId = {config.vpc_id!r}"
+    if len(found) != 1:
+        raise ValueError(f"{key}: no such VPC in this region")
+    if found[0].cidr_block != config.vpc_cidr:
+        # The NAS rule admits vpcCidr: a wrong value locks nodes out or lets others in.
+        raise ValueError(
+            f"{PROJECT}:network.vpcCidr = {config.vpc_cidr!r}: must be the CIDR of "
+            f"{config.vpc_id}, {found[0].cidr_block}"
+        )
+    return config.vpc_cidr
+
+
+def _existing_vswitch(
+    config: NetworkConfig, found: Sequence[vpc.outputs.GetSwitchesVswitchResult]
+) -> vpc.outputs.GetSwitchesVswitchResult:
+    """The configured vSwitch, which must exist, in the configured VPC's primary CIDR."""
+    key = f"{PROJECT}:network.vswitchId = {config.vswitch_id!r}"
+    if len(found) != 1:
+        raise ValueError(f"{key}: no such vSwitch in this region")
+    vswitch = found[0]
+    if vswitch.vpc_id != config.vpc_id:
+        raise ValueError(f"{key}: it belongs to {vswitch.vpc_id}, not vpcId {config.vpc_id}")
+    # A vSwitch in a secondary VPC CIDR would be outside the NAS access rule.
+    inside = ipaddress.ip_network(vswitch.cidr_block).subnet_of(
+        ipaddress.ip_network(config.vpc_cidr)  # type: ignore[arg-type]
+    )
+    if not inside:
+        raise ValueError(f"{key}: its CIDR {vswitch.cidr_block} is outside {config.vpc_cidr}")
+    return vswitch
+
+
+class Network(pulumi.ComponentResource):
+    """A VPC + vSwitch (new or existing) and, unless disabled, NAT egress for it.
+
+    `config.vpc_id` / `config.vswitch_id` reuse what exists. For an existing VPC the CIDR
+    reported as `vpc_cidr` (and used for the NAS access rule) is `config.vpc_cidr`, which must
+    equal the existing VPC's CIDR; the deployment stops if it does not. For an existing
+    vSwitch, its real zone and CIDR are read from the cloud, so `zoneId` / `vswitchCidr` in
+    the stack config do not apply to it; it must lie in that VPC's primary CIDR.
+
+    Outputs: `vpc_id`, `vswitch_id`, `vpc_cidr`, `vswitch_cidr`, `zone_id`.
+    `config` is kept so clusters can read the pod and service CIDRs of the same network.
+    Depending on this component (`depends_on=[network]`) waits for the NAT and SNAT entry too.
+    """
+
+    vpc_id: pulumi.Output[str]
+    vswitch_id: pulumi.Output[str]
+    vpc_cidr: pulumi.Output[str]
+    vswitch_cidr: pulumi.Output[str]
+    zone_id: pulumi.Output[str]
+    config: NetworkConfig
+
+    def __init__(
+        self, name: str, config: NetworkConfig, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("tftrain:cloud:Network", name, None, opts)
+        self.config = config
+        child = pulumi.ResourceOptions(parent=self)
+        tags = resource_tags(name)
+
+        if config.vpc_id:
+            self.vpc_id = pulumi.Output.from_input(config.vpc_id)
+            self.vpc_cidr = vpc.get_networks_output(
+                ids=[config.vpc_id], opts=pulumi.InvokeOutputOptions(parent=self)
+            ).apply(lambda found: _existing_vpc_cidr(config, found.vpcs))
+        else:
+            network = vpc.Network(
+                f"{name}-vpc",
+                vpc_name=physical_name(name),
+                cidr_block=config.vpc_cidr,
+                description=f"tftrain network of {name}",
+                tags=tags,
+                opts=child,
+            )
+            self.vpc_id = network.id
+            self.vpc_cidr = network.cidr_block
+
+        if config.vswitch_id:
+            existing = vpc.get_switches_output(
+                ids=[config.vswitch_id], opts=pulumi.InvokeOutputOptions(parent=self)
+            ).apply(lambda found: _existing_vswitch(config, found.vswitches))
+            self.vswitch_id = pulumi.Output.from_input(config.vswitch_id)
+            self.vswitch_cidr = existing.cidr_block
+            self.zone_id = existing.zone_id
+        else:
+            if config.zone_id:
+                self.zone_id = pulumi.Output.from_input(config.zone_id)
+            else:
+                zones = alicloud.get_zones_output(
+                    available_resource_creation="VSwitch",
+                    opts=pulumi.InvokeOutputOptions(parent=self),
+                )
+                self.zone_id = zones.zones[0].id
+            switch = vpc.Switch(
+                f"{name}-vswitch",
+                vswitch_name=physical_name(name),
+                vpc_id=self.vpc_id,
+                cidr_block=config.vswitch_cidr,
+                zone_id=self.zone_id,
+                description=f"tftrain nodes, pods and NAS mount target of {name}",
+                tags=tags,
+                opts=child,
+            )
+            self.vswitch_id = switch.id
+            self.vswitch_cidr = switch.cidr_block
+
+        if config.nat_gateway:
+            self._nat_egress(name, tags, child)
+
+        self.register_outputs(
+            {
+                "vpc_id": self.vpc_id,
+                "vswitch_id": self.vswitch_id,
+                "vpc_cidr": self.vpc_cidr,
+                "vswitch_cidr": self.vswitch_cidr,
+                "zone_id": self.zone_id,
+            }
+        )
+
+    def _nat_egress(self, name: str, tags: dict[str, str], child: pulumi.ResourceOptions) -> None:
+        """Enhanced NAT + EIP + SNAT so private nodes and pods reach public registries."""
+        nat = vpc.NatGateway(
+            f"{name}-nat",
+            nat_gateway_name=physical_name(name),
+            vpc_id=self.vpc_id,
+            vswitch_id=self.vswitch_id,
+            nat_type="Enhanced",
+            network_type="internet",
+            payment_type="PayAsYouGo",
+            internet_charge_type="PayByLcu",
+            description=f"tftrain egress of {name}",
+            tags=tags,
+            opts=child,
+        )
+        eip = ecs.EipAddress(
+            f"{name}-nat-eip",
+            address_name=physical_name(name, "nat"),
+            payment_type="PayAsYouGo",
+            internet_charge_type="PayByTraffic",
+            bandwidth=NAT_EIP_BANDWIDTH_MBPS,
+            description=f"tftrain NAT egress address of {name}",
+            tags=tags,
+            opts=child,
+        )
+        association = ecs.EipAssociation(
+            f"{name}-nat-eip-association",
+            allocation_id=eip.id,
+            instance_id=nat.id,
+            instance_type="Nat",
+            opts=child,
+        )
+        # An SNAT entry may only use an EIP that is already bound to its NAT gateway.
+        vpc.SnatEntry(
+            f"{name}-snat",
+            snat_table_id=nat.snat_table_ids,
+            source_vswitch_id=self.vswitch_id,
+            snat_ip=eip.ip_address,
+            snat_entry_name=physical_name(name, "vswitch"),
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=[association])
+            ),
+        )

@@ -1,0 +1,49 @@
+"""Facts about the cluster that the manifests need but the stack config does not hold.
+
+Some facts are decided by the cloud layer while `pulumi up` runs (the NAS mount-target domain
+is known only once the mount target exists). The manifest builders never look inside a fact,
+they only place it into an object, so the same builders serve both targets: the program
+passes a `pulumi.Output[str]`, the offline render a readable placeholder string.
+
+This module imports nothing from Pulumi: the offline render runs with PyYAML alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from infra.config import StackConfig
+
+# The ACK GPU node pool's label and taint. infra/cloud/cluster.py owns the node pool and
+# must label and taint it with exactly these (tests/test_stacks_program.py checks that they
+# agree); they live here so the manifests need no cloud import.
+GPU_NODE_LABEL = ("tftrain.io/accelerator", "nvidia-gpu")
+GPU_TAINT_KEY = "nvidia.com/gpu"
+
+# What the offline render shows where the program has the NAS mount target's domain.
+NAS_DOMAIN_PLACEHOLDER = "<nas-mount-target-domain>"
+
+# A fact is a plain string offline and a pulumi.Output[str] in the program.
+Fact = Any
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    cluster_kind: str
+    # The NFS endpoint the PersistentVolume mounts: NAS mount-target domain or config nfsServer.
+    nfs_server: Fact
+    gpu_node_label: tuple[str, str] = GPU_NODE_LABEL
+    gpu_taint_key: str = GPU_TAINT_KEY
+
+
+def cluster_facts(config: StackConfig, nas_domain: Fact | None = None) -> ClusterFacts:
+    """Facts for `config`; without `nas_domain` a NAS stack gets the offline placeholder."""
+    storage = config.storage
+    if storage.kind == "nas":
+        server: Fact = NAS_DOMAIN_PLACEHOLDER if nas_domain is None else nas_domain
+    elif storage.kind == "nfs":
+        server = storage.nfs_server
+    else:
+        server = ""
+    return ClusterFacts(cluster_kind=config.cluster.kind, nfs_server=server)

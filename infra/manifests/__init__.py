@@ -1,0 +1,45 @@
+"""Layer 3: every Kubernetes object of a stack, as plain dicts, from (config, cluster facts).
+
+Pure and deterministic: the same inputs give the same list in the same order, so the Pulumi
+program and the offline render show identical objects, and diffs between two renders are
+the real change. No Pulumi import anywhere in this package.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.cluster_facts import ClusterFacts
+from infra.config import StackConfig
+from infra.manifests.common import namespace
+from infra.manifests.image_cache import image_cache
+from infra.manifests.storage import persistent_volume, persistent_volume_claim
+from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
+from infra.manifests.workloads import replica_job, replica_service
+from infra.topology import build_topology
+
+__all__ = ["build_objects", "object_key"]
+
+
+def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
+    """Objects in creation order: namespace, storage, image cache, replicas, TensorBoard."""
+    topology = build_topology(config)
+    objects: list[dict[str, Any]] = [
+        namespace(config),
+        persistent_volume(config, facts),
+        persistent_volume_claim(config),
+    ]
+    if config.cluster.image_cache:  # validated: ask only
+        objects.append(image_cache(config))
+    # Every replica's DNS name is registered before any replica starts dialling its peers.
+    objects += [replica_service(config, replica) for replica in topology.replicas]
+    objects += [replica_job(config, facts, topology, replica) for replica in topology.replicas]
+    if config.tensorboard.enabled:
+        objects += [tensorboard_deployment(config, facts), tensorboard_service(config)]
+    return objects
+
+
+def object_key(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    """(apiVersion, kind, namespace, name): unique per object in a cluster."""
+    meta = obj["metadata"]
+    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])

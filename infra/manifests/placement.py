@@ -1,0 +1,52 @@
+"""Where a pod runs, per cluster kind: the only cluster-specific part of a pod template.
+
+- ack: GPU replicas go to the GPU node pool (node label) and tolerate its taint; everything
+  else stays off it because of that taint.
+- ask: every pod is an ECI instance; GPU replicas name their ECS GPU instance type, and pods
+  match the stack's ImageCache when it is on. ECI reads these annotations from the pod
+  template at creation time only.
+- existing: plain pods; the cluster's own scheduling applies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.cluster_facts import ClusterFacts
+from infra.config import StackConfig
+
+# ECI pod annotations (Alibaba Cloud "Annotations for ECI-based pods").
+ECI_USE_SPECS = "k8s.aliyun.com/eci-use-specs"
+# Automatic ImageCache matching; ECI defaults it to "true", which also creates caches on
+# its own, so it is set explicitly either way.
+ECI_AUTO_IMAGE_CACHE = "k8s.aliyun.com/eci-auto-imc"
+# The older name of the same switch, still read by older ack-virtual-node versions.
+ECI_LEGACY_IMAGE_CACHE = "k8s.aliyun.com/eci-image-cache"
+
+
+@dataclass(frozen=True)
+class Placement:
+    annotations: dict[str, str] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)  # nodeSelector / tolerations
+
+
+def placement(config: StackConfig, facts: ClusterFacts, gpus: int) -> Placement:
+    if facts.cluster_kind == "ack" and gpus:
+        key, value = facts.gpu_node_label
+        return Placement(
+            spec={
+                "nodeSelector": {key: value},
+                # No effect given: tolerate whatever effect the pool's taint uses.
+                "tolerations": [{"key": facts.gpu_taint_key, "operator": "Exists"}],
+            }
+        )
+    if facts.cluster_kind == "ask":
+        cache = "true" if config.cluster.image_cache else "false"
+        annotations = {ECI_AUTO_IMAGE_CACHE: cache}
+        if config.cluster.image_cache:
+            annotations[ECI_LEGACY_IMAGE_CACHE] = "true"
+        if gpus:
+            annotations[ECI_USE_SPECS] = config.cluster.eci_gpu_spec
+        return Placement(annotations=dict(sorted(annotations.items())))
+    return Placement()

@@ -1,0 +1,103 @@
+"""TensorBoard over the logs root, so every run of the job shows side by side.
+
+TensorBoard outlives runs: it carries only the stable labels, and its Deployment selector
+never changes (selectors are immutable). It mounts the shared volume read-only.
+
+Exposure: a LoadBalancer Service gets an *intranet* SLB unless `tensorboard.public` is set;
+TensorBoard has no authentication, so the internet-facing SLB is an explicit opt-in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.cluster_facts import ClusterFacts
+from infra.config import StackConfig
+from infra.manifests.common import metadata, pod_metadata, stable_labels
+from infra.manifests.placement import placement
+from infra.manifests.security import harden, resources
+from infra.manifests.storage import data_mount, data_volume
+
+PORT = 6006
+PORT_NAME = "http"
+COMPONENT = "tensorboard"
+SLB_ADDRESS_TYPE = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type"
+
+
+def tensorboard_name(config: StackConfig) -> str:
+    return f"{config.job.name}-{COMPONENT}"
+
+
+def _labels(config: StackConfig) -> dict[str, str]:
+    """Labels and selector alike: stable across runs, because selectors are immutable."""
+    return {**stable_labels(config), "app.kubernetes.io/component": COMPONENT}
+
+
+def _probe(initial_delay: int, failures: int) -> dict[str, Any]:
+    return {
+        "httpGet": {"path": "/", "port": PORT_NAME},
+        "initialDelaySeconds": initial_delay,
+        "periodSeconds": 10,
+        "failureThreshold": failures,
+    }
+
+
+def tensorboard_deployment(config: StackConfig, facts: ClusterFacts) -> dict[str, Any]:
+    board = config.tensorboard
+    where = placement(config, facts, gpus=0)
+    container = {
+        "name": COMPONENT,
+        "image": board.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": [
+            "tensorboard",
+            "--logdir",
+            config.logs_root,
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(PORT),
+        ],
+        "ports": [{"name": PORT_NAME, "containerPort": PORT, "protocol": "TCP"}],
+        "readinessProbe": _probe(initial_delay=5, failures=3),
+        # Loading many event files can stall the UI for a while: be patient before a restart.
+        "livenessProbe": _probe(initial_delay=30, failures=6),
+        "resources": resources(board.cpu, board.memory),
+        "volumeMounts": [data_mount(config, read_only=True)],
+    }
+    pod_spec = harden({**where.spec, "containers": [container], "volumes": [data_volume(config)]})
+    name = tensorboard_name(config)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": metadata(name, _labels(config), config.job.namespace),
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": _labels(config)},
+            "template": {
+                "metadata": pod_metadata(_labels(config), where.annotations),
+                "spec": pod_spec,
+            },
+        },
+    }
+
+
+def tensorboard_service(config: StackConfig) -> dict[str, Any]:
+    board = config.tensorboard
+    annotations: dict[str, str] = {}
+    if board.service_type == "LoadBalancer":
+        annotations[SLB_ADDRESS_TYPE] = "internet" if board.public else "intranet"
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(
+            tensorboard_name(config), _labels(config), config.job.namespace, annotations
+        ),
+        "spec": {
+            "type": board.service_type,
+            "selector": _labels(config),
+            "ports": [
+                {"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME, "protocol": "TCP"}
+            ],
+        },
+    }

@@ -1,0 +1,242 @@
+"""Layer 5: the Pulumi program. Config → topology → cloud → Kubernetes objects → exports.
+
+Everything is created inside `build()`, never at import, so tests can run the program once
+per stack under `pulumi.runtime.set_mocks`. The stack config is validated before the first
+resource is registered: a bad stack creates nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi.runtime import config as runtime_config
+
+from infra.cluster_facts import cluster_facts
+from infra.config import ConfigError, StackConfig, parse_config, strip_project_prefix
+from infra.manifests import build_objects
+from infra.manifests.common import RUN_ID_LABEL
+from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
+from infra.manifests.tensorboard import tensorboard_name
+from infra.manifests.workloads import JOB_LABEL
+from infra.topology import build_topology
+
+if TYPE_CHECKING:
+    from infra.cloud import NasStorage
+
+KUBECONFIG_KEY = "kubeconfig"
+
+# Typed pulumi-kubernetes resources for each (apiVersion, kind) layer 3 produces; anything
+# else (the ECI ImageCache) is a CustomResource.
+_TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "PersistentVolume"): k8s.core.v1.PersistentVolume,
+    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("batch/v1", "Job"): k8s.batch.v1.Job,
+    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+}
+_POD_OWNERS = ("Job", "Deployment")
+# An ECI ImageCache is a snapshot of specific images: a new image list is a new cache, not
+# an edit of the old one (keeps the name, so pulumi-kubernetes deletes before it recreates).
+_REPLACE_ON_CHANGES = {"ImageCache": ["spec"]}
+
+
+def read_stack_config() -> tuple[dict[str, Any], str | None]:
+    """The `tftrain:` config (prefix removed, JSON objects decoded) and the kubeconfig secret.
+
+    The engine hands config to Python in the PULUMI_CONFIG environment variable; tests set
+    it with `set_all_config`, which takes precedence, as it does for `pulumi.Config`.
+    """
+    values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    raw = strip_project_prefix(values)
+    kubeconfig = raw.pop(KUBECONFIG_KEY, None)
+    return {key: _decode(value) for key, value in raw.items()}, kubeconfig or None
+
+
+def _decode(value: Any) -> Any:
+    """Structured values arrive as JSON text; scalars stay strings for the config model."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value  # the config model reports it with its key
+    return value
+
+
+@dataclass
+class ClusterAccess:
+    """What the cloud layer hands the Kubernetes layer."""
+
+    kubeconfig: pulumi.Output[str] | None
+    # The provider waits for these (node pools), so no pod is created before nodes exist.
+    ready: list[pulumi.Resource] = field(default_factory=list)
+    nas: NasStorage | None = None  # when storage.kind is nas
+    exports: dict[str, Any] = field(default_factory=dict)
+
+
+def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
+    if config.cluster.kind == "existing":
+        # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
+        secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
+        return ClusterAccess(kubeconfig=secret)
+
+    # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
+    from infra import cloud
+
+    network = cloud.Network("network", config.network)
+    cluster: cloud.AckCluster | cloud.AskCluster
+    if config.cluster.kind == "ack":
+        cluster = cloud.AckCluster("cluster", config.cluster, network, uses_gpu=config.uses_gpu)
+    else:
+        cluster = cloud.AskCluster("cluster", config.cluster, network)
+    # ASK has no node pools: its API server is ready for pods once the cluster is.
+    ready: list[pulumi.Resource] = [*cluster.node_pools] or [cluster]
+    nas = cloud.NasStorage("nas", config.storage, network) if config.storage.kind == "nas" else None
+    exports: dict[str, Any] = {"clusterId": cluster.cluster_id, "vpcId": network.vpc_id}
+    if nas is not None:
+        exports["nasDomain"] = nas.mount_target_domain
+        exports["nasFileSystemId"] = nas.file_system_id
+    return ClusterAccess(
+        kubeconfig=pulumi.Output.secret(cluster.kubeconfig), ready=ready, nas=nas, exports=exports
+    )
+
+
+def _resource_name(obj: Mapping[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
+
+
+def _claims(obj: Mapping[str, Any]) -> list[str]:
+    volumes = obj["spec"]["template"]["spec"].get("volumes", [])
+    return [
+        v["persistentVolumeClaim"]["claimName"] for v in volumes if "persistentVolumeClaim" in v
+    ]
+
+
+def _dependencies(
+    obj: Mapping[str, Any], registered: Mapping[tuple[str, str, str], pulumi.Resource]
+) -> list[pulumi.Resource]:
+    """Ordering Kubernetes cannot express: read from the object, so new objects need no rule."""
+    kind, meta = obj["kind"], obj["metadata"]
+    namespace = meta.get("namespace", "")
+    deps: list[pulumi.Resource] = []
+    if namespace:
+        deps.append(registered[("Namespace", "", namespace)])
+    if kind == "PersistentVolumeClaim":
+        deps += [r for (k, _, _), r in registered.items() if k == "PersistentVolume"]
+    if kind in _POD_OWNERS:
+        deps += [registered[("PersistentVolumeClaim", namespace, c)] for c in _claims(obj)]
+        # Pods match the image cache only once it exists.
+        deps += [r for (k, _, _), r in registered.items() if k == "ImageCache"]
+    if kind == "Job":
+        # The replica's DNS name exists before its process starts.
+        deps.append(registered[("Service", namespace, meta["name"])])
+    return deps
+
+
+def register_objects(
+    objects: list[dict[str, Any]],
+    provider: k8s.Provider,
+    storage_ready: list[pulumi.Resource],
+) -> dict[tuple[str, str, str], pulumi.Resource]:
+    """Each layer-3 object as its typed resource, keyed by (kind, namespace, name)."""
+    registered: dict[tuple[str, str, str], pulumi.Resource] = {}
+    for obj in objects:
+        kind, meta = obj["kind"], obj["metadata"]
+        deps = _dependencies(obj, registered)
+        if kind == "PersistentVolume":
+            deps += storage_ready  # e.g. the NAS access rule, before any node mounts it
+        opts = pulumi.ResourceOptions(
+            provider=provider, depends_on=deps, replace_on_changes=_REPLACE_ON_CHANGES.get(kind)
+        )
+        name = _resource_name(obj)
+        body = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+        typed = _TYPED.get((obj["apiVersion"], kind))
+        if typed is not None:
+            resource = typed(name, opts=opts, **body)
+        else:
+            resource = k8s.apiextensions.CustomResource(
+                name, api_version=obj["apiVersion"], kind=kind, opts=opts, **body
+            )
+        registered[(kind, meta.get("namespace", ""), meta["name"])] = resource
+    return registered
+
+
+def _tensorboard_url(service: k8s.core.v1.Service) -> pulumi.Output[str]:
+    """The load balancer's address once the cloud controller has assigned one."""
+
+    def url(status: Any) -> str:
+        balancer = getattr(status, "load_balancer", None)
+        ingress = list(getattr(balancer, "ingress", None) or [])
+        if not ingress:
+            return "pending: the load balancer has no address yet"
+        host = getattr(ingress[0], "ip", None) or getattr(ingress[0], "hostname", None)
+        return f"http://{host}:{TENSORBOARD_PORT}"
+
+    return service.status.apply(url)
+
+
+def export_outputs(
+    config: StackConfig,
+    access: ClusterAccess,
+    registered: Mapping[tuple[str, str, str], pulumi.Resource],
+) -> None:
+    namespace, job = config.job.namespace, config.job.name
+    lead = build_topology(config).replicas[0].name  # the chief, or worker 0 without one
+    pulumi.export("namespace", namespace)
+    pulumi.export("runId", config.job.run_id)
+    pulumi.export("outputDir", config.output_dir)
+    kubectl = {
+        "logs": f"kubectl -n {namespace} logs -f job/{lead}",
+        "status": (
+            f"kubectl -n {namespace} get jobs,pods "
+            f"-l {JOB_LABEL}={job},{RUN_ID_LABEL}={config.job.run_id}"
+        ),
+    }
+    if access.kubeconfig is not None:
+        kubectl["kubeconfig"] = (
+            "pulumi stack output --show-secrets kubeconfig > kubeconfig.yaml"
+            " && export KUBECONFIG=$PWD/kubeconfig.yaml"
+        )
+        pulumi.export("kubeconfig", access.kubeconfig)
+    pulumi.export("kubectl", kubectl)
+    board = config.tensorboard
+    if board.enabled:
+        name = tensorboard_name(config)
+        service = cast(k8s.core.v1.Service, registered[("Service", namespace, name)])
+        if board.service_type == "LoadBalancer":
+            pulumi.export("tensorboardUrl", _tensorboard_url(service))
+        else:
+            pulumi.export(
+                "tensorboardPortForward",
+                f"kubectl -n {namespace} port-forward svc/{name} {TENSORBOARD_PORT}",
+            )
+            pulumi.export("tensorboardUrl", f"http://localhost:{TENSORBOARD_PORT}")
+    for key, value in access.exports.items():
+        pulumi.export(key, value)
+
+
+def build() -> None:
+    raw, kubeconfig = read_stack_config()
+    try:
+        config = parse_config(raw)
+    except ConfigError as error:
+        # RunError: Pulumi prints the message (every bad key) without a Python traceback.
+        raise pulumi.RunError(str(error)) from error
+
+    access = provision_cluster(config, kubeconfig)
+    provider = k8s.Provider(
+        "k8s",
+        kubeconfig=access.kubeconfig,
+        opts=pulumi.ResourceOptions(depends_on=access.ready),
+    )
+    nas_domain = access.nas.mount_target_domain if access.nas is not None else None
+    facts = cluster_facts(config, nas_domain=nas_domain)
+    storage_ready = [access.nas] if access.nas is not None else []
+    registered = register_objects(build_objects(config, facts), provider, storage_ready)
+    export_outputs(config, access, registered)

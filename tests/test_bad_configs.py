@@ -1,0 +1,130 @@
+"""Bad stack configs: rejected with the key and what is allowed, before any resource exists.
+
+Each case is checked twice: `parse_config` alone (the message a user reads), and the whole
+program under mocks (which must fail having registered nothing, not even the provider).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import pulumi
+import pytest
+
+from infra.config import ConfigError, parse_config
+from tests.pulumi_mocks import run_program
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+BASE: dict[str, Any] = {"image": IMAGE}
+ACK: dict[str, Any] = {**BASE, "cluster": {"kind": "ack", "cpuPool": {"size": 2}}}
+
+
+class Bad(NamedTuple):
+    config: dict[str, Any]
+    key: str  # as the user would type it for `pulumi config set --path`
+    allowed: str  # a fragment of what the message says is allowed
+
+
+CASES: dict[str, Bad] = {
+    "negative-workers": Bad(
+        {**BASE, "worker": {"number": -1}}, "tftrain:worker.number", "an integer from 0 to 1000"
+    ),
+    "gpus-on-cpu-only-ack": Bad(
+        {**ACK, "worker": {"gpuCount": 1}},
+        "tftrain:worker.gpuCount",
+        "0 while cluster.gpuPool has size 0",
+    ),
+    "unknown-cluster-kind": Bad(
+        {**BASE, "cluster": {"kind": "gke"}}, "tftrain:cluster.kind", "one of existing, ack, ask"
+    ),
+    "malformed-pv-label": Bad(
+        {**BASE, "storage": {"pvLabels": {"train!": "mnist"}}},
+        "tftrain:storage.pvLabels.train!",
+        "a Kubernetes label",
+    ),
+    "missing-image": Bad({}, "tftrain:worker.image", "a container image"),
+    "typo-in-key": Bad(
+        {**BASE, "hyperparams": {"learningrate": 0.01}},
+        "tftrain:hyperparams.learningrate",
+        "known keys here: batchSize",
+    ),
+    "bad-learning-rate": Bad(
+        {**BASE, "hyperparams": {"learningRate": -0.1}},
+        "tftrain:hyperparams.learningRate",
+        "a number > 0",
+    ),
+    "hostpath-on-ack": Bad(
+        {**ACK, "storage": {"kind": "hostPath"}},
+        "tftrain:storage.kind",
+        "nas or nfs on ack/ask",
+    ),
+    "ps-without-chief": Bad(
+        {**BASE, "chief": {"number": 0}, "ps": {"number": 1}},
+        "tftrain:chief.number",
+        "1 when ps.number > 0",
+    ),
+    "bad-cidr": Bad(
+        {**BASE, "network": {"vpcCidr": "192.168.0.0/33"}},
+        "tftrain:network.vpcCidr",
+        "an IPv4 CIDR block",
+    ),
+    "vswitch-outside-vpc": Bad(
+        {**BASE, "network": {"vpcCidr": "10.0.0.0/16", "vswitchCidr": "10.1.0.0/24"}},
+        "tftrain:network.vswitchCidr",
+        "a block inside vpcCidr 10.0.0.0/16",
+    ),
+    "image-cache-on-ack": Bad(
+        {**ACK, "cluster": {**ACK["cluster"], "imageCache": True}},
+        "tftrain:cluster.imageCache",
+        "false unless cluster.kind is ask",
+    ),
+    "nfs-without-server": Bad(
+        {**BASE, "storage": {"kind": "nfs"}}, "tftrain:storage.nfsServer", "the NFS server"
+    ),
+    "gpu-on-ask-without-spec": Bad(
+        {**BASE, "cluster": {"kind": "ask"}, "worker": {"gpuCount": 1}},
+        "tftrain:worker.gpuCount",
+        "cluster.eciGpuSpec",
+    ),
+    "nas-on-existing-cluster": Bad(
+        {**BASE, "storage": {"kind": "nas"}}, "tftrain:storage.kind", "nfs or hostPath"
+    ),
+    "public-clusterip-tensorboard": Bad(
+        {**BASE, "tensorboard": {"serviceType": "ClusterIP", "public": True}},
+        "tftrain:tensorboard.public",
+        "false unless serviceType is LoadBalancer",
+    ),
+    "uppercase-job-name": Bad(
+        {**BASE, "job": {"name": "MNIST"}}, "tftrain:job.name", "a DNS label"
+    ),
+    "always-restart-policy": Bad(
+        {**BASE, "job": {"restartPolicy": "Always"}},
+        "tftrain:job.restartPolicy",
+        "one of OnFailure, Never",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_parse_config_names_the_key_and_what_is_allowed(case: Bad) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config(case.config)
+    problem = next((p for p in error.value.problems if p.startswith(case.key)), None)
+    assert problem is not None, f"no problem names {case.key}: {error.value.problems}"
+    assert case.allowed in problem
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_the_program_registers_nothing(case: Bad) -> None:
+    run = run_program(case.config, raise_errors=False)
+    assert isinstance(run.error, pulumi.RunError)
+    assert case.key in str(run.error)
+    assert run.resources == []
+    assert run.calls == []
+
+
+def test_a_good_config_does_register() -> None:
+    # The control: the same harness with a valid config registers the stack.
+    run = run_program(BASE)
+    assert run.error is None
+    assert run.of_type("pulumi:providers:kubernetes")

@@ -1,0 +1,665 @@
+"""The Alibaba Cloud components under Pulumi mocks: what each would ask the cloud to create.
+
+Every test builds its components inside a fresh mock runtime, records each registered
+resource (type token, name, inputs as the engine sees them: camelCase keys, numbers as
+floats), and resolves the components' outputs, including whether they are secret.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pytest
+
+from infra.cloud import (
+    GPU_NODE_LABEL,
+    GPU_TAINT_KEY,
+    AckCluster,
+    AskCluster,
+    NasStorage,
+    Network,
+)
+from infra.config import StackConfig, parse_config, read_stack_file, stack_file
+
+ZONE_FROM_LOOKUP = "cn-hangzhou-k"
+EXISTING_VPC_CIDR = "172.16.0.0/12"
+EXISTING_VSWITCH_ZONE = "cn-hangzhou-j"
+# The lookup answers for these existing vSwitches; any other id is not found.
+EXISTING_VSWITCHES = {"vsw-existing": "172.16.8.0/21", "vsw-secondary": "100.64.0.0/20"}
+KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
+
+VPC = "alicloud:vpc/network:Network"
+VSWITCH = "alicloud:vpc/switch:Switch"
+NAT = "alicloud:vpc/natGateway:NatGateway"
+EIP = "alicloud:ecs/eipAddress:EipAddress"
+EIP_ASSOCIATION = "alicloud:ecs/eipAssociation:EipAssociation"
+SNAT = "alicloud:vpc/snatEntry:SnatEntry"
+ACK = "alicloud:cs/managedKubernetes:ManagedKubernetes"
+ASK = "alicloud:cs/serverlessKubernetes:ServerlessKubernetes"
+NODE_POOL = "alicloud:cs/nodePool:NodePool"
+FILE_SYSTEM = "alicloud:nas/fileSystem:FileSystem"
+ACCESS_GROUP = "alicloud:nas/accessGroup:AccessGroup"
+ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
+MOUNT_TARGET = "alicloud:nas/mountTarget:MountTarget"
+
+
+@dataclass
+class Registered:
+    type: str
+    name: str
+    id: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+
+
+@dataclass
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Records every resource and call; answers with plausible cloud-computed values."""
+
+    resources: list[Registered] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        resource_id = f"{args.name}-id"
+        outputs = dict(args.inputs)
+        if args.typ == NAT:
+            outputs["snatTableIds"] = f"stb-{args.name}"
+        elif args.typ == EIP:
+            outputs["ipAddress"] = "47.96.0.10"
+        elif args.typ == MOUNT_TARGET:
+            outputs["mountTargetDomain"] = "0a1b2c3d4e-abc12.cn-hangzhou.nas.aliyuncs.com"
+        self.resources.append(Registered(args.typ, args.name, resource_id, args.inputs, outputs))
+        return resource_id, outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        self.calls.append((args.token, dict(args.args)))
+        if args.token == "alicloud:index/getZones:getZones":
+            zone = {
+                "id": ZONE_FROM_LOOKUP,
+                "localName": "Hangzhou Zone K",
+                "availableDiskCategories": [],
+                "availableInstanceTypes": [],
+                "availableResourceCreations": ["VSwitch"],
+                "multiZoneIds": [],
+                "slbSlaveZoneIds": [],
+            }
+            return {"id": "zones", "ids": [ZONE_FROM_LOOKUP], "zones": [zone]}
+        if args.token == "alicloud:vpc/getNetworks:getNetworks":
+            (vpc_id,) = args.args["ids"]
+            if vpc_id == "vpc-missing":
+                return {"id": "vpcs", "ids": [], "vpcs": [], "names": []}
+            found = {
+                "id": vpc_id,
+                "vpcId": vpc_id,
+                "cidrBlock": EXISTING_VPC_CIDR,
+                "secondaryCidrBlocks": ["100.64.0.0/16"],
+                "userCidrs": [],
+                "vswitchIds": list(EXISTING_VSWITCHES),
+                "creationTime": "2025-01-01T00:00:00Z",
+                "description": "",
+                "dhcpOptionsSetId": "",
+                "dhcpOptionsSetStatus": "",
+                "dnsHostnameStatus": "",
+                "ipv6CidrBlock": "",
+                "isDefault": False,
+                "regionId": "cn-hangzhou",
+                "resourceGroupId": "rg-1",
+                "routeTableId": "vtb-1",
+                "routerId": "vrt-1",
+                "status": "Available",
+                "tags": {},
+                "vpcName": "existing",
+                "vrouterId": "vrt-1",
+            }
+            return {"id": "vpcs", "ids": [vpc_id], "vpcs": [found], "names": ["existing"]}
+        if args.token == "alicloud:vpc/getSwitches:getSwitches":
+            (vswitch_id,) = args.args["ids"]
+            if vswitch_id not in EXISTING_VSWITCHES:
+                return {"id": "switches", "ids": [], "vswitches": []}
+            vswitch = {
+                "id": vswitch_id,
+                "vswitchId": vswitch_id,
+                "vpcId": "vpc-existing",
+                "zoneId": EXISTING_VSWITCH_ZONE,
+                "cidrBlock": EXISTING_VSWITCHES[vswitch_id],
+                "name": "existing",
+                "vswitchName": "existing",
+                "availableIpAddressCount": 2000.0,
+                "creationTime": "2025-01-01T00:00:00Z",
+                "description": "",
+                "enableIpv6": False,
+                "ipv6CidrBlock": "",
+                "isDefault": False,
+                "resourceGroupId": "rg-1",
+                "routeTableId": "vtb-1",
+                "status": "Available",
+                "tags": {},
+            }
+            return {"id": "switches", "ids": [vswitch_id], "vswitches": [vswitch]}
+        if args.token == "alicloud:cs/getClusterCredential:getClusterCredential":
+            return {
+                "id": args.args["clusterId"],
+                "clusterId": args.args["clusterId"],
+                "kubeConfig": KUBECONFIG,
+            }
+        raise AssertionError(f"unexpected call {args.token}")
+
+    def of_type(self, typ: str) -> list[Registered]:
+        return [resource for resource in self.resources if resource.type == typ]
+
+    def one(self, typ: str) -> Registered:
+        (resource,) = self.of_type(typ)
+        return resource
+
+    def calls_to(self, token: str) -> list[dict[str, Any]]:
+        return [call_args for call_token, call_args in self.calls if call_token == token]
+
+
+@dataclass
+class Resolved:
+    value: Any
+    secret: bool
+
+
+def deploy(
+    build: Callable[[], Mapping[str, pulumi.Output[Any]]], stack_name: str = "test"
+) -> tuple[RecordingMocks, dict[str, Resolved]]:
+    """Run `build` in a fresh mock runtime; return the recorded resources and its outputs."""
+    mocks = RecordingMocks()
+    pulumi.runtime.set_mocks(mocks, project="tftrain", stack=stack_name, preview=False)
+    resolved: dict[str, Resolved] = {}
+
+    async def resolve(outputs: Mapping[str, pulumi.Output[Any]]) -> None:
+        for key, output in outputs.items():
+            resolved[key] = Resolved(await output.future(), await output.is_secret())
+
+    @pulumi.runtime.test
+    def program() -> pulumi.Output[None]:
+        return pulumi.Output.from_input(resolve(build()))
+
+    program()
+    return mocks, resolved
+
+
+def merged(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    result = copy.deepcopy(base)
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(result.get(key), dict):
+            result[key] = merged(result[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def stack(name: str, **overrides: Any) -> StackConfig:
+    """A checked-in stack, with some keys replaced (nested mappings are merged).
+
+    Where a test brings its own network, pod and service ranges move out of the private
+    blocks it uses for VPCs, which the config model would otherwise reject as overlapping.
+    """
+    raw = read_stack_file(stack_file(name))
+    if "network" in overrides:
+        raw = merged(
+            raw, {"network": {"podCidr": "100.96.0.0/16", "serviceCidr": "100.104.0.0/20"}}
+        )
+    return parse_config(merged(raw, overrides))
+
+
+def network_outputs(network: Network) -> dict[str, pulumi.Output[Any]]:
+    return {
+        "vpc_id": network.vpc_id,
+        "vswitch_id": network.vswitch_id,
+        "vpc_cidr": network.vpc_cidr,
+        "vswitch_cidr": network.vswitch_cidr,
+        "zone_id": network.zone_id,
+    }
+
+
+def build_network(config: StackConfig) -> Callable[[], dict[str, pulumi.Output[Any]]]:
+    return lambda: network_outputs(Network("tft", config.network))
+
+
+def build_ack(config: StackConfig, uses_gpu: bool | None = None) -> Callable[[], dict]:
+    def build() -> dict[str, pulumi.Output[Any]]:
+        network = Network("tft", config.network)
+        gpu = config.uses_gpu if uses_gpu is None else uses_gpu
+        cluster = AckCluster("tft", config.cluster, network, uses_gpu=gpu)
+        return {
+            "cluster_id": cluster.cluster_id,
+            "kubeconfig": cluster.kubeconfig,
+            "node_pool_ids": pulumi.Output.all(*(pool.id for pool in cluster.node_pools)),
+        }
+
+    return build
+
+
+def build_ask(config: StackConfig) -> Callable[[], dict]:
+    def build() -> dict[str, pulumi.Output[Any]]:
+        network = Network("tft", config.network)
+        cluster = AskCluster("tft", config.cluster, network)
+        assert cluster.node_pools == []
+        return {"cluster_id": cluster.cluster_id, "kubeconfig": cluster.kubeconfig}
+
+    return build
+
+
+def build_nas(config: StackConfig) -> Callable[[], dict]:
+    def build() -> dict[str, pulumi.Output[Any]]:
+        network = Network("tft", config.network)
+        storage = NasStorage("tft", config.storage, network)
+        return {
+            "file_system_id": storage.file_system_id,
+            "mount_target_domain": storage.mount_target_domain,
+            **network_outputs(network),
+        }
+
+    return build
+
+
+# --- Network -----------------------------------------------------------------------------
+
+
+def test_new_network_creates_vpc_and_vswitch_in_the_configured_zone() -> None:
+    mocks, out = deploy(build_network(stack("ack-gpu")))
+
+    vpc = mocks.one(VPC)
+    vswitch = mocks.one(VSWITCH)
+    assert vpc.inputs["cidrBlock"] == "192.168.0.0/16"
+    assert vswitch.inputs["vpcId"] == vpc.id
+    assert vswitch.inputs["cidrBlock"] == "192.168.0.0/20"
+    assert vswitch.inputs["zoneId"] == "cn-hangzhou-i"
+    assert not mocks.calls_to("alicloud:index/getZones:getZones")
+    assert out["vpc_id"].value == vpc.id
+    assert out["vswitch_id"].value == vswitch.id
+    assert out["vpc_cidr"].value == "192.168.0.0/16"
+    assert out["vswitch_cidr"].value == "192.168.0.0/20"
+    assert out["zone_id"].value == "cn-hangzhou-i"
+
+
+def test_zone_defaults_to_the_first_zone_that_offers_vswitches() -> None:
+    config = stack("ack-gpu", network={"zoneId": None})
+    mocks, out = deploy(build_network(config))
+
+    (lookup,) = mocks.calls_to("alicloud:index/getZones:getZones")
+    assert lookup["availableResourceCreation"] == "VSwitch"
+    assert mocks.one(VSWITCH).inputs["zoneId"] == ZONE_FROM_LOOKUP
+    assert out["zone_id"].value == ZONE_FROM_LOOKUP
+
+
+def test_existing_vpc_gets_a_new_vswitch_but_no_new_vpc() -> None:
+    config = stack(
+        "ack-gpu",
+        network={
+            "vpcId": "vpc-existing",
+            "vpcCidr": "172.16.0.0/12",
+            "vswitchCidr": "172.16.0.0/20",
+        },
+    )
+    mocks, out = deploy(build_network(config))
+
+    assert mocks.of_type(VPC) == []
+    assert mocks.one(VSWITCH).inputs["vpcId"] == "vpc-existing"
+    assert out["vpc_id"].value == "vpc-existing"
+    # For an existing VPC the configured CIDR stands for the real one.
+    assert out["vpc_cidr"].value == "172.16.0.0/12"
+
+
+@pytest.mark.parametrize(
+    ("vpc_id", "vpc_cidr", "problem"),
+    [
+        ("vpc-missing", "172.16.0.0/12", "tftrain:network.vpcId = 'vpc-missing': no such VPC"),
+        (
+            "vpc-existing",
+            "172.16.0.0/16",
+            "tftrain:network.vpcCidr = '172.16.0.0/16': must be the CIDR of vpc-existing, "
+            "172.16.0.0/12",
+        ),
+    ],
+)
+def test_existing_vpc_must_exist_and_have_the_configured_cidr(
+    vpc_id: str, vpc_cidr: str, problem: str
+) -> None:
+    config = stack(
+        "ack-gpu",
+        network={"vpcId": vpc_id, "vpcCidr": vpc_cidr, "vswitchCidr": "172.16.0.0/20"},
+    )
+
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        deploy(build_network(config))
+
+
+def test_existing_vpc_and_vswitch_are_reused_with_the_vswitch_real_zone_and_cidr() -> None:
+    config = stack(
+        "ack-gpu",
+        network={
+            "vpcId": "vpc-existing",
+            "vswitchId": "vsw-existing",
+            "vpcCidr": "172.16.0.0/12",
+            "vswitchCidr": "172.16.0.0/20",
+        },
+    )
+    mocks, out = deploy(build_network(config))
+
+    assert mocks.of_type(VPC) == []
+    assert mocks.of_type(VSWITCH) == []
+    (lookup,) = mocks.calls_to("alicloud:vpc/getSwitches:getSwitches")
+    assert lookup["ids"] == ["vsw-existing"]
+    assert out["vpc_id"].value == "vpc-existing"
+    assert out["vswitch_id"].value == "vsw-existing"
+    assert out["vswitch_cidr"].value == EXISTING_VSWITCHES["vsw-existing"]
+    assert out["zone_id"].value == EXISTING_VSWITCH_ZONE
+    # Egress is still added, in the existing network.
+    assert mocks.one(NAT).inputs["vpcId"] == "vpc-existing"
+    assert mocks.one(SNAT).inputs["sourceVswitchId"] == "vsw-existing"
+
+
+@pytest.mark.parametrize(
+    ("vpc_id", "vswitch_id", "problem"),
+    [
+        ("vpc-existing", "vsw-missing", "no such vSwitch"),
+        ("vpc-other", "vsw-existing", "it belongs to vpc-existing, not vpcId vpc-other"),
+        (
+            "vpc-existing",
+            "vsw-secondary",
+            "its CIDR 100.64.0.0/20 is outside 172.16.0.0/12",
+        ),
+    ],
+)
+def test_existing_vswitch_must_be_in_the_primary_cidr_of_the_configured_vpc(
+    vpc_id: str, vswitch_id: str, problem: str
+) -> None:
+    config = stack(
+        "ack-gpu",
+        network={
+            "vpcId": vpc_id,
+            "vswitchId": vswitch_id,
+            "vpcCidr": "172.16.0.0/12",
+            "vswitchCidr": "172.16.0.0/20",
+        },
+    )
+
+    message = f"tftrain:network.vswitchId = '{vswitch_id}': {problem}"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        deploy(build_network(config))
+
+
+def test_nat_egress_by_default_enhanced_nat_with_eip_and_snat_for_the_vswitch() -> None:
+    mocks, _ = deploy(build_network(stack("ack-gpu")))
+
+    vswitch, nat, eip = mocks.one(VSWITCH), mocks.one(NAT), mocks.one(EIP)
+    association, snat = mocks.one(EIP_ASSOCIATION), mocks.one(SNAT)
+    assert nat.inputs["natType"] == "Enhanced"
+    assert nat.inputs["paymentType"] == "PayAsYouGo"
+    assert nat.inputs["vswitchId"] == vswitch.id
+    assert association.inputs["allocationId"] == eip.id
+    assert association.inputs["instanceId"] == nat.id
+    assert association.inputs["instanceType"] == "Nat"
+    assert snat.inputs["snatTableId"] == nat.outputs["snatTableIds"]
+    assert snat.inputs["sourceVswitchId"] == vswitch.id
+    assert snat.inputs["snatIp"] == eip.outputs["ipAddress"]
+
+
+def test_no_nat_eip_or_snat_when_nat_gateway_is_off() -> None:
+    mocks, _ = deploy(build_network(stack("ack-gpu", network={"natGateway": False})))
+
+    for typ in (NAT, EIP, EIP_ASSOCIATION, SNAT):
+        assert mocks.of_type(typ) == [], typ
+    assert len(mocks.of_type(VSWITCH)) == 1
+
+
+# --- ACK ---------------------------------------------------------------------------------
+
+
+def test_ack_cluster_is_private_uses_the_stack_network_and_installs_nas_csi() -> None:
+    mocks, out = deploy(build_ack(stack("ack-gpu")))
+
+    ack = mocks.one(ACK)
+    assert ack.inputs["slbInternetEnabled"] is False
+    assert ack.inputs["newNatGateway"] is False
+    assert ack.inputs["version"] == "1.31.1-aliyun.1"
+    assert ack.inputs["vswitchIds"] == [mocks.one(VSWITCH).id]
+    assert ack.inputs["podCidr"] == "10.64.0.0/16"
+    assert ack.inputs["serviceCidr"] == "172.21.0.0/20"
+    addons = {addon["name"]: addon for addon in ack.inputs["addons"]}
+    assert {"flannel", "csi-plugin", "csi-provisioner"} <= addons.keys()
+    assert addons["nginx-ingress-controller"]["disabled"] is True
+    assert out["cluster_id"].value == ack.id
+
+
+def test_ack_api_server_is_public_only_when_configured() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-gpu", cluster={"publicApiServer": True})))
+
+    assert mocks.one(ACK).inputs["slbInternetEnabled"] is True
+
+
+def test_ack_gpu_stack_gets_a_cpu_pool_and_a_labelled_tainted_gpu_pool() -> None:
+    mocks, out = deploy(build_ack(stack("ack-gpu")))
+
+    ack, vswitch = mocks.one(ACK), mocks.one(VSWITCH)
+    pools = {pool.name: pool for pool in mocks.of_type(NODE_POOL)}
+    assert pools.keys() == {"tft-cpu-pool", "tft-gpu-pool"}
+    cpu, gpu = pools["tft-cpu-pool"], pools["tft-gpu-pool"]
+    for pool in (cpu, gpu):
+        assert pool.inputs["clusterId"] == ack.id
+        assert pool.inputs["vswitchIds"] == [vswitch.id]
+        assert pool.inputs["systemDiskSize"] == 120
+        assert "scalingConfig" not in pool.inputs
+    assert cpu.inputs["instanceTypes"] == ["ecs.g7.xlarge"]
+    assert cpu.inputs["desiredSize"] == "2"
+    assert "labels" not in cpu.inputs
+    assert "taints" not in cpu.inputs
+    assert gpu.inputs["instanceTypes"] == ["ecs.gn6i-c4g1.xlarge"]
+    assert gpu.inputs["desiredSize"] == "2"
+    assert gpu.inputs["labels"] == [{"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]}]
+    assert gpu.inputs["taints"] == [
+        {"key": GPU_TAINT_KEY, "value": "present", "effect": "NoSchedule"}
+    ]
+    assert out["node_pool_ids"].value == [cpu.id, gpu.id]
+
+
+def test_no_gpu_pool_when_no_replica_uses_a_gpu() -> None:
+    mocks, out = deploy(build_ack(stack("ack-cpu")))
+
+    (pool,) = mocks.of_type(NODE_POOL)
+    assert pool.name == "tft-cpu-pool"
+    assert pool.inputs["instanceTypes"] == ["ecs.g7.2xlarge"]
+    assert pool.inputs["desiredSize"] == "3"
+    assert out["node_pool_ids"].value == [pool.id]
+
+
+def test_gpu_pool_config_alone_does_not_create_gpu_nodes() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-gpu"), uses_gpu=False))
+
+    assert [pool.name for pool in mocks.of_type(NODE_POOL)] == ["tft-cpu-pool"]
+
+
+def test_pool_with_max_size_autoscales_instead_of_a_fixed_size() -> None:
+    config = stack("ack-gpu", cluster={"gpuPool": {"size": 0, "minSize": 0, "maxSize": 4}})
+    mocks, _ = deploy(build_ack(config))
+
+    gpu = next(pool for pool in mocks.of_type(NODE_POOL) if pool.name == "tft-gpu-pool")
+    assert "desiredSize" not in gpu.inputs
+    assert gpu.inputs["scalingConfig"] == {
+        "enable": True,
+        "minSize": 0,
+        "maxSize": 4,
+        "type": "gpu",
+    }
+
+
+def test_ack_kubeconfig_is_a_secret_from_a_temporary_credential() -> None:
+    mocks, out = deploy(build_ack(stack("ack-gpu")))
+
+    assert out["kubeconfig"].secret is True
+    assert out["kubeconfig"].value == KUBECONFIG
+    assert out["cluster_id"].secret is False
+    (credential,) = mocks.calls_to("alicloud:cs/getClusterCredential:getClusterCredential")
+    assert credential["clusterId"] == mocks.one(ACK).id
+    assert 15 <= credential["temporaryDurationMinutes"] <= 4320
+
+
+# --- ASK ---------------------------------------------------------------------------------
+
+
+def test_ask_cluster_is_private_by_default_in_the_stack_vswitch() -> None:
+    mocks, out = deploy(build_ask(stack("ask-eci")))
+
+    ask = mocks.one(ASK)
+    assert ask.inputs["endpointPublicAccessEnabled"] is False
+    assert ask.inputs["newNatGateway"] is False
+    assert ask.inputs["vpcId"] == mocks.one(VPC).id
+    assert ask.inputs["vswitchIds"] == [mocks.one(VSWITCH).id]
+    assert ask.inputs["serviceCidr"] == "172.21.0.0/20"
+    assert ask.inputs["serviceDiscoveryTypes"] == ["CoreDNS"]
+    # ECI pods have no public IPs: the NAT is how they pull public images.
+    assert len(mocks.of_type(SNAT)) == 1
+    assert mocks.of_type(NODE_POOL) == []
+    assert out["kubeconfig"].secret is True
+    assert out["kubeconfig"].value == KUBECONFIG
+    assert out["cluster_id"].value == ask.id
+
+
+def test_ask_api_server_is_public_only_when_configured() -> None:
+    mocks, _ = deploy(build_ask(stack("ask-eci", cluster={"publicApiServer": True})))
+
+    assert mocks.one(ASK).inputs["endpointPublicAccessEnabled"] is True
+
+
+# --- NAS ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("network", "vpc_cidr"),
+    [
+        ({}, "192.168.0.0/16"),
+        ({"vpcCidr": "10.0.0.0/8", "vswitchCidr": "10.1.0.0/20"}, "10.0.0.0/8"),
+        (
+            {"vpcId": "vpc-existing", "vpcCidr": "172.16.0.0/12", "vswitchCidr": "172.16.0.0/20"},
+            "172.16.0.0/12",
+        ),
+    ],
+)
+def test_nas_access_rule_admits_exactly_the_vpc_cidr(network: dict, vpc_cidr: str) -> None:
+    mocks, out = deploy(build_nas(stack("ack-gpu", network=network)))
+
+    group, rule = mocks.one(ACCESS_GROUP), mocks.one(ACCESS_RULE)
+    assert group.inputs["accessGroupType"] == "Vpc"
+    assert rule.inputs["accessGroupName"] == group.inputs["accessGroupName"]
+    assert rule.inputs["sourceCidrIp"] == vpc_cidr == out["vpc_cidr"].value
+    assert rule.inputs["rwAccessType"] == "RDWR"
+    assert rule.inputs["userAccessType"] == "no_squash"
+
+
+def test_nas_file_system_and_mount_target_in_the_stack_vswitch() -> None:
+    mocks, out = deploy(build_nas(stack("ack-gpu")))
+
+    file_system, mount_target = mocks.one(FILE_SYSTEM), mocks.one(MOUNT_TARGET)
+    assert file_system.inputs["protocolType"] == "NFS"
+    assert file_system.inputs["storageType"] == "Performance"
+    assert file_system.inputs["encryptType"] == 1
+    assert file_system.inputs["zoneId"] == "cn-hangzhou-i"
+    assert mount_target.inputs["fileSystemId"] == file_system.id
+    group_name = mocks.one(ACCESS_GROUP).inputs["accessGroupName"]
+    assert mount_target.inputs["accessGroupName"] == group_name
+    assert mount_target.inputs["vpcId"] == out["vpc_id"].value
+    assert mount_target.inputs["vswitchId"] == out["vswitch_id"].value
+    assert out["file_system_id"].value == file_system.id
+    assert out["mount_target_domain"].value.endswith(".cn-hangzhou.nas.aliyuncs.com")
+
+
+def test_nas_storage_type_follows_the_config() -> None:
+    mocks, _ = deploy(build_nas(stack("ack-gpu", storage={"nasStorageType": "Capacity"})))
+
+    assert mocks.one(FILE_SYSTEM).inputs["storageType"] == "Capacity"
+
+
+def test_nas_storage_refuses_other_storage_kinds() -> None:
+    config = stack("ack-gpu", storage={"kind": "nfs", "nfsServer": "10.0.0.5"})
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        NasStorage("tft", config.storage, Network("tft", config.network))
+        return {}
+
+    with pytest.raises(ValueError, match=r"storage\.kind nas"):
+        deploy(build)
+
+
+# --- The whole cloud layer ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack_name", ["ack-gpu", "ack-cpu", "ask-eci"])
+def test_all_components_together_have_unique_resource_names(stack_name: str) -> None:
+    config = stack(stack_name)
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        # The program may give every component the same name; their children must not clash.
+        network = Network("tftrain", config.network)
+        if config.cluster.kind == "ack":
+            cluster: AckCluster | AskCluster = AckCluster(
+                "tftrain", config.cluster, network, uses_gpu=config.uses_gpu
+            )
+        else:
+            cluster = AskCluster("tftrain", config.cluster, network)
+        storage = NasStorage("tftrain", config.storage, network)
+        return {"kubeconfig": cluster.kubeconfig, "domain": storage.mount_target_domain}
+
+    mocks, out = deploy(build)
+
+    cloud = [r for r in mocks.resources if r.type.startswith("alicloud:")]
+    names = [r.name for r in cloud]
+    assert len(names) == len(set(names)), sorted(names)
+    components = {r.type for r in mocks.resources if r.type.startswith("tftrain:cloud:")}
+    cluster_component = "AckCluster" if config.cluster.kind == "ack" else "AskCluster"
+    assert components == {
+        "tftrain:cloud:Network",
+        "tftrain:cloud:NasStorage",
+        f"tftrain:cloud:{cluster_component}",
+    }
+    assert out["kubeconfig"].secret is True
+    # Everything taggable carries the stack's tags, so it can be found and costed.
+    for resource in cloud:
+        if "tags" in resource.inputs:
+            assert resource.inputs["tags"]["app"] == "tftrain"
+    assert all(
+        "tags" in r.inputs for r in cloud if r.type in (VPC, VSWITCH, NAT, EIP, ACK, ASK, NODE_POOL)
+    )
+
+
+def test_cloud_side_names_carry_project_and_stack_so_stacks_can_share_an_account() -> None:
+    config = stack("ack-gpu")
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        network = Network("network", config.network)
+        AckCluster("cluster", config.cluster, network, uses_gpu=True)
+        NasStorage("nas", config.storage, network)
+        return {}
+
+    # Stack names may hold characters cloud names may not.
+    mocks, _ = deploy(build, stack_name="team_a.gpu")
+
+    assert mocks.one(VPC).inputs["vpcName"] == "tftrain-team-a-gpu-network"
+    assert mocks.one(NAT).inputs["natGatewayName"] == "tftrain-team-a-gpu-network"
+    assert mocks.one(ACK).inputs["name"] == "tftrain-team-a-gpu-cluster"
+    assert mocks.one(ACCESS_GROUP).inputs["accessGroupName"] == "tftrain-team-a-gpu-nas"
+    assert mocks.one(ACK).inputs["tags"]["pulumi-stack"] == "team_a.gpu"
+
+
+def test_configured_cluster_name_wins_and_long_names_are_cut_to_63() -> None:
+    config = stack("ask-eci", cluster={"name": "mnist-ask"})
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        network = Network("n" * 80, config.network)
+        AskCluster("cluster", config.cluster, network)
+        return {}
+
+    mocks, _ = deploy(build)
+
+    assert mocks.one(ASK).inputs["name"] == "mnist-ask"
+    vpc_name = mocks.one(VPC).inputs["vpcName"]
+    assert len(vpc_name) == 63
+    assert vpc_name.startswith("tftrain-test-nnn")

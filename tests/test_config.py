@@ -1,0 +1,108 @@
+"""The stack config model: defaults, coercions Pulumi needs, and run ids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infra.config import (
+    ConfigError,
+    derive_run_id,
+    load_stack,
+    parse_config,
+    read_stack_file,
+    strip_project_prefix,
+)
+
+STACKS = Path(__file__).resolve().parent.parent / "stacks"
+MINIMAL = {"image": "registry.example.com/tftrain/trainer:1"}
+
+
+def test_defaults_give_a_local_ps_topology() -> None:
+    config = parse_config(MINIMAL)
+    assert (config.chief.number, config.worker.number, config.ps.number) == (1, 2, 1)
+    assert config.evaluator.number == 0
+    assert config.cluster.kind == "existing"
+    assert config.storage.kind == "hostPath"
+    assert config.storage.pv_labels == {"train": "mnist"}
+    assert config.tensorboard.public is False
+    assert config.cluster.public_api_server is False
+    assert config.job.command == ("python", "-m", "trainer")
+    assert config.output_dir == f"/data/mnist/{config.job.run_id}"
+
+
+def test_pulumi_floats_and_strings_are_accepted_where_they_are_whole_numbers() -> None:
+    config = parse_config(
+        {
+            **MINIMAL,
+            "worker": {"number": 3.0},
+            "hyperparams": {"epochs": "4", "learningRate": "0.01"},
+        }
+    )
+    assert config.worker.number == 3
+    assert config.hyperparams.epochs == 4
+    assert config.hyperparams.learning_rate == 0.01
+
+
+def test_every_problem_is_reported_at_once_with_its_key() -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config({**MINIMAL, "worker": {"number": 2.5}, "hyperparams": {"batchSize": 0}})
+    assert len(error.value.problems) == 2
+    message = str(error.value)
+    assert "tftrain:worker.number = 2.5: must be an integer from 0 to 1000" in message
+    assert "tftrain:hyperparams.batchSize = 0: must be an integer from 1 to 65536" in message
+
+
+def test_unknown_keys_are_typos_and_name_the_known_ones() -> None:
+    with pytest.raises(
+        ConfigError,
+        match=r"tftrain:hyperparams\.learningrate: unknown key; known"
+        r" keys here: .*learningRate",
+    ):
+        parse_config({**MINIMAL, "hyperparams": {"learningrate": 0.1}})
+
+
+def test_run_id_follows_what_the_training_computes() -> None:
+    base = derive_run_id(MINIMAL)
+    assert base == derive_run_id(dict(MINIMAL))
+    assert base.startswith("run-") and len(base) == 12
+    assert derive_run_id({**MINIMAL, "hyperparams": {"learningRate": 0.01}}) != base
+    assert derive_run_id({**MINIMAL, "worker": {"number": 4}}) != base
+    # Where TensorBoard is served does not change the training: same run, same curves.
+    assert derive_run_id({**MINIMAL, "tensorboard": {"serviceType": "ClusterIP"}}) == base
+
+
+def test_explicit_run_id_wins() -> None:
+    assert parse_config({**MINIMAL, "job": {"runId": "lr-sweep-1"}}).job.run_id == "lr-sweep-1"
+
+
+def test_kubeconfig_is_accepted_but_kept_out_of_the_model() -> None:
+    config = parse_config({**MINIMAL, "kubeconfig": "apiVersion: v1"})
+    assert "kubeconfig" not in config.raw
+
+
+def test_stack_files_are_read_without_foreign_namespaces() -> None:
+    raw = read_stack_file(STACKS / "Pulumi.ack-gpu.yaml")
+    assert "region" not in raw and "worker" in raw
+    assert strip_project_prefix({"alicloud:region": "x", "tftrain:job": {}}) == {"job": {}}
+
+
+def test_a_missing_stack_lists_the_stacks_there() -> None:
+    with pytest.raises(ConfigError, match=r"Pulumi\.nope\.yaml not found; stacks here: .*dev"):
+        load_stack("nope")
+
+
+@pytest.mark.parametrize("stack", sorted(p.name[7:-5] for p in STACKS.glob("Pulumi.*.yaml")))
+def test_every_shipped_stack_is_valid(stack: str) -> None:
+    config = load_stack(stack)
+    assert config.worker.number >= 1
+
+
+def test_chart_example_stack_matches_the_seed_values() -> None:
+    config = load_stack("ack-gpu")
+    assert (config.worker.number, config.worker.gpu_count, config.ps.number) == (2, 1, 2)
+    hyper = config.hyperparams
+    assert (hyper.epochs, hyper.batch_size, hyper.learning_rate) == (100, 20, 0.001)
+    assert config.storage.pv_labels == {"train": "mnist"}
+    assert (config.storage.size, config.storage.mount_path) == ("5Gi", "/data")

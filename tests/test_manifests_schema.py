@@ -1,0 +1,191 @@
+"""Every object of every stack against the real Kubernetes schemas, and the PSS rules.
+
+Objects come from `build_objects` with the offline placeholder facts (what the render shows).
+kubernetes-validate ships the OpenAPI schemas of each Kubernetes minor; we validate against
+the cluster's own minor (config kubernetesVersion), falling back to the newest shipped.
+The ECI ImageCache is a CRD that kubernetes-validate does not know: it is checked against
+the field schema in infra/manifests/image_cache.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import pytest
+from kubernetes_validate.utils import all_versions
+from packaging.version import Version
+
+from infra.cluster_facts import NAS_DOMAIN_PLACEHOLDER, cluster_facts
+from infra.config import StackConfig, load_stack, parse_config
+from infra.manifests import build_objects, object_key
+from infra.manifests.image_cache import IMAGE_CACHE_SCHEMA
+from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
+from infra.manifests.security import RUN_AS
+from tests.pulumi_mocks import all_stacks
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+# Shapes no stack file has, so every branch of the builders meets the schemas.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "nfs-multi-worker-evaluator": {
+        "image": IMAGE,
+        "storage": {"kind": "nfs", "nfsServer": "10.0.0.5", "nfsPath": "/exports/train"},
+        "chief": {"number": 0},
+        "ps": {"number": 0},
+        "worker": {"number": 3},
+        "evaluator": {"number": 1},
+        "job": {"args": ["--verbose"], "dataDir": "/data/mnist-idx", "restartPolicy": "Never"},
+        "tensorboard": {"serviceType": "LoadBalancer", "public": True},
+    },
+    "ask-without-cache-no-tensorboard": {
+        "image": IMAGE,
+        "cluster": {"kind": "ask", "imageCache": False, "kubernetesVersion": "1.99.0"},
+        "tensorboard": {"enabled": False},
+    },
+}
+
+
+@cache
+def config_for(name: str) -> StackConfig:
+    return parse_config(VARIANTS[name]) if name in VARIANTS else load_stack(name)
+
+
+def objects_for(name: str) -> list[dict[str, Any]]:
+    config = config_for(name)
+    return build_objects(config, cluster_facts(config))
+
+
+def schema_version(config: StackConfig) -> str:
+    """The shipped schema version of the cluster's minor, else the newest shipped."""
+    major, minor = config.cluster.kubernetes_version.split(".")[:2]
+    shipped = sorted(all_versions(), key=Version)
+    same_minor = [v for v in shipped if v.split(".")[:2] == [major, minor]]
+    return (same_minor or shipped)[-1]
+
+
+def pod_templates(objects: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (obj["metadata"]["name"], obj["spec"]["template"])
+        for obj in objects
+        if obj["kind"] in ("Job", "Deployment")
+    ]
+
+
+CASES = [*all_stacks(), *VARIANTS]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_object_validates_against_the_clusters_schema(name: str) -> None:
+    config = config_for(name)
+    version = schema_version(config)
+    for obj in objects_for(name):
+        if obj["kind"] == IMAGE_CACHE_KIND:
+            jsonschema.validate(obj, IMAGE_CACHE_SCHEMA)
+        else:
+            kubernetes_validate.validate(obj, version, strict=True)
+
+
+def test_schema_version_follows_the_cluster_minor_with_a_fallback() -> None:
+    assert schema_version(load_stack("ack-gpu")) == "1.31.0"
+    newest = sorted(all_versions(), key=Version)[-1]
+    assert schema_version(config_for("ask-without-cache-no-tensorboard")) == newest
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_pod_meets_pod_security_restricted(name: str) -> None:
+    for _, template in pod_templates(objects_for(name)):
+        spec = template["spec"]
+        assert spec["automountServiceAccountToken"] is False
+        pod = spec["securityContext"]
+        assert pod["runAsNonRoot"] is True
+        assert pod["runAsUser"] == pod["runAsGroup"] == pod["fsGroup"] == RUN_AS
+        assert pod["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert not spec.get("hostNetwork") and not spec.get("hostPID")
+        # Restricted allows only these volume types in the pod itself.
+        allowed = {"persistentVolumeClaim", "emptyDir", "configMap", "secret", "projected"}
+        for volume in spec["volumes"]:
+            assert set(volume) - {"name"} <= allowed, volume
+        for container in spec["containers"]:
+            context = container["securityContext"]
+            assert context["allowPrivilegeEscalation"] is False
+            assert context["readOnlyRootFilesystem"] is True
+            assert context["capabilities"] == {"drop": ["ALL"]}
+            assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
+            requests, limits = container["resources"]["requests"], container["resources"]["limits"]
+            assert requests["cpu"] == limits["cpu"] and requests["memory"] == limits["memory"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_namespace_enforces_restricted(name: str) -> None:
+    (namespace,) = [obj for obj in objects_for(name) if obj["kind"] == "Namespace"]
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_builders_are_deterministic_and_keys_unique(name: str) -> None:
+    config = config_for(name)
+    first = json.dumps(build_objects(config, cluster_facts(config)))
+    assert first == json.dumps(build_objects(config, cluster_facts(config)))
+    keys = [object_key(obj) for obj in objects_for(name)]
+    assert len(keys) == len(set(keys))
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_labels_everywhere_and_run_id_only_on_run_scoped_objects(name: str) -> None:
+    config = config_for(name)
+    for obj in objects_for(name):
+        labels = obj["metadata"]["labels"]
+        assert labels["app.kubernetes.io/name"] == "tftrain"
+        assert labels["app.kubernetes.io/instance"] == config.job.name
+        # Storage and TensorBoard outlive runs; a run id there would churn them every run.
+        run_scoped = obj["kind"] in ("Job", "ImageCache") or "tftrain.io/replica-type" in labels
+        assert labels.get("tftrain.io/run-id") == (config.job.run_id if run_scoped else None)
+
+
+def test_strict_validation_catches_a_misspelt_field() -> None:
+    job = next(obj for obj in objects_for("dev") if obj["kind"] == "Job")
+    broken = {**job, "spec": {**job["spec"], "backofLimit": 3}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, schema_version(config_for("dev")), strict=True)
+
+
+def test_offline_nas_volume_shows_the_placeholder_domain() -> None:
+    (volume,) = [obj for obj in objects_for("ack-gpu") if obj["kind"] == "PersistentVolume"]
+    assert volume["spec"]["csi"]["volumeAttributes"]["server"] == NAS_DOMAIN_PLACEHOLDER
+
+
+def test_image_cache_schema_is_not_vacuous() -> None:
+    (cache_object,) = [o for o in objects_for("ask-eci") if o["kind"] == IMAGE_CACHE_KIND]
+    for broken_spec in (
+        {"images": []},
+        {"images": ["a"], "imageCacheSize": 10},
+        {"images": ["a"], "imageCachSize": 40},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**cache_object, "spec": broken_spec}, IMAGE_CACHE_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        namespaced = {**cache_object["metadata"], "namespace": "tftrain"}
+        jsonschema.validate({**cache_object, "metadata": namespaced}, IMAGE_CACHE_SCHEMA)
+
+
+def test_jobs_are_awaited_until_started_not_until_done() -> None:
+    for job in (obj for obj in objects_for("dev") if obj["kind"] == "Job"):
+        annotations = job["metadata"]["annotations"]
+        assert annotations["pulumi.com/waitFor"] == "jsonpath={.status.startTime}"
+        assert "pulumi.com/skipAwait" not in annotations
+
+
+def test_the_builders_import_no_pulumi() -> None:
+    # The offline render runs in CI with PyYAML only.
+    code = (
+        "import sys, infra.manifests, infra.cluster_facts; "
+        "sys.exit(any(m.split('.')[0] == 'pulumi' for m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parent.parent
+    assert subprocess.run([sys.executable, "-c", code], cwd=root, check=False).returncode == 0

@@ -1,0 +1,106 @@
+"""TF_CONFIG generation against the Kubeflow TFJob contract (table tests)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infra.config import parse_config
+from infra.topology import build_topology
+
+IMAGE = {"image": "registry.example.com/tftrain/trainer:1"}
+
+
+def svc(job: str, kind: str, index: int, namespace: str = "tftrain") -> str:
+    return f"{job}-{kind}-{index}.{namespace}.svc:2222"
+
+
+CASES = [
+    pytest.param(
+        {"chief": {"number": 1}, "worker": {"number": 2}, "ps": {"number": 1}},
+        {
+            "chief": [svc("mnist", "chief", 0)],
+            "worker": [svc("mnist", "worker", 0), svc("mnist", "worker", 1)],
+            "ps": [svc("mnist", "ps", 0)],
+        },
+        id="parameter-server",
+    ),
+    pytest.param(
+        {"chief": {"number": 0}, "worker": {"number": 3}, "ps": {"number": 0}},
+        {"worker": [svc("mnist", "worker", i) for i in range(3)]},
+        id="workers-only",
+    ),
+    pytest.param(
+        {
+            "chief": {"number": 1},
+            "worker": {"number": 1},
+            "ps": {"number": 2},
+            "evaluator": {"number": 1},
+        },
+        {
+            "chief": [svc("mnist", "chief", 0)],
+            "worker": [svc("mnist", "worker", 0)],
+            "ps": [svc("mnist", "ps", 0), svc("mnist", "ps", 1)],
+        },
+        id="evaluator-outside-the-cluster",
+    ),
+]
+
+
+@pytest.mark.parametrize(("groups", "expected_cluster"), CASES)
+def test_cluster_spec_and_every_tf_config(groups: dict, expected_cluster: dict) -> None:
+    topology = build_topology(parse_config({**IMAGE, **groups}))
+    assert topology.cluster_spec == expected_cluster
+    for replica in topology.replicas:
+        tf_config = json.loads(topology.tf_config_json(replica))
+        assert tf_config == {
+            "cluster": expected_cluster,
+            "task": {"type": replica.type, "index": replica.index},
+            "environment": "cloud",
+        }
+        assert replica.name == f"mnist-{replica.type}-{replica.index}"
+
+
+def test_replicas_are_listed_in_tfjob_order() -> None:
+    config = parse_config({**IMAGE, "evaluator": {"number": 1}, "worker": {"number": 2}})
+    order = [replica.name for replica in build_topology(config).replicas]
+    assert order == [
+        "mnist-chief-0",
+        "mnist-worker-0",
+        "mnist-worker-1",
+        "mnist-ps-0",
+        "mnist-evaluator-0",
+    ]
+
+
+def test_namespace_and_job_name_shape_the_addresses() -> None:
+    config = parse_config({**IMAGE, "job": {"name": "cnn", "namespace": "team-a"}})
+    assert build_topology(config).cluster_spec["ps"] == [svc("cnn", "ps", 0, "team-a")]
+
+
+def test_local_addresses_replace_service_names_but_keep_tasks() -> None:
+    topology = build_topology(parse_config(IMAGE))
+    ports = {replica.name: ("localhost", 20000 + i) for i, replica in enumerate(topology.replicas)}
+    local = topology.with_addresses(ports)
+    assert local.cluster_spec == {
+        "chief": ["localhost:20000"],
+        "worker": ["localhost:20001", "localhost:20002"],
+        "ps": ["localhost:20003"],
+    }
+    assert [(r.type, r.index) for r in local.replicas] == [
+        (r.type, r.index) for r in topology.replicas
+    ]
+
+
+def test_local_addresses_must_cover_every_replica() -> None:
+    topology = build_topology(parse_config(IMAGE))
+    with pytest.raises(ValueError, match="mnist-ps-0"):
+        topology.with_addresses({"mnist-chief-0": ("localhost", 1)})
+
+
+def test_tf_config_json_is_byte_stable() -> None:
+    topology = build_topology(parse_config(IMAGE))
+    first = [topology.tf_config_json(r) for r in topology.replicas]
+    again = build_topology(parse_config(IMAGE))
+    assert first == [again.tf_config_json(r) for r in again.replicas]
