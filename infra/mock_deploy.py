@@ -1,0 +1,267 @@
+"""Run the Pulumi program in-process under recording mocks: no engine, no cloud, no credentials.
+
+One harness, two users:
+- the offline render (`python -m infra.render`) runs it as an *offline preview*: every input is
+  known; ids are readable references (`<network-vpc.id>`), so a reviewer sees what is wired to
+  what; everything else only the cloud can tell (addresses, lookups) stays unknown, as in
+  `pulumi preview`; and secrets are redacted as they are recorded, so none can reach the output;
+- the tests (`tests/pulumi_mocks.py`) run it as a *mock deployment*: `CloudAnswers` supplies
+  plausible computed values, so outputs resolve and can be asserted on.
+
+Per DESIGN.md: a fresh monitor, config and root stack per run (`build()` registers afresh every
+time), `set_all_config` with project-prefixed keys and structured values as JSON text; numbers
+come back as floats and are normalised to ints when whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import pulumi
+from pulumi.output import Unknown
+from pulumi.runtime import settings
+from pulumi.runtime.mocks import MockMonitor
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from infra.config import PROJECT
+
+# How the Pulumi SDK marks a secret value on the wire (rpc._special_sig_key / secret sig).
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+
+# What an offline preview records in place of values it does not have or must not show.
+COMPUTED = "<computed>"
+SECRET = "<secret>"
+
+
+def preview_id(name: str) -> str:
+    """The id an offline preview gives resource `name`: a readable reference, not a value."""
+    return f"<{name}.id>"
+
+
+class CloudAnswers(Protocol):
+    """What a cloud provider would compute, for a mock deployment (the tests' fake cloud)."""
+
+    def outputs(
+        self, type_token: str, resource_id: str, inputs: Mapping[str, Any]
+    ) -> dict[str, Any]: ...
+
+    def call(self, token: str, args: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+def _normalise(value: Any, path: str, secret_paths: set[str], redact: bool) -> Any:
+    """Unwrap (or redact) secrets, remembering where they were; whole floats back to ints."""
+    if isinstance(value, dict):
+        if value.get(_SIG_KEY) == _SECRET_SIG:
+            secret_paths.add(path)
+            return SECRET if redact else _normalise(value.get("value"), path, secret_paths, redact)
+        return {
+            k: _normalise(v, f"{path}.{k}" if path else k, secret_paths, redact)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_normalise(v, f"{path}[{i}]", secret_paths, redact) for i, v in enumerate(value)]
+    if isinstance(value, Unknown):
+        return COMPUTED
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+@dataclass(frozen=True)
+class Registration:
+    type: str
+    name: str
+    inputs: dict[str, Any]
+    secret_paths: frozenset[str]
+    provider: str
+    custom: bool = True  # False for ComponentResources
+    urn: str = ""
+    parent: str = ""  # the parent's URN; the root Stack's for top-level resources
+
+
+@dataclass
+class Recorded:
+    resources: list[Registration]
+    calls: list[tuple[str, dict[str, Any]]]
+    outputs: dict[str, Any] = field(default_factory=dict)
+    secret_outputs: set[str] = field(default_factory=set)
+    error: BaseException | None = None
+
+    def of_type(self, type_token: str) -> list[Registration]:
+        return [r for r in self.resources if r.type == type_token]
+
+    def kube_objects(self) -> list[dict[str, Any]]:
+        """The Kubernetes objects as registered (Kubernetes resources, providers excluded)."""
+        return [
+            r.inputs
+            for r in self.resources
+            if r.type.startswith("kubernetes:") and "providers" not in r.type
+        ]
+
+    def objects_of_kind(self, kind: str) -> list[dict[str, Any]]:
+        return [obj for obj in self.kube_objects() if obj.get("kind") == kind]
+
+
+class RecordingMocks(pulumi.runtime.Mocks):
+    """Echoes inputs as outputs (as providers do), plus what `answers` computes, if given.
+    With `redact`, secret values are recorded as SECRET, never as themselves."""
+
+    def __init__(self, answers: CloudAnswers | None, redact: bool) -> None:
+        self.answers = answers
+        self.redact = redact
+        self.resources: list[Registration] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._lock = threading.Lock()  # the mock monitor calls in from executor threads
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        secret_paths: set[str] = set()
+        inputs = _normalise(args.inputs, "", secret_paths, self.redact)
+        registration = Registration(
+            args.typ,
+            args.name,
+            inputs,
+            frozenset(secret_paths),
+            args.provider or "",
+            custom=bool(args.custom),
+        )
+        with self._lock:
+            self.resources.append(registration)
+        if self.answers is None:
+            # Offline preview: whatever is not echoed stays unknown (the SDK's preview rule).
+            return preview_id(args.name), dict(args.inputs)
+        resource_id = f"{args.name.replace('/', '-')}-id"
+        # Echo the raw inputs: secret inputs stay secret outputs, as with real providers.
+        return resource_id, {**args.inputs, **self.answers.outputs(args.typ, resource_id, inputs)}
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        secret_paths: set[str] = set()
+        arguments = _normalise(args.args, "", secret_paths, self.redact)
+        with self._lock:
+            self.calls.append((args.token, arguments))
+        return {} if self.answers is None else self.answers.call(args.token, arguments)
+
+
+class _RecordingMonitor(MockMonitor):
+    """The SDK's mock monitor, plus two things its Mocks interface cannot express:
+    where each resource sits in the component tree (its URN and parent), and, for an offline
+    preview, lookups whose result is unknown (the real engine would ask the cloud)."""
+
+    def __init__(self, mocks: RecordingMocks) -> None:
+        super().__init__(mocks)
+        self.recording = mocks
+        self.tree: dict[tuple[str, str], tuple[str, str]] = {}  # (type, name) → (urn, parent)
+        self._lock = threading.Lock()
+
+    def RegisterResource(self, request: Any) -> Any:
+        urn = self.make_urn(request.parent, request.type, request.name)
+        with self._lock:
+            self.tree[(request.type, request.name)] = (urn, request.parent)
+        return super().RegisterResource(request)
+
+    def placed(self, registration: Registration) -> Registration:
+        urn, parent = self.tree.get((registration.type, registration.name), ("", ""))
+        return replace(registration, urn=urn, parent=parent)
+
+    def Invoke(self, request: Any) -> Any:
+        response = super().Invoke(request)  # records the call through the mocks
+        if self.recording.answers is None and request.tok != "pulumi:pulumi:getResource":
+            return resource_pb2.ResourceInvokeResponse(unknown=True)
+        return response
+
+
+def pulumi_config(entries: Mapping[str, Any]) -> dict[str, str]:
+    """Stack config as the engine hands it to the program: project-prefixed keys (other
+    namespaces, e.g. `alicloud:region`, kept), structured values as JSON text."""
+    return {
+        key if ":" in key else f"{PROJECT}:{key}": value
+        if isinstance(value, str)
+        else json.dumps(value)
+        for key, value in entries.items()
+    }
+
+
+@contextmanager
+def _private_event_loop() -> Iterator[None]:
+    """A fresh event loop for one run, closed after it, with it the loops of its executor's
+    threads. The SDK calls the monitor from executor threads, and each thread makes itself a
+    loop that nothing closes; left to interpreter teardown, their finalizers can print
+    "Exception ignored ... Invalid file descriptor" to stderr."""
+    loops = [asyncio.new_event_loop()]
+
+    def own_loop() -> None:  # runs first in each executor thread
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        loops.append(loop)
+
+    executor = ThreadPoolExecutor(thread_name_prefix="pulumi-mock", initializer=own_loop)
+    loops[0].set_default_executor(executor)
+    asyncio.set_event_loop(loops[0])
+    try:
+        yield
+    finally:
+        executor.shutdown(wait=True)
+        for loop in loops:
+            loop.close()
+        asyncio.set_event_loop(None)  # the next user gets a loop of its own
+
+
+def run_program(
+    config: Mapping[str, str],
+    *,
+    stack: str,
+    secret_keys: Iterable[str] = (),
+    answers: CloudAnswers | None = None,
+    redact_secrets: bool = False,
+    raise_errors: bool = True,
+) -> Recorded:
+    """Run `infra.program.build()` once for `config` (see `pulumi_config`) and record it.
+
+    Without `answers` this is an offline preview (see the module docstring); with them, a mock
+    deployment. `redact_secrets` records every secret value as SECRET (for output that people
+    read); otherwise they are unwrapped and their paths kept in `secret_paths` (for asserts).
+    With `raise_errors=False` the program's own error is kept in `Recorded.error`.
+    """
+    from infra.program import build  # Pulumi-only imports stay out of the render's YAML path
+
+    mocks = RecordingMocks(answers, redact_secrets)
+    monitor = _RecordingMonitor(mocks)
+    recorded = Recorded(resources=mocks.resources, calls=mocks.calls)
+
+    # Set up inside the loop: set_mocks makes the root Stack, whose outputs live on it.
+    with _private_event_loop():
+        settings.ROOT.set(None)  # a new root Stack per run, or exports pile up across runs
+        pulumi.runtime.set_mocks(
+            mocks, project=PROJECT, stack=stack, preview=answers is None, monitor=monitor
+        )
+        pulumi.runtime.set_all_config(dict(config), list(secret_keys))
+        settings.SETTINGS.rpc_manager.clear()
+        settings.SETTINGS.outputs.clear()
+
+        async def program() -> None:
+            build()
+            root = settings.get_root_resource()
+            for key, value in getattr(root, "outputs", {}).items():
+                output = pulumi.Output.from_input(value)
+                recorded.outputs[key] = await output.future()
+                if await output.is_secret():
+                    recorded.secret_outputs.add(key)
+
+        try:
+            _sync_await(run_pulumi_func(program))
+        except Exception as error:  # the program's own error, e.g. a rejected config
+            recorded.error = error
+            if raise_errors:
+                raise
+        finally:
+            recorded.resources[:] = [monitor.placed(r) for r in recorded.resources]
+    return recorded

@@ -1,0 +1,151 @@
+"""`--diff REV`: a stack rendered at a git revision and in the working tree, as a unified diff.
+
+The REV side is REV's code *and* REV's stack file: `git archive` extracts REV's `infra/` and
+stacks directory into a temporary directory, and a subprocess of this interpreter renders
+there, so a change to a builder shows up as surely as a change to a stack. A stack that does
+not exist on one side renders as empty (the whole stack added, or removed).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from infra.config import stack_file
+from infra.render import render_stack
+from infra.render.unified import unified_diff
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+# The renderer's own files: lent to a revision that predates them (see `_lend_renderer`).
+RENDERER_FILES = ("infra/render", "infra/mock_deploy.py")
+WORKING_TREE = "working-tree"
+
+
+class DiffError(Exception):
+    """The diff cannot be made as asked (not a repository, unknown revision)."""
+
+
+class RevisionRenderError(Exception):
+    """The renderer failed on REV's side; its own message is included."""
+
+
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except FileNotFoundError as error:
+        raise DiffError("--diff needs git, which is not installed") from error
+
+
+def _repository() -> tuple[Path, Path]:
+    """The repository holding this project, and the project's path inside it."""
+    found = _git(["rev-parse", "--show-toplevel"], PROJECT_ROOT)
+    if found.returncode != 0:
+        raise DiffError(
+            f"--diff needs a git repository, and the project at {PROJECT_ROOT} is not in one"
+        )
+    root = Path(found.stdout.decode().strip()).resolve()
+    return root, PROJECT_ROOT.relative_to(root)
+
+
+def _commit(repo: Path, rev: str) -> str:
+    found = _git(
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"], repo
+    )
+    if found.returncode != 0:
+        raise DiffError(f"unknown git revision {rev!r}: no commit of that name in {repo}")
+    return found.stdout.decode().strip()
+
+
+def _stacks_relative(stacks_dir: Path | None) -> Path:
+    """The stacks directory relative to the project, so REV's copy of it can be found."""
+    if stacks_dir is None:
+        return Path("stacks")
+    try:
+        return stacks_dir.resolve().relative_to(PROJECT_ROOT)
+    except ValueError as error:
+        raise DiffError(
+            f"--stacks-dir {stacks_dir} is outside the project, so git has no old version of it"
+        ) from error
+
+
+def _extract(repo: Path, commit: str, paths: list[str], into: Path) -> None:
+    """REV's copy of `paths` (those that exist at REV) under `into`."""
+    listed = _git(["ls-tree", "-z", "--name-only", commit, "--", *paths], repo)
+    present = [name for name in listed.stdout.decode().split("\0") if name]
+    if not present:
+        return
+    archive = _git(["archive", "--format=tar", commit, "--", *present], repo)
+    if archive.returncode != 0:
+        raise DiffError(f"git archive {commit} failed: {archive.stderr.decode().strip()}")
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+
+
+def _lend_renderer(project: Path) -> bool:
+    """Give a revision older than the renderer (the base of the change that adds it) the
+    working tree's renderer: its builders, config and stacks are still REV's own."""
+    if (project / "infra" / "render").is_dir():
+        return False
+    for name in RENDERER_FILES:
+        source, target = PROJECT_ROOT / name, project / name
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(source, target)
+    return True
+
+
+def render_at_revision(
+    rev: str, stack: str, stacks_dir: Path | None, only: str | None
+) -> tuple[str, list[str]]:
+    """`stack` rendered with REV's code and stack file ("" if REV has no such stack), and
+    notes for the user."""
+    repo, project_rel = _repository()
+    commit = _commit(repo, rev)
+    stacks_rel = _stacks_relative(stacks_dir)
+    with tempfile.TemporaryDirectory(prefix="tftrain-render-") as tmp:
+        tree = Path(tmp)
+        paths = [(project_rel / part).as_posix() for part in ("infra", stacks_rel.as_posix())]
+        _extract(repo, commit, paths, tree)
+        project = tree / project_rel
+        if not stack_file(stack, project / stacks_rel).is_file():
+            return "", [f"note: {rev} has no stack {stack}; it renders as empty"]
+        notes = []
+        if _lend_renderer(project):
+            notes.append(f"note: {rev} predates infra/render; rendered with the working tree's")
+        command = [sys.executable, "-m", "infra.render", stack, "--stacks-dir", str(stacks_rel)]
+        if only:
+            command += ["--only", only]
+        # REV's tree is all there is on the path: the caller's PYTHONPATH might hold the
+        # working tree, whose `infra` would shadow REV's.
+        env = {**os.environ, "PYTHONPATH": str(project)}
+        env.pop("PYTHONSAFEPATH", None)
+        done = subprocess.run(
+            command, cwd=project, env=env, capture_output=True, text=True, encoding="utf-8"
+        )
+    if done.returncode != 0:
+        raise RevisionRenderError(f"rendering {stack} at {rev} failed:\n{done.stderr.strip()}")
+    return done.stdout, notes
+
+
+def diff_stack(
+    rev: str, stack: str, stacks_dir: Path | None, only: str | None
+) -> tuple[str, list[str]]:
+    """The unified diff text from REV to the working tree (or a line saying there is none),
+    and notes for the user."""
+    old, notes = render_at_revision(rev, stack, stacks_dir, only)
+    if old and not stack_file(stack, stacks_dir).is_file():
+        new = ""  # the working tree deleted the stack
+        notes.append(f"note: the working tree has no stack {stack}; it renders as empty")
+    else:
+        new = render_stack(stack, stacks_dir, only)  # ConfigError if it is nowhere, or bad
+    lines = unified_diff(old, new, f"{stack}@{rev}", f"{stack}@{WORKING_TREE}")
+    if not lines:
+        return f"No changes: {stack} renders the same at {rev} and in the working tree.\n", notes
+    return "\n".join(lines) + "\n", notes

@@ -1,0 +1,383 @@
+"""The offline render (`python -m infra.render`), run for real: in-process, as the CLI, and
+`--diff` in a throwaway git repository made from this project's files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.cluster_facts import cluster_facts
+from infra.config import load_stack, stack_file
+from infra.manifests import build_objects
+from infra.render import render_stack
+from infra.render.__main__ import main
+from infra.render.cloud import render_cloud
+from infra.render.style import title_of
+from infra.render.unified import unified_diff
+from infra.topology import build_topology
+from tests.pulumi_mocks import FAKE_KUBECONFIG, PlausibleCloud, all_stacks
+
+PROJECT = Path(__file__).resolve().parent.parent
+STACKS = all_stacks()
+PLAIN_KUBECONFIG = "apiVersion: v1\nkind: Config\nusers:\n- name: me\n  user: {token: hunter2}\n"
+
+
+def render_cli(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in `cwd`, importing `infra` from `cwd` only (not from this checkout)."""
+    return subprocess.run(
+        [sys.executable, "-m", "infra.render", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(cwd), **env},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=test", "-c", "user.email=test@example.com", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+# --- determinism and faithfulness -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_two_renders_in_one_process_are_byte_identical(stack: str) -> None:
+    assert render_stack(stack) == render_stack(stack)
+
+
+def test_renders_in_separate_processes_are_byte_identical() -> None:
+    """Different hash seeds too: nothing may depend on set or dict iteration order."""
+    expected = {stack: render_stack(stack) for stack in STACKS}
+    runs = [(stack, seed) for stack in STACKS for seed in ("1", "2")]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = list(pool.map(lambda run: render_cli(PROJECT, run[0], PYTHONHASHSEED=run[1]), runs))
+    for (stack, seed), process in zip(runs, done, strict=True):
+        assert process.returncode == 0, process.stderr
+        assert process.stdout == expected[stack], f"{stack} differs with PYTHONHASHSEED={seed}"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kubernetes_section_is_exactly_what_the_builders_make(stack: str) -> None:
+    """The whole render is one valid YAML stream (the cloud summary is comments), and its
+    documents are the program's own objects, placeholders included, in creation order."""
+    config = load_stack(stack)
+    documents = [doc for doc in yaml.safe_load_all(render_stack(stack)) if doc is not None]
+    assert documents == build_objects(config, cluster_facts(config))
+
+
+def test_every_object_has_a_title_and_every_env_var_one_line() -> None:
+    text = render_stack("ack-gpu", only="kubernetes")
+    config = load_stack("ack-gpu")
+    lines = text.splitlines()
+    titles = [lines[i + 1] for i, line in enumerate(lines) if line == "---"]
+    objects = build_objects(config, cluster_facts(config))
+    assert titles[:2] == ["# Namespace tftrain", "# PersistentVolume tftrain-mnist-data"]
+    assert "# Job tftrain/mnist-worker-0" in titles
+    assert len(titles) == len(objects)
+    assert "server: <nas-mount-target-domain>" in text  # the NAS domain, known after `up`
+    topology = build_topology(config)
+    for replica in topology.replicas:
+        tf_config = topology.tf_config_json(replica)
+        (line,) = [line for line in lines if tf_config in line]
+        assert line.strip() == f"- {{name: TF_CONFIG, value: '{tf_config}'}}"
+
+
+# --- the cloud summary -----------------------------------------------------------------------
+
+
+def cloud_blocks(text: str) -> dict[str, dict[str, str]]:
+    """`{"alicloud:...  name": {key: value}}` from the cloud section's comment lines."""
+    blocks: dict[str, dict[str, str]] = {}
+    current: dict[str, str] = {}
+    for line in text.splitlines():
+        if line == "---":
+            break
+        found = title_of(line)
+        if found:
+            current = blocks.setdefault(found, {})
+        elif ": " in line:
+            key, _, value = line.lstrip("# ").partition(": ")
+            current[key] = value
+    return blocks
+
+
+def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
+    config = load_stack("ack-gpu")
+    blocks = cloud_blocks(render_stack("ack-gpu", only="cloud"))
+    gpu_pool = blocks["alicloud:cs/nodePool:NodePool  cluster-gpu-pool"]
+    assert gpu_pool["taints"] == "[{effect: NoSchedule, key: nvidia.com/gpu, value: present}]"
+    assert gpu_pool["labels"] == "[{key: tftrain.io/accelerator, value: nvidia-gpu}]"
+    assert gpu_pool["instanceTypes"] == "[ecs.gn6i-c4g1.xlarge]"
+    assert gpu_pool["desiredSize"] == "'2'"
+    rule = blocks["alicloud:nas/accessRule:AccessRule  nas-access-rule"]
+    assert rule["sourceCidrIp"] == config.network.vpc_cidr
+    assert blocks["alicloud:nas/fileSystem:FileSystem  nas-fs"]["encryptType"] == "1"
+    assert blocks["alicloud:vpc/snatEntry:SnatEntry  network-snat"]["snatIp"] == "<computed>"
+    assert blocks["alicloud:nas/mountTarget:MountTarget  nas-mount-target"] == {
+        "accessGroupName": "tftrain-ack-gpu-nas",
+        "fileSystemId": "<nas-fs.id>",
+        "networkType": "Vpc",
+        "vpcId": "<network-vpc.id>",
+        "vswitchId": "<network-vswitch.id>",
+    }
+    assert blocks["Provider config"] == {"alicloud:region": "cn-hangzhou"}
+    assert blocks["pulumi:providers:kubernetes  k8s"] == {"kubeconfig": "<secret>"}
+
+
+def test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out() -> None:
+    """A mock *deployment* whose cluster credential is a real kubeconfig: still redacted."""
+    text = render_cloud(
+        "ack-gpu", stack_file("ack-gpu"), load_stack("ack-gpu"), answers=PlausibleCloud()
+    )
+    assert "kubeconfig: <secret>" in text
+    for secret_line in FAKE_KUBECONFIG.splitlines():
+        assert secret_line.strip() not in text
+
+
+@pytest.mark.parametrize("kubeconfig", [PLAIN_KUBECONFIG, {"secure": "v1:c2VjcmV0LWNpcGhlcg=="}])
+def test_existing_cluster_summary_says_no_cloud_resources_and_hides_the_kubeconfig(
+    tmp_path: Path, kubeconfig: Any
+) -> None:
+    document = yaml.safe_load(stack_file("dev").read_text())
+    document["config"]["tftrain:kubeconfig"] = kubeconfig
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
+    text = render_stack("dev", tmp_path, only="cloud")
+    assert "# No cloud resources: cluster.kind is existing" in text
+    assert cloud_blocks(text)["pulumi:providers:kubernetes  k8s"] == {"kubeconfig": "<secret>"}
+    assert "hunter2" not in text and "c2VjcmV0" not in text
+    assert "alicloud:" not in text
+
+
+def test_existing_cluster_without_a_kubeconfig_says_which_one_is_used() -> None:
+    provider = cloud_blocks(render_stack("dev", only="cloud"))["pulumi:providers:kubernetes  k8s"]
+    assert provider == {"kubeconfig": "not set: the ambient ~/.kube/config or KUBECONFIG"}
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def test_bad_config_exits_2_with_the_config_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = yaml.safe_load(stack_file("dev").read_text())
+    document["config"]["tftrain:worker"] = {"number": -1}
+    (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump(document))
+    assert main(["bad", "--stacks-dir", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert "invalid stack config" in error and "tftrain:worker.number = -1" in error
+
+
+def test_diff_against_an_unknown_revision_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dev", "--diff", "no-such-rev"]) == 2
+    assert "unknown git revision 'no-such-rev'" in capsys.readouterr().err
+
+
+def test_diff_outside_a_git_repository_exits_2(tmp_path: Path) -> None:
+    for part in ("infra", "stacks"):
+        shutil.copytree(PROJECT / part, tmp_path / part, ignore=shutil.ignore_patterns("__py*"))
+    done = render_cli(tmp_path, "dev", "--diff", "HEAD", GIT_CEILING_DIRECTORIES=str(tmp_path))
+    assert done.returncode == 2
+    assert "needs a git repository" in done.stderr
+
+
+def apply_patch(old: str, diff: list[str]) -> str:
+    """`old` with a unified diff applied, checking every context and removed line."""
+    source, result, at = old.splitlines(), [], 0
+    for line in diff[2:]:
+        hunk = re.match(r"@@ -(\d+)(?:,(\d+))? ", line)
+        if hunk:
+            start = int(hunk.group(1)) - (0 if hunk.group(2) == "0" else 1)
+            result += source[at:start]
+            at = start
+        elif line[0] == "+":
+            result.append(line[1:])
+        else:
+            assert source[at] == line[1:], f"line {at + 1}: {source[at]!r} != {line[1:]!r}"
+            at += 1
+            if line[0] == " ":
+                result.append(line[1:])
+    return "\n".join(result + source[at:]) + "\n"
+
+
+@pytest.mark.parametrize(("old", "new"), [("dev", "ack-gpu"), ("ack-gpu", "ask-eci"), ("", "dev")])
+def test_the_object_aware_diff_is_a_correct_unified_diff(old: str, new: str) -> None:
+    """Between very different renders too (matched objects, added, removed, moved)."""
+    old_text = render_stack(old) if old else ""
+    new_text = render_stack(new)
+    diff = unified_diff(old_text, new_text, "a", "b")
+    assert diff[:2] == ["--- a", "+++ b"]
+    assert apply_patch(old_text, diff) == new_text
+    assert unified_diff(new_text, new_text, "a", "b") == []
+
+
+# --- `--diff` in a throwaway repository --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This project's files (tracked, plus new ones not yet committed, such as the renderer
+    itself; .venv is not among them) committed into a fresh repository."""
+    root = tmp_path_factory.mktemp("origin")
+    listed = git(PROJECT, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
+    for name in filter(None, listed.split("\0")):
+        if (PROJECT / name).is_file():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(PROJECT / name, root / name)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+@pytest.fixture
+def repo(origin: Path, tmp_path: Path) -> Path:
+    """A private clone per test, so each can commit and edit freely."""
+    clone = tmp_path / "repo"
+    git(tmp_path, "clone", "-q", str(origin), str(clone))
+    return clone
+
+
+def edit_stack(repo: Path, stack: str, change: Callable[[dict[str, Any]], None]) -> None:
+    path = stack_file(stack, repo / "stacks")
+    document = yaml.safe_load(path.read_text())
+    change(document["config"])
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+
+
+def diff_head(repo: Path, stack: str) -> list[str]:
+    done = render_cli(repo, stack, "--diff", "HEAD")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [f"--- {stack}@HEAD", f"+++ {stack}@working-tree"]
+    return lines[2:]
+
+
+def changed(lines: list[str], sign: str) -> Counter[str]:
+    """The removed (`-`) or added (`+`) lines, without the sign and indentation."""
+    return Counter(line[1:].strip() for line in lines if line.startswith(sign))
+
+
+def set_learning_rate(value: float) -> Callable[[dict[str, Any]], None]:
+    return lambda config: config["tftrain:hyperparams"].update(learningRate=value)
+
+
+def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -> None:
+    old = load_stack("dev", repo / "stacks")
+    edit_stack(repo, "dev", set_learning_rate(0.01))
+    new = load_stack("dev", repo / "stacks")
+    lines = diff_head(repo, "dev")
+
+    # The run id is derived from the hyperparameters (infra.config.derive_run_id): a new
+    # learning rate is a new run, in a new directory under the logs root, so TensorBoard shows
+    # it beside the old run instead of it resuming the old run's checkpoints. So, for every
+    # replica, besides its learning rate: the run-id label of its Service (metadata and
+    # selector) and of its Job (metadata and pod template), and its output directory.
+    assert old.job.run_id != new.job.run_id
+    replicas = len(build_topology(old).replicas)
+
+    def expected(config: Any, rate: str) -> Counter[str]:
+        return Counter(
+            {
+                f"- {{name: TFTRAIN_LEARNING_RATE, value: '{rate}'}}": replicas,
+                f"- {{name: TFTRAIN_OUTPUT_DIR, value: {config.output_dir}}}": replicas,
+                f"tftrain.io/run-id: {config.job.run_id}": 4 * replicas,
+            }
+        )
+
+    assert changed(lines, "-") == expected(old, "0.002")
+    assert changed(lines, "+") == expected(new, "0.01")
+    # Hunks are labelled with the object they change.
+    assert any(line.endswith(" @@ Job tftrain-dev/mnist-worker-0") for line in lines)
+
+
+def test_learning_rate_change_with_a_fixed_run_id_changes_only_the_env_values(
+    repo: Path,
+) -> None:
+    edit_stack(repo, "dev", lambda config: config["tftrain:job"].update(runId="lr-sweep"))
+    git(repo, "commit", "-q", "-am", "fix the run id")
+    edit_stack(repo, "dev", set_learning_rate(0.01))
+    lines = diff_head(repo, "dev")
+    replicas = len(build_topology(load_stack("dev", repo / "stacks")).replicas)
+    rate = "- {{name: TFTRAIN_LEARNING_RATE, value: '{}'}}"
+    assert changed(lines, "-") == Counter({rate.format("0.002"): replicas})
+    assert changed(lines, "+") == Counter({rate.format("0.01"): replicas})
+
+
+def tf_configs(lines: list[str], sign: str) -> dict[tuple[str, int], dict[str, Any]]:
+    """The TF_CONFIG on removed or added lines, by the task they belong to."""
+    found = {}
+    for line in changed(lines, sign):
+        if line.startswith("- {name: TF_CONFIG,"):
+            (var,) = yaml.safe_load(line)
+            tf_config = json.loads(var["value"])
+            found[(tf_config["task"]["type"], tf_config["task"]["index"])] = tf_config
+    return found
+
+
+def test_adding_a_worker_adds_one_service_and_one_job_and_changes_every_tf_config(
+    repo: Path,
+) -> None:
+    old = load_stack("dev", repo / "stacks")
+    edit_stack(repo, "dev", lambda config: config["tftrain:worker"].update(number=3))
+    lines = diff_head(repo, "dev")
+
+    assert changed(lines, "+")["# Service tftrain-dev/mnist-worker-2"] == 1
+    assert changed(lines, "+")["# Job tftrain-dev/mnist-worker-2"] == 1
+    # Nothing else is added or removed, and no cloud line changes (comments are titles only).
+    assert [line for line in changed(lines, "-") if line.startswith("#")] == []
+    assert [line for line in changed(lines, "+") if line.startswith("#")] == [
+        "# Service tftrain-dev/mnist-worker-2",
+        "# Job tftrain-dev/mnist-worker-2",
+    ]
+    existing = {(r.type, r.index) for r in build_topology(old).replicas}
+    removed, added = tf_configs(lines, "-"), tf_configs(lines, "+")
+    assert set(removed) == existing  # every existing Job's TF_CONFIG line changed...
+    assert set(added) == existing | {("worker", 2)}
+    for tf_config in added.values():  # ...to a cluster with the third worker in it
+        assert tf_config["cluster"]["worker"][-1] == "mnist-worker-2.tftrain-dev.svc:2222"
+        assert len(tf_config["cluster"]["worker"]) == 3
+
+
+def test_a_stack_new_in_the_working_tree_is_all_added(repo: Path) -> None:
+    shutil.copy(stack_file("dev", repo / "stacks"), stack_file("dev2", repo / "stacks"))
+    done = render_cli(repo, "dev2", "--diff", "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert "HEAD has no stack dev2" in done.stderr
+    body = done.stdout.splitlines()[3:]  # after ---, +++ and the one @@
+    assert body and all(line.startswith("+") for line in body)
+
+
+def test_a_revision_older_than_the_renderer_is_rendered_with_the_working_trees(
+    repo: Path,
+) -> None:
+    """The base of the change that adds the renderer: its own builders and stacks, rendered
+    by the working tree's renderer, so CI can diff that change too."""
+    renderer = ["infra/render", "infra/mock_deploy.py"]
+    git(repo, "rm", "-q", "-r", *renderer)
+    git(repo, "commit", "-q", "-m", "before the renderer")
+    git(repo, "checkout", "-q", "HEAD~1", "--", *renderer)
+    done = render_cli(repo, "dev", "--diff", "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert "HEAD predates infra/render" in done.stderr
+    assert done.stdout == "No changes: dev renders the same at HEAD and in the working tree.\n"
