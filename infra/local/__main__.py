@@ -1,0 +1,5 @@
+import sys
+
+from infra.local.cli import main
+
+sys.exit(main())

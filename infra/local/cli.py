@@ -1,0 +1,171 @@
+"""`python -m infra.local <stack>`: run a stack's training topology as local processes."""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import shlex
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from infra.config import ConfigError
+from infra.local import process
+from infra.local.plan import (
+    REPO,
+    TENSORBOARD,
+    LocalPlan,
+    build_plan,
+    default_output_dir,
+    load_config,
+    replica_names,
+    tensorboard_process,
+)
+from infra.local.ports import HOST, PortReservation
+from infra.local.supervisor import LAUNCHER, Stopped, Supervisor, Timing
+
+# SIGHUP too: closing the terminal must not orphan a training cluster.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+EXIT_CONFIG = 2
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.local",
+        description="Run a stack's ps/worker/chief topology as processes on this machine, "
+        "with the stack's own command and TF_CONFIG on localhost ports.",
+    )
+    parser.add_argument("stack", nargs="?", default="dev", help="stack name (default: dev)")
+    parser.add_argument(
+        "--stacks-dir", type=Path, help="where Pulumi.<stack>.yaml lives (default: stacks/)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a stack value for this run, e.g. hyperparams.maxSteps=200 "
+        "(YAML value; repeatable)",
+    )
+    parser.add_argument(
+        "--output-dir", type=Path, help="default: runs/<stack>/<job>/<run id> in the repo"
+    )
+    parser.add_argument(
+        "--tensorboard",
+        action="store_true",
+        help="serve TensorBoard over all runs of the job while training",
+    )
+    parser.add_argument("--timeout", type=float, help="stop everything after SECONDS (exit 124)")
+    parser.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        help="seconds the other replicas get to exit by themselves once the chief has "
+        "succeeded (default: 30)",
+    )
+    parser.add_argument(
+        "--stop-grace",
+        type=float,
+        default=5.0,
+        help="seconds between SIGTERM and SIGKILL when stopping replicas (default: 5)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
+    )
+    return parser.parse_args(argv)
+
+
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+def _supervise(supervisor: Supervisor) -> int:
+    previous = {signum: signal.signal(signum, _raise_stopped) for signum in _STOP_SIGNALS}
+    atexit.register(supervisor.kill)  # if something bypasses the finally below
+    try:
+        return supervisor.run()
+    except Stopped as stop:  # a second signal while the first was stopping the replicas
+        return 128 + stop.signum
+    finally:
+        # Hold further signals until the last resort has run, so nothing outlives us.
+        for signum in previous:
+            signal.signal(signum, signal.SIG_IGN)
+        try:
+            supervisor.kill()
+        finally:
+            atexit.unregister(supervisor.kill)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+def _print_plan(plan: LocalPlan) -> None:
+    """What would start: the env every replica shares once, then each TF_CONFIG."""
+    print(f"output dir: {plan.output_dir}")
+    print(f"command: {shlex.join(plan.replicas[0].argv)}")
+    first = plan.replicas[0].env
+    for key in sorted(key for key in first if key.startswith("TFTRAIN_")):
+        print(f"  {key}={first[key]}")
+    for spec in plan.replicas:
+        print(f"{spec.name}: TF_CONFIG={spec.env['TF_CONFIG']}")
+
+
+def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> int:
+    plan.output_dir.mkdir(parents=True, exist_ok=True)
+    sidecars = []
+    if args.tensorboard:
+        # The parent of the run dir holds every run of the job: TensorBoard overlays them.
+        sidecars.append(
+            tensorboard_process(plan.output_dir.parent, ports.port(TENSORBOARD), os.environ)
+        )
+    names = [LAUNCHER, *(spec.name for spec in (*plan.replicas, *sidecars))]
+    output = process.PrefixedOutput(names, sys.stdout)
+    supervisor = Supervisor(
+        plan.replicas,
+        plan.primary,
+        REPO,  # the cwd: the default `python -m trainer` imports from the repo root
+        output,
+        ports,
+        Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=args.timeout),
+        sidecars,
+    )
+    say = supervisor.say
+    config = plan.config
+    say(f"stack {args.stack}: job {config.job.name}, run {config.job.run_id}")
+    say(f"command: {shlex.join(plan.replicas[0].argv)}")
+    say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
+    say(f"output dir: {plan.output_dir}")
+    if config.job.data_dir and not Path(config.job.data_dir).is_dir():
+        say(f"warning: job.dataDir {config.job.data_dir} does not exist on this machine")
+    if args.tensorboard:
+        say(f"TensorBoard: http://{HOST}:{ports.port(TENSORBOARD)}/")
+    started = time.monotonic()
+    status = _supervise(supervisor)
+    say("summary:")
+    for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
+        say(line)
+    say(f"exit status {status}")
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        config = load_config(args.stack, args.stacks_dir, args.set)
+    except (ConfigError, ValueError) as error:
+        print(f"python -m infra.local: {error}", file=sys.stderr)
+        return EXIT_CONFIG
+    # Absolute: the replicas run in the repo root, not in the caller's directory.
+    output_dir = (
+        args.output_dir.resolve() if args.output_dir else default_output_dir(args.stack, config)
+    )
+    names = replica_names(config)
+    with PortReservation([*names, *([TENSORBOARD] if args.tensorboard else [])]) as ports:
+        plan = build_plan(config, {name: ports.port(name) for name in names}, output_dir)
+        if args.dry_run:
+            _print_plan(plan)
+            return 0
+        return _run(plan, ports, args)

@@ -1,0 +1,120 @@
+"""The local launcher's pure parts: overrides, command, env, ports, primary replica."""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from infra.config import parse_config
+from infra.local.plan import (
+    REPO,
+    apply_override,
+    build_plan,
+    default_output_dir,
+    local_command,
+    primary_replica,
+    process_env,
+)
+from infra.local.ports import HOST, PortReservation
+from infra.topology import build_topology
+from infra.trainer_env import hyperparam_env
+
+IMAGE = {"image": "registry.example.com/tftrain/trainer:1"}
+
+
+@pytest.mark.parametrize(
+    ("assignment", "expected"),
+    [
+        ("hyperparams.maxSteps=50", {"hyperparams": {"maxSteps": 50, "epochs": 3}}),
+        ("tftrain:hyperparams.epochs=1", {"hyperparams": {"epochs": 1}}),
+        ("job.command=[python, my.py]", {"job": {"command": ["python", "my.py"]}}),
+        ("job.runId=", {"job": {"runId": ""}}),
+        ("image=a=b", {"image": "a=b"}),
+    ],
+)
+def test_apply_override(assignment: str, expected: dict) -> None:
+    raw: dict = {"hyperparams": {"epochs": 3}}
+    apply_override(raw, assignment)
+    assert raw == {"hyperparams": {"epochs": 3}, **expected}
+
+
+@pytest.mark.parametrize("assignment", ["maxSteps", "=1", "a..b=1", "image=["])
+def test_apply_override_rejects(assignment: str) -> None:
+    with pytest.raises(ValueError, match="--set"):
+        apply_override({}, assignment)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        (("python", "-m", "trainer"), (sys.executable, "-m", "trainer")),
+        (("python3", "t.py"), (sys.executable, "t.py")),
+        (("python3.11", "t.py"), (sys.executable, "t.py")),
+        (("/usr/bin/python3", "t.py"), ("/usr/bin/python3", "t.py")),
+        (("pythonista",), ("pythonista",)),
+        (("bash", "-c", "python x"), ("bash", "-c", "python x")),
+    ],
+)
+def test_local_command_uses_this_interpreter(command: tuple, expected: tuple) -> None:
+    assert local_command(command) == expected
+
+
+def test_process_env_precedence_and_proxy_bypass() -> None:
+    base = {
+        "TFTRAIN_MAX_STEPS": "7",  # the stack's value wins, as in the cluster
+        "TFTRAIN_TRAIN_EXAMPLES": "2048",  # not a stack setting: passes through
+        "TF_CPP_MIN_LOG_LEVEL": "0",  # the user's choice wins over the default
+        "http_proxy": "http://proxy:3128",
+        "no_proxy": "internal.example.com,localhost",
+    }
+    env = process_env(base, {"TFTRAIN_MAX_STEPS": "0", "TF_CONFIG": "{}"})
+    assert env["TFTRAIN_MAX_STEPS"] == "0"
+    assert env["TFTRAIN_TRAIN_EXAMPLES"] == "2048"
+    assert env["TF_CPP_MIN_LOG_LEVEL"] == "0"
+    assert env["TF_ENABLE_ONEDNN_OPTS"] == "0"
+    assert env["PYTHONUNBUFFERED"] == "1"
+    assert env["no_proxy"] == env["NO_PROXY"] == "localhost,127.0.0.1,internal.example.com"
+
+
+@pytest.mark.parametrize(
+    ("groups", "primary"),
+    [
+        ({}, "mnist-chief-0"),
+        ({"chief": {"number": 0}, "ps": {"number": 0}, "worker": {"number": 3}}, "mnist-worker-0"),
+    ],
+)
+def test_primary_is_chief_else_worker_0(groups: dict, primary: str) -> None:
+    assert primary_replica(build_topology(parse_config({**IMAGE, **groups}))) == primary
+
+
+def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: Path) -> None:
+    config = parse_config({**IMAGE, "hyperparams": {"maxSteps": 5}})
+    names = [replica.name for replica in build_topology(config).replicas]
+    ports = {name: 40000 + i for i, name in enumerate(names)}
+    plan = build_plan(config, ports, tmp_path, base_env={})
+    assert plan.topology.cluster_spec == {
+        "chief": ["localhost:40000"],
+        "worker": ["localhost:40001", "localhost:40002"],
+        "ps": ["localhost:40003"],
+    }
+    for spec in plan.replicas:
+        assert spec.argv == (sys.executable, "-m", "trainer")
+        assert spec.env["TFTRAIN_OUTPUT_DIR"] == str(tmp_path)
+        assert hyperparam_env(config).items() <= dict(spec.env).items()
+    assert default_output_dir("dev", config) == REPO / "runs/dev/mnist" / config.job.run_id
+
+
+def test_reserved_ports_are_distinct_held_and_free_after_release() -> None:
+    with PortReservation(["a", "b", "c"]) as reservation:
+        ports = reservation.ports
+        assert len(set(ports.values())) == 3
+        with socket.socket() as probe, pytest.raises(OSError):
+            probe.bind((HOST, ports["a"]))  # held: nobody else gets it meanwhile
+        reservation.release("a")
+        reservation.release("a")  # a restarted replica releases again: harmless
+        with socket.socket() as replica:
+            replica.bind((HOST, ports["a"]))
+            replica.listen()

@@ -1,0 +1,63 @@
+"""The local launcher running the real trainer on the dev stack's topology (1 ps, 2 workers,
+chief): the end-to-end check that the launcher, the topology and the trainer agree."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from infra.local.plan import REPO
+
+pytestmark = pytest.mark.skipif(
+    not (REPO / "trainer" / "__main__.py").exists(), reason="the trainer is not written yet"
+)
+
+
+def run_dev(output_dir: Path, timeout: float, *options: str, **env: str) -> tuple[int, str]:
+    argv = [sys.executable, "-m", "infra.local", "dev", "--output-dir", str(output_dir),
+            "--timeout", str(timeout), *options]  # fmt: skip
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=REPO,
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout + 30,  # the launcher's own --timeout should always come first
+        )
+    except subprocess.TimeoutExpired as expired:
+        raise AssertionError(f"the launcher outlived its --timeout:\n{expired.output}") from None
+    return done.returncode, done.stdout
+
+
+def assert_trained(status: int, out: str, output_dir: Path) -> None:
+    assert status == 0, out
+    for name in ("mnist-chief-0", "mnist-worker-0", "mnist-worker-1", "mnist-ps-0"):
+        assert re.search(rf"^\[launcher\] +{name} +exit 0 ", out, re.MULTILINE), out
+    assert list(output_dir.rglob("events.out.tfevents.*")), "no TensorBoard events"
+    assert list(output_dir.rglob("*.index")), "no checkpoint"
+
+
+def test_dev_topology_trains_on_small_data(tmp_path: Path) -> None:
+    status, out = run_dev(
+        tmp_path / "out",
+        80,
+        "--set",
+        "hyperparams.maxSteps=20",
+        TFTRAIN_TRAIN_EXAMPLES="2048",
+    )
+    assert_trained(status, out, tmp_path / "out")
+
+
+@pytest.mark.slow
+def test_dev_on_full_mnist_reaches_99_percent(tmp_path: Path) -> None:
+    status, out = run_dev(tmp_path / "out", 1800)
+    assert_trained(status, out, tmp_path / "out")
+    accuracy = float(re.findall(r"Test-Accuracy: ([0-9.]+)", out)[-1])
+    assert accuracy >= 0.990, out
