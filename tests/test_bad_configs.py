@@ -102,6 +102,43 @@ CASES: dict[str, Bad] = {
         "tftrain:job.restartPolicy",
         "one of OnFailure, Never",
     ),
+    "pod-range-overlaps-vpc": Bad(
+        {**BASE, "network": {"podCidr": "192.168.128.0/20"}},
+        "tftrain:network.podCidr",
+        "a block that does not overlap vpcCidr 192.168.0.0/16",
+    ),
+    "mount-path-under-tmp": Bad(
+        {**BASE, "storage": {"mountPath": "/tmp/data"}},
+        "tftrain:storage.mountPath",
+        "outside /tmp",
+    ),
+    "gpus-on-ps": Bad({**BASE, "ps": {"gpuCount": 1}}, "tftrain:ps.gpuCount", "0: parameter"),
+    "two-chiefs": Bad(
+        {**BASE, "chief": {"number": 2}}, "tftrain:chief.number", "an integer from 0 to 1"
+    ),
+    "mirrored-strategy-with-ps": Bad(
+        {**BASE, "hyperparams": {"strategy": "multi_worker_mirrored"}},
+        "tftrain:hyperparams.strategy",
+        "auto or parameter_server when ps.number > 0",
+    ),
+    "fractional-epochs": Bad(
+        {**BASE, "hyperparams": {"epochs": 1.5}},
+        "tftrain:hyperparams.epochs",
+        "an integer from 1 to 100000",
+    ),
+    "bad-memory-quantity": Bad(
+        {**BASE, "worker": {"memory": "lots"}},
+        "tftrain:worker.memory",
+        "a positive Kubernetes quantity",
+    ),
+    "idle-gpu-pool": Bad(
+        {**ACK, "cluster": {**ACK["cluster"], "gpuPool": {"size": 2}}},
+        "tftrain:cluster.gpuPool.size",
+        "0 when no replica requests a GPU",
+    ),
+    "relative-data-dir": Bad(
+        {**BASE, "job": {"dataDir": "data/mnist"}}, "tftrain:job.dataDir", "an absolute path"
+    ),
 }
 
 
