@@ -119,7 +119,9 @@ def _claims(obj: Mapping[str, Any]) -> list[str]:
 
 
 def _dependencies(
-    obj: Mapping[str, Any], registered: Mapping[tuple[str, str, str], pulumi.Resource]
+    obj: Mapping[str, Any],
+    registered: Mapping[tuple[str, str, str], pulumi.Resource],
+    by_kind: Mapping[str, list[pulumi.Resource]],
 ) -> list[pulumi.Resource]:
     """Ordering Kubernetes cannot express: read from the object, so new objects need no rule."""
     kind, meta = obj["kind"], obj["metadata"]
@@ -128,11 +130,11 @@ def _dependencies(
     if namespace:
         deps.append(registered[("Namespace", "", namespace)])
     if kind == "PersistentVolumeClaim":
-        deps += [r for (k, _, _), r in registered.items() if k == "PersistentVolume"]
+        deps += by_kind.get("PersistentVolume", [])
     if kind in _POD_OWNERS:
         deps += [registered[("PersistentVolumeClaim", namespace, c)] for c in _claims(obj)]
         # Pods match the image cache only once it exists.
-        deps += [r for (k, _, _), r in registered.items() if k == "ImageCache"]
+        deps += by_kind.get("ImageCache", [])
     if kind == "Job":
         # The replica's DNS name exists before its process starts.
         deps.append(registered[("Service", namespace, meta["name"])])
@@ -146,9 +148,11 @@ def register_objects(
 ) -> dict[tuple[str, str, str], pulumi.Resource]:
     """Each layer-3 object as its typed resource, keyed by (kind, namespace, name)."""
     registered: dict[tuple[str, str, str], pulumi.Resource] = {}
+    # Per-kind lists keep dependency lookups constant-time: 512 workers mean 1,000+ objects.
+    by_kind: dict[str, list[pulumi.Resource]] = {}
     for obj in objects:
         kind, meta = obj["kind"], obj["metadata"]
-        deps = _dependencies(obj, registered)
+        deps = _dependencies(obj, registered, by_kind)
         if kind == "PersistentVolume":
             deps += storage_ready  # e.g. the NAS access rule, before any node mounts it
         opts = pulumi.ResourceOptions(
@@ -164,6 +168,7 @@ def register_objects(
                 name, api_version=obj["apiVersion"], kind=kind, opts=opts, **body
             )
         registered[(kind, meta.get("namespace", ""), meta["name"])] = resource
+        by_kind.setdefault(kind, []).append(resource)
     return registered
 
 
