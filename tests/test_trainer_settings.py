@@ -1,0 +1,189 @@
+"""Settings precedence and errors, step arithmetic, proxies and the done marker: the
+trainer's pure-Python parts, plus the exit code of `python -m trainer` on bad input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from trainer import done_marker, environment
+from trainer.plan import make_plan
+from trainer.settings import BUNDLED_DATA_DIR, SettingsError, parse_settings
+from trainer.steps import StepPlan
+from trainer.tf_config import parse_tf_config
+
+
+def test_defaults() -> None:
+    settings = parse_settings([], {})
+    assert settings.data_dir == BUNDLED_DATA_DIR
+    assert settings.output_dir == Path("/output")
+    assert settings.strategy == "auto"
+    assert (settings.max_steps, settings.train_examples) == (0, 0)
+
+
+def test_flag_beats_env_beats_default() -> None:
+    env = {"TFTRAIN_EPOCHS": "7", "TFTRAIN_BATCH_SIZE": "64", "TFTRAIN_LEARNING_RATE": "0.01"}
+    settings = parse_settings(["--epochs", "2", "--output-dir", "/tmp/x"], env)
+    assert settings.epochs == 2
+    assert settings.batch_size == 64
+    assert settings.learning_rate == 0.01
+    assert settings.output_dir == Path("/tmp/x")
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["--epochs", "0"], {}, "--epochs / TFTRAIN_EPOCHS must be an integer >= 1, got '0'"),
+        ([], {"TFTRAIN_BATCH_SIZE": "lots"}, "--batch-size / TFTRAIN_BATCH_SIZE must be an"),
+        ([], {"TFTRAIN_LEARNING_RATE": "-1"}, "TFTRAIN_LEARNING_RATE must be a number > 0"),
+        ([], {"TFTRAIN_LEARNING_RATE": "nan"}, "TFTRAIN_LEARNING_RATE must be a number > 0"),
+        (["--strategy", "horovod"], {}, "TFTRAIN_STRATEGY must be one of auto, parameter_"),
+        ([], {"TFTRAIN_MAX_STEPS": "-5"}, "TFTRAIN_MAX_STEPS must be an integer >= 0"),
+        ([], {"TFTRAIN_OUTPUT_DIR": ""}, "TFTRAIN_OUTPUT_DIR must be a directory path"),
+    ],
+)
+def test_bad_values_name_flag_and_env_var(argv: list[str], env: dict, message: str) -> None:
+    with pytest.raises(SettingsError) as error:
+        parse_settings(argv, env)
+    assert message in str(error.value)
+
+
+def run_trainer(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    inherited = {
+        key: value
+        for key, value in os.environ.items()
+        if key != "TF_CONFIG" and not key.startswith("TFTRAIN_")
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "trainer", *argv],
+        env={**inherited, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_bad_setting_exits_2_before_tensorflow_starts() -> None:
+    started = time.monotonic()
+    done = run_trainer("--epochs", "zero")
+    assert done.returncode == 2
+    assert "--epochs / TFTRAIN_EPOCHS must be an integer >= 1, got 'zero'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 10  # no TensorFlow import
+
+
+def test_bad_tf_config_exits_2() -> None:
+    done = run_trainer(TF_CONFIG='{"cluster": {"worker": ["localhost:1"]}, "task": {"type": "x"}}')
+    assert done.returncode == 2
+    assert "TF_CONFIG task type 'x' is unknown" in done.stderr
+
+
+def test_missing_data_exits_1_naming_the_file(tmp_path: Path) -> None:
+    done = run_trainer(f"--data-dir={tmp_path}", f"--output-dir={tmp_path / 'out'}")
+    assert done.returncode == 1
+    assert f"cannot read checksum file {tmp_path / 'SHA256SUMS'}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("examples", "batch", "epochs", "max_steps", "per_epoch", "final"),
+    [(60000, 256, 3, 0, 235, 705), (60000, 128, 1, 0, 469, 469), (2048, 256, 3, 20, 8, 20)],
+)
+def test_step_plan(
+    examples: int, batch: int, epochs: int, max_steps: int, per_epoch: int, final: int
+) -> None:
+    settings = parse_settings(
+        [f"--batch-size={batch}", f"--epochs={epochs}", f"--max-steps={max_steps}"], {}
+    )
+    steps = StepPlan.from_settings(settings, examples)
+    assert (steps.steps_per_epoch, steps.final_step) == (per_epoch, final)
+
+
+def test_chunks_stop_at_log_and_checkpoint_boundaries() -> None:
+    steps = StepPlan(
+        steps_per_epoch=469,
+        final_step=1000,
+        log_steps=30,
+        checkpoint_steps=200,
+        steps_per_execution=20,
+    )
+    chunks, step = [], 0
+    while step < steps.final_step:
+        chunks.append(steps.next_chunk(step))
+        step += chunks[-1]
+    assert chunks[:4] == [20, 10, 20, 10]  # cut at 30, 60
+    boundaries = {sum(chunks[: i + 1]) for i in range(len(chunks))}
+    assert {30, 60, 200, 400, 990, 1000} <= boundaries
+    assert steps.position(469) == (1, 469)
+    assert steps.position(470) == (2, 1)
+
+
+def test_proxy_is_bypassed_for_the_cluster() -> None:
+    config = parse_tf_config(
+        '{"cluster": {"worker": ["w0.ns.svc:2222"], "chief": ["c.ns.svc:1"],'
+        ' "ps": ["p0.ns.svc:2222"]}, "task": {"type": "worker", "index": 0}}'
+    )
+    env = {"https_proxy": "http://proxy:3128", "no_proxy": "example.com"}
+    environment.prepare(config, make_plan("auto", config), env)
+    for name in ("no_proxy", "NO_PROXY"):
+        hosts = env[name].split(",")
+        assert {"localhost", "127.0.0.1", "p0.ns.svc", "w0.ns.svc"} <= set(hosts)
+    assert env["no_proxy"].startswith("example.com,")
+
+
+def test_no_proxy_left_alone_without_a_proxy() -> None:
+    env: dict[str, str] = {}
+    environment.prepare(None, make_plan("auto", None), env)
+    assert "no_proxy" not in env
+
+
+def test_done_marker_must_be_newer_than_the_watcher(tmp_path: Path) -> None:
+    done_marker.write(tmp_path)  # left over from an earlier run
+    watcher = done_marker.DoneWatcher(tmp_path)
+    assert not watcher.is_done()
+    done_marker.clear(tmp_path)  # the new chief starts
+    assert not watcher.is_done()
+    done_marker.write(tmp_path)  # ... and finishes
+    assert watcher.is_done()
+
+
+def test_done_marker_in_a_missing_directory(tmp_path: Path) -> None:
+    watcher = done_marker.DoneWatcher(tmp_path / "not-yet")
+    assert not watcher.is_done()
+    (tmp_path / "not-yet").mkdir()
+    done_marker.write(tmp_path / "not-yet")
+    assert watcher.is_done()
+
+
+@pytest.mark.parametrize(
+    ("cluster", "threads"),
+    [
+        ('{"chief": ["localhost:1"], "worker": ["localhost:2", "localhost:3"], "ps": '
+         '["localhost:4"]}', {1: "1", 2: "1", 4: "2", 8: "4"}),
+        ('{"worker": ["localhost:2", "localhost:3"], "chief": ["localhost:1"]}',
+         {1: "1", 2: "1", 6: "2"}),
+        ('{"worker": ["w0.ns.svc:2222", "w1.ns.svc:2222"]}', {2: None, 8: None}),
+    ],
+    ids=["local-ps", "local-mwms-with-chief", "kubernetes"],
+)  # fmt: skip
+def test_local_cluster_shares_the_cores(
+    monkeypatch: pytest.MonkeyPatch, cluster: str, threads: dict[int, str | None]
+) -> None:
+    config = parse_tf_config(f'{{"cluster": {cluster}, "task": {{"type": "worker"}}}}')
+    for cores, expected in threads.items():
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+        env: dict[str, str] = {}
+        environment.prepare(config, make_plan("auto", config), env)
+        assert env.get("TF_NUM_INTRAOP_THREADS") == expected, cores
+
+
+def test_thread_setting_of_the_user_wins() -> None:
+    config = parse_tf_config('{"cluster": {"worker": ["localhost:2"]}, "task": {"type": "worker"}}')
+    env = {"TF_NUM_INTRAOP_THREADS": "3"}
+    environment.prepare(config, make_plan("auto", config), env)
+    assert env["TF_NUM_INTRAOP_THREADS"] == "3"

@@ -1,0 +1,141 @@
+"""TF_CONFIG parsing and role planning: pure functions, table tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from trainer.plan import PlanError, Role, make_plan
+from trainer.tf_config import ClusterConfig, Task, TFConfigError, parse_tf_config
+
+PS_CLUSTER = {
+    "chief": ["job-chief-0.ns.svc:2222"],
+    "worker": ["job-worker-0.ns.svc:2222", "job-worker-1.ns.svc:2222"],
+    "ps": ["job-ps-0.ns.svc:2222"],
+}
+WORKERS_ONLY = {"worker": ["localhost:2000", "localhost:2001"]}
+
+
+def tf_config(cluster: dict, task_type: str, index: int = 0) -> str:
+    return json.dumps(
+        {"cluster": cluster, "task": {"type": task_type, "index": index}, "environment": "cloud"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "task"),
+    [
+        (tf_config(PS_CLUSTER, "chief"), Task("chief", 0)),
+        (tf_config(PS_CLUSTER, "worker", 1), Task("worker", 1)),
+        (tf_config(PS_CLUSTER, "ps"), Task("ps", 0)),
+        (tf_config(PS_CLUSTER, "evaluator"), Task("evaluator", 0)),
+        (tf_config(WORKERS_ONLY, "worker", 1), Task("worker", 1)),
+    ],
+    ids=["chief", "worker", "ps", "evaluator", "workers-only"],
+)
+def test_valid_task(raw: str, task: Task) -> None:
+    config = parse_tf_config(raw)
+    assert config is not None
+    assert config.task == task
+    assert config.environment == "cloud"
+
+
+def test_master_is_renamed_chief_in_cluster_and_task() -> None:
+    cluster = {"master": ["m:2222"], "worker": ["w:2222"], "ps": ["p:2222"]}
+    config = parse_tf_config(tf_config(cluster, "master"))
+    assert config == ClusterConfig(
+        cluster={"chief": ("m:2222",), "worker": ("w:2222",), "ps": ("p:2222",)},
+        task=Task("chief", 0),
+        environment="cloud",
+    )
+
+
+@pytest.mark.parametrize("raw", [None, "", "  \n"])
+def test_no_tf_config_means_one_process(raw: str | None) -> None:
+    assert parse_tf_config(raw) is None
+    assert make_plan("auto", None).role is Role.TRAINER
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('["a list"]', "must be a JSON object"),
+        (json.dumps({"task": {"type": "worker", "index": 0}}), "non-empty 'cluster'"),
+        (json.dumps({"cluster": PS_CLUSTER}), "needs a 'task'"),
+        (tf_config(PS_CLUSTER, "trainer"), "task type 'trainer' is unknown"),
+        (tf_config(PS_CLUSTER, "worker", 2), "worker:2 is not in the cluster, which has 2"),
+        (tf_config(PS_CLUSTER, "chief", 1), "chief:1 is not in the cluster"),
+        (tf_config(WORKERS_ONLY, "ps"), "ps:0 is not in the cluster, which has 0"),
+        (tf_config(PS_CLUSTER, "worker", -1), "index must be an integer >= 0"),
+        (tf_config(PS_CLUSTER, "worker", "0"), "index must be an integer >= 0"),
+        (tf_config({**PS_CLUSTER, "evaluator": ["e:1"]}, "chief"), "unknown task type"),
+        (tf_config({**PS_CLUSTER, "master": ["m:1"]}, "chief"), "both 'master' and 'chief'"),
+        (tf_config({"chief": ["a:1", "b:1"]}, "chief"), "one chief"),
+        (tf_config({"worker": ["no-port"]}, "worker"), "'host:port' strings"),
+    ],
+    ids=[
+        "bad-json", "not-object", "no-cluster", "no-task", "unknown-type",
+        "index-out-of-range", "second-chief-index", "type-not-in-cluster", "negative-index",
+        "string-index", "evaluator-in-cluster", "master-and-chief", "two-chiefs", "no-port",
+    ],
+)  # fmt: skip
+def test_bad_tf_config_is_rejected_clearly(raw: str, message: str) -> None:
+    with pytest.raises(TFConfigError, match="TF_CONFIG") as error:
+        parse_tf_config(raw)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "task", "requested", "strategy", "role", "writer"),
+    [
+        (PS_CLUSTER, "chief", "auto", "parameter_server", Role.COORDINATOR, True),
+        (PS_CLUSTER, "worker", "auto", "parameter_server", Role.SERVER, False),
+        (PS_CLUSTER, "ps", "parameter_server", "parameter_server", Role.SERVER, False),
+        (PS_CLUSTER, "evaluator", "auto", "parameter_server", Role.EVALUATOR, False),
+        (WORKERS_ONLY, "worker", "auto", "multi_worker_mirrored", Role.TRAINER, True),
+        ({**WORKERS_ONLY, "chief": ["c:1"]}, "worker", "auto", "multi_worker_mirrored",
+         Role.TRAINER, False),
+        ({**WORKERS_ONLY, "chief": ["c:1"]}, "chief", "multi_worker_mirrored",
+         "multi_worker_mirrored", Role.TRAINER, True),
+        (PS_CLUSTER, "chief", "single", "single", Role.TRAINER, True),
+        (PS_CLUSTER, "ps", "single", "single", Role.IDLE, False),
+    ],
+)  # fmt: skip
+def test_plan(
+    cluster: dict, task: str, requested: str, strategy: str, role: Role, writer: bool
+) -> None:
+    plan = make_plan(requested, parse_tf_config(tf_config(cluster, task)))
+    assert (plan.strategy, plan.role, plan.is_writer) == (strategy, role, writer)
+
+
+@pytest.mark.parametrize(
+    ("cluster", "requested", "message"),
+    [
+        (WORKERS_ONLY, "parameter_server", "needs ps, worker and chief"),
+        ({"ps": ["p:1"], "worker": ["w:1"]}, "auto", "needs ps, worker and chief"),
+        (PS_CLUSTER, "multi_worker_mirrored", "uses no ps"),
+    ],
+)
+def test_strategy_that_does_not_fit_the_cluster(
+    cluster: dict, requested: str, message: str
+) -> None:
+    with pytest.raises(PlanError, match=message):
+        make_plan(requested, parse_tf_config(tf_config(cluster, "worker")))
+
+
+def test_distributed_strategy_without_tf_config() -> None:
+    with pytest.raises(PlanError, match="TFTRAIN_STRATEGY parameter_server needs a cluster"):
+        make_plan("parameter_server", None)
+
+
+def test_hosts_and_locality() -> None:
+    remote = parse_tf_config(tf_config(PS_CLUSTER, "chief"))
+    local = parse_tf_config(tf_config(WORKERS_ONLY, "worker"))
+    assert remote is not None and local is not None
+    assert remote.hosts() == [
+        "job-chief-0.ns.svc", "job-ps-0.ns.svc", "job-worker-0.ns.svc", "job-worker-1.ns.svc",
+    ]  # fmt: skip
+    assert not remote.all_local()
+    assert local.all_local()

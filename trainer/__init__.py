@@ -1,0 +1,13 @@
+"""tftrain's trainer: an MNIST CNN trained in one process, in a ParameterServerStrategy
+cluster (ps, worker, chief, optional evaluator) or in a MultiWorkerMirroredStrategy cluster
+(workers, optional chief), as `TF_CONFIG` from a Kubeflow TFJob says. `python -m trainer`.
+
+Its whole contract: `TF_CONFIG`, flags or `TFTRAIN_*` env vars (`settings`), a data dir and
+an output dir (layout in `outputs`). It imports nothing from `infra/`.
+
+Reading order: `__main__` (entry, exit codes); `settings`, `tf_config`, `plan` (what this
+process does; pure Python, checked before TensorFlow is imported); `data` (checksummed
+IDX files); `train_loop` (one training run, top to bottom) with `distribution` (strategy,
+input pipeline, fused steps), `model`, `steps`, `progress` and `outputs`; `server` and
+`evaluator` for the other roles; `done_marker` for how every process learns the run is over.
+"""

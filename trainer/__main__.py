@@ -1,0 +1,69 @@
+"""`python -m trainer`: read settings and TF_CONFIG, decide this process's role, run it.
+
+Exit codes: 0 done; 1 the run failed (bad data, lost parameter server); 2 a bad flag, env
+var or TF_CONFIG. Configuration is checked before TensorFlow is imported (each role's
+module imports it), so a mistake costs a second, not a slow import or a hang.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+from trainer import environment
+from trainer.data import load_mnist
+from trainer.done_marker import DoneWatcher
+from trainer.errors import RunError, UsageError
+from trainer.plan import Plan, Role, make_plan
+from trainer.settings import Settings, parse_settings
+from trainer.tf_config import ClusterConfig, parse_tf_config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    started = time.monotonic()
+    # Progress lines must reach `kubectl logs` as they happen, not when a buffer fills.
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    try:
+        settings = parse_settings(sys.argv[1:] if argv is None else argv, os.environ)
+        config = parse_tf_config(os.environ.get("TF_CONFIG"))
+        plan = make_plan(settings.strategy, config)
+        environment.prepare(config, plan)
+        task = f"{config.task.type}:{config.task.index}" if config else "single process"
+        print(f"tftrain: {task}, strategy {plan.strategy}, role {plan.role.value}")
+        return run_role(plan, settings, config, started)
+    except UsageError as error:
+        print(f"tftrain: error: {error}", file=sys.stderr)
+        return 2
+    except RunError as error:
+        print(f"tftrain: error: {error}", file=sys.stderr)
+        return 1
+
+
+def run_role(plan: Plan, settings: Settings, config: ClusterConfig | None, started: float) -> int:
+    if plan.role is Role.IDLE:
+        print("strategy single trains in the chief (or worker 0) alone; nothing to do here")
+        return 0
+    # Watchers start before the slow TensorFlow import (each role module imports it): a
+    # done marker written from then on is this run's.
+    if plan.role is Role.SERVER:
+        watcher = DoneWatcher(settings.output_dir)
+        from trainer import server
+
+        assert config is not None  # servers only exist in a cluster
+        return server.serve(config, settings.output_dir, watcher)
+    # Also before TensorFlow: a broken data file fails in a second.
+    data = load_mnist(settings.data_dir, settings.train_examples)
+    if plan.role is Role.EVALUATOR:
+        watcher = DoneWatcher(settings.output_dir)
+        from trainer import evaluator
+
+        return evaluator.run(settings, data, watcher)
+    from trainer import train_loop
+
+    return train_loop.run(settings, plan, config, data, started)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

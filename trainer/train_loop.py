@@ -1,0 +1,129 @@
+"""Training, for the processes that train: the single process, every MultiWorkerMirrored
+worker, and the ParameterServerStrategy chief (which schedules; the workers compute).
+
+Top to bottom: load the data; build the strategy, model and optimizer; resume from the
+latest checkpoint; run fused steps up to each boundary (a progress line, a checkpoint, the
+end); then evaluate, export and write the done marker.
+
+The global step is counted here, in Python, and saved in the checkpoint. Under
+ParameterServerStrategy the optimizer's own counter is not exact (two workers increment it
+on the ps concurrently) and only the chief knows how many steps it has scheduled.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass
+
+import keras
+import tensorflow as tf
+
+from trainer import done_marker
+from trainer.data import Mnist
+from trainer.distribution import make_executor, make_strategy, make_train_steps
+from trainer.errors import RunError
+from trainer.model import build_model, build_optimizer, local_copy, test_accuracy
+from trainer.outputs import Checkpoints, OutputPaths, export_saved_model, latest_saved_step
+from trainer.plan import Plan
+from trainer.progress import Progress
+from trainer.settings import Settings, SettingsError
+from trainer.steps import StepPlan
+from trainer.tf_config import ClusterConfig
+
+
+class ParameterServerLost(RunError):
+    """The ps went away: this run cannot go on, but a restarted one resumes."""
+
+
+@dataclass(frozen=True)
+class Trained:
+    model: keras.Model  # a local copy of the final weights
+    step: int
+    steps_run: int  # by this run, after any resume
+    seconds: float
+
+
+def run(
+    settings: Settings, plan: Plan, config: ClusterConfig | None, data: Mnist, started: float
+) -> int:
+    paths = OutputPaths(settings.output_dir)
+    if plan.is_writer:
+        done_marker.clear(paths.root)
+    try:
+        trained = train(settings, plan, config, data, paths)
+    except tf.errors.UnavailableError as error:
+        # Under ParameterServerStrategy the coordinator retries a lost worker's steps on
+        # another, but every step needs the ps: without it the run cannot go on.
+        if plan.strategy != "parameter_server":
+            raise
+        raise ParameterServerLost(_lost_message(error, latest_saved_step(paths))) from None
+    # Remote variables, iterators and functions are deleted by RPCs to the ps and workers.
+    # Drop them while those still serve: after the done marker they exit, and deletions
+    # sent then end the chief with a screenful of gRPC errors.
+    keras.backend.clear_session()
+    gc.collect()
+    if not plan.is_writer:
+        print(f"Training finished at step {trained.step}; the chief or worker 0 saves the model")
+        return 0
+    accuracy = test_accuracy(trained.model, data.test_images, data.test_labels)
+    print(f"Test-Accuracy: {accuracy:.4f}")
+    with tf.summary.create_file_writer(str(paths.eval)).as_default(step=trained.step):
+        tf.summary.scalar("test_accuracy", accuracy)
+    export_saved_model(trained.model, paths.saved_model)
+    done_marker.write(paths.root)
+    if trained.steps_run:
+        print(f"Examples/sec: {trained.steps_run * settings.batch_size / trained.seconds:.1f}")
+    print(f"Total Time: {time.monotonic() - started:.1f}s")
+    return 0
+
+
+def train(
+    settings: Settings, plan: Plan, config: ClusterConfig | None, data: Mnist, paths: OutputPaths
+) -> Trained:
+    strategy = make_strategy(plan, config)
+    if settings.batch_size % strategy.num_replicas_in_sync:
+        raise SettingsError(
+            f"--batch-size / TFTRAIN_BATCH_SIZE {settings.batch_size} must divide evenly "
+            f"among the {strategy.num_replicas_in_sync} replicas"
+        )
+    keras.utils.set_random_seed(settings.seed)
+    steps = StepPlan.from_settings(settings, len(data.train_labels))
+    with strategy.scope():
+        model = build_model()
+        optimizer = build_optimizer(settings.learning_rate, steps.final_step)
+        # Create the optimizer's slots now, so a restore fills them instead of deferring.
+        optimizer.build(model.trainable_variables)
+    checkpoints = Checkpoints(model, optimizer, plan, paths)
+    first_step = step = checkpoints.restore_latest()
+    train_steps = make_train_steps(strategy, model, optimizer, settings.batch_size)
+    executor = make_executor(plan, config, strategy, train_steps, settings, len(data.train_labels))
+    writer = (
+        tf.summary.create_file_writer(str(paths.train))
+        if plan.is_writer
+        else tf.summary.create_noop_writer()
+    )
+    progress = Progress(executor, steps, settings.batch_size, writer, echo=plan.is_writer)
+    started = time.perf_counter()
+    while step < steps.final_step:
+        chunk = steps.next_chunk(step)
+        progress.add(executor.run(chunk), chunk, step + chunk)
+        step += chunk
+        if steps.is_checkpoint_boundary(step):
+            executor.join()
+            progress.drain()
+            checkpoints.save(step)
+    seconds = time.perf_counter() - started
+    writer.close()
+    checkpoints.discard_private_copies()
+    return Trained(local_copy(model), step, step - first_step, seconds)
+
+
+def _lost_message(error: tf.errors.UnavailableError, saved_step: int | None) -> str:
+    reason = error.message.strip().splitlines()[0] if error.message.strip() else "UNAVAILABLE"
+    resume = (
+        f"it resumes from the latest checkpoint at step {saved_step}"
+        if saved_step is not None
+        else "no checkpoint was saved yet, so it starts from step 0"
+    )
+    return f"Parameter server unreachable ({reason}): restart the job; {resume}"
