@@ -433,13 +433,13 @@ def _group(reader: _Reader, replica_type: str, default_image: str) -> ReplicaGro
 
 def _hyperparams(reader: _Reader) -> Hyperparams:
     hyper = Hyperparams(
-        epochs=reader.integer("epochs", 3, 1, 100000),
-        batch_size=reader.integer("batchSize", 256, 1, 65536),
-        learning_rate=reader.number("learningRate", 0.002),
+        epochs=reader.integer("epochs", 4, 1, 100000),
+        batch_size=reader.integer("batchSize", 128, 1, 65536),
+        learning_rate=reader.number("learningRate", 0.003),
         strategy=reader.choice("strategy", "auto", STRATEGIES),
-        checkpoint_steps=reader.integer("checkpointSteps", 200, 1),
+        checkpoint_steps=reader.integer("checkpointSteps", 500, 1),
         log_steps=reader.integer("logSteps", 100, 1),
-        steps_per_execution=reader.integer("stepsPerExecution", 10, 1, 1000),
+        steps_per_execution=reader.integer("stepsPerExecution", 50, 1, 1000),
         max_steps=reader.integer("maxSteps", 0, 0),
     )
     reader.check(

@@ -74,7 +74,7 @@ def test_process_env_precedence_and_proxy_bypass() -> None:
     assert env["TFTRAIN_MAX_STEPS"] == "0"
     assert env["TFTRAIN_TRAIN_EXAMPLES"] == "2048"
     assert env["TF_CPP_MIN_LOG_LEVEL"] == "0"
-    assert env["TF_ENABLE_ONEDNN_OPTS"] == "0"
+    assert "TF_ENABLE_ONEDNN_OPTS" not in env
     assert env["PYTHONUNBUFFERED"] == "1"
     assert env["no_proxy"] == env["NO_PROXY"] == "localhost,127.0.0.1,internal.example.com"
 
