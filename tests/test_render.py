@@ -305,7 +305,7 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
             }
         )
 
-    assert changed(lines, "-") == expected(old, "0.002")
+    assert changed(lines, "-") == expected(old, repr(old.hyperparams.learning_rate))
     assert changed(lines, "+") == expected(new, "0.01")
     # Hunks are labelled with the object they change.
     assert any(line.endswith(" @@ Job tftrain-dev/mnist-worker-0") for line in lines)
@@ -316,11 +316,12 @@ def test_learning_rate_change_with_a_fixed_run_id_changes_only_the_env_values(
 ) -> None:
     edit_stack(repo, "dev", lambda config: config["tftrain:job"].update(runId="lr-sweep"))
     git(repo, "commit", "-q", "-am", "fix the run id")
+    old = load_stack("dev", repo / "stacks")
     edit_stack(repo, "dev", set_learning_rate(0.01))
     lines = diff_head(repo, "dev")
-    replicas = len(build_topology(load_stack("dev", repo / "stacks")).replicas)
+    replicas = len(build_topology(old).replicas)
     rate = "- {{name: TFTRAIN_LEARNING_RATE, value: '{}'}}"
-    assert changed(lines, "-") == Counter({rate.format("0.002"): replicas})
+    assert changed(lines, "-") == Counter({rate.format(old.hyperparams.learning_rate): replicas})
     assert changed(lines, "+") == Counter({rate.format("0.01"): replicas})
 
 
