@@ -1,154 +1,42 @@
-"""The local launcher with real processes: a fake TFJob-style trainer in every replica.
-
-The fake stands in for any user's trainer: it only reads TF_CONFIG and the env, records
-what it got in the output dir, and then behaves as its flags say (exit, fail, hang).
+"""The local launcher with real processes: a fake TFJob-style trainer in every replica
+(`tests/cluster_helpers.py`). Restarts are tested in `test_fault_tolerance.py`; the stacks
+here have `job.backoffLimit: 0`, so a failure ends the job at once.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import queue
 import re
 import signal
-import subprocess
-import sys
-import threading
-import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
 
 import pytest
-import yaml
 
 from infra.config import load_stack
 from infra.local.cli import main
-from infra.local.plan import REPO
 from infra.topology import build_topology
 from infra.trainer_env import hyperparam_env
-
-FAKE_TRAINER = """
-import argparse, json, os, signal, sys, time
-from pathlib import Path
-
-parser = argparse.ArgumentParser()
-parser.add_argument("--fail", default="", help="TYPE:INDEX:CODE: that replica exits CODE")
-parser.add_argument("--hang", action="store_true", help="every replica runs until killed")
-parser.add_argument("--linger", action="store_true", help="only the chief ever exits")
-parser.add_argument("--ignore-sigterm", action="store_true")
-args, _unknown = parser.parse_known_args()  # a real trainer has flags of its own
-
-tf_config = json.loads(os.environ["TF_CONFIG"])
-task = tf_config["task"]
-role = f"{task['type']}:{task['index']}"
-output = Path(os.environ["TFTRAIN_OUTPUT_DIR"])
-record = {"pid": os.getpid(), "argv": sys.argv[1:], "tf_config": tf_config,
-          "env": dict(os.environ)}
-tmp = output / f".{task['type']}-{task['index']}"
-tmp.write_text(json.dumps(record))
-tmp.rename(output / f"{task['type']}-{task['index']}.json")
-if args.ignore_sigterm:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-print(f"TF_CONFIG {os.environ['TF_CONFIG']}")
-print(f"stderr of {role}", file=sys.stderr)
-
-fail_role, _, code = args.fail.rpartition(":")
-if fail_role == role:
-    sys.exit(int(code))
-if args.hang or (args.linger and task["type"] != "chief"):
-    while True:
-        time.sleep(1)
-done = output / "done"
-chief = task["type"] == "chief" or (
-    "chief" not in tf_config["cluster"] and task["type"] == "worker" and task["index"] == 0)
-if chief:
-    time.sleep(0.3)
-    done.write_text("done")
-    print("chief done")
-else:  # like the real trainer: ps/workers exit once the chief has written its marker
-    deadline = time.monotonic() + 60
-    while not done.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    print("saw the done marker")
-"""
-
-STACK = "fake"
-REPLICAS = ("mnist-chief-0", "mnist-worker-0", "mnist-worker-1", "mnist-ps-0")
-WAIT = 60  # seconds: an upper bound for any single wait in these tests
+from tests.cluster_helpers import (
+    REPLICAS,
+    STACK,
+    Launcher,
+    alive,
+    assert_all_gone,
+    fake_stacks_dir,
+    launcher_args,
+    reaping,
+    records,
+    summary_line,
+    wait_until,
+    write_stack,
+)
 
 
 @pytest.fixture
 def stacks_dir(tmp_path: Path) -> Path:
-    (tmp_path / "fake.py").write_text(FAKE_TRAINER)
-    return write_stack(tmp_path, {})
-
-
-def write_stack(directory: Path, config: dict) -> Path:
-    """A dev-like stack whose command is the fake trainer; `config` merges over it."""
-    base = {
-        "image": "registry.example.com/tftrain/fake:1",
-        "job": {"command": ["python", str(directory / "fake.py")], "runId": "test"},
-        "hyperparams": {"maxSteps": 5, "learningRate": 0.01},
-    }
-    document = {"config": {f"tftrain:{key}": value for key, value in {**base, **config}.items()}}
-    (directory / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(document))
-    return directory
-
-
-def launcher_args(stacks_dir: Path, *options: str) -> list[str]:
-    output = stacks_dir / "out"
-    return [STACK, "--stacks-dir", str(stacks_dir), "--output-dir", str(output), *options]
-
-
-def records(stacks_dir: Path) -> dict[str, dict]:
-    return {
-        path.stem: json.loads(path.read_text()) for path in (stacks_dir / "out").glob("*-*.json")
-    }
-
-
-def alive(pid: int) -> bool:
-    """Running or stopped; a zombie counts as gone (PID 1 here may never reap orphans)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
-def assert_all_gone(pids: list[int]) -> None:
-    assert pids
-    assert wait_until(lambda: not any(alive(pid) for pid in pids), timeout=10), [
-        pid for pid in pids if alive(pid)
-    ]
-
-
-@contextlib.contextmanager
-def reaping(stacks_dir: Path) -> Iterator[None]:
-    """Whatever a test leaves running (a launcher bug), kill it so later tests are clean."""
-    try:
-        yield
-    finally:
-        for record in records(stacks_dir).values():
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(record["pid"], signal.SIGKILL)
-
-
-def summary_line(out: str, name: str) -> str:
-    summary = out[out.rindex("summary:") :]
-    [line] = [line for line in summary.splitlines() if re.match(rf"\[launcher\] +{name} ", line)]
-    return line
+    return fake_stacks_dir(tmp_path)
 
 
 def test_every_replica_gets_its_localhost_tf_config_and_the_stack_env(
@@ -202,7 +90,8 @@ def test_exit_status_is_the_chiefs(stacks_dir: Path, capsys: pytest.CaptureFixtu
         status = main(launcher_args(stacks_dir, "--set", "job.args=[--fail, 'chief:0:7']"))
     out = capsys.readouterr().out
     assert status == 7
-    assert "FAILED: mnist-chief-0 exit 7" in out
+    assert "FAILED: mnist-chief-0 exit 7 (job.backoffLimit 0: no restarts)" in out
+    assert "restart" not in summary_line(out, "mnist-chief-0")
     assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
 
 
@@ -273,45 +162,6 @@ def test_a_command_that_cannot_start_fails_the_job(
     out = capsys.readouterr().out
     assert "FAILED: cannot start mnist-chief-0: /nonexistent/trainer: No such file" in out
     assert "not started" in summary_line(out, "mnist-ps-0")
-
-
-class Launcher:
-    """`python -m infra.local` as a subprocess, its output collected on a thread."""
-
-    def __init__(self, stacks_dir: Path, *options: str) -> None:
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "infra.local", *launcher_args(stacks_dir, *options)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.out: list[str] = []
-        assert self.popen.stdout is not None
-        threading.Thread(target=self._collect, args=(self.popen.stdout,), daemon=True).start()
-
-    def _collect(self, stdout: IO[str]) -> None:
-        for line in stdout:
-            self.lines.put(line)
-
-    def wait_for_line(self, pattern: str) -> re.Match[str]:
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            with contextlib.suppress(queue.Empty):
-                line = self.lines.get(timeout=0.5)
-                self.out.append(line)
-                if match := re.search(pattern, line):
-                    return match
-        raise AssertionError(f"no line matching {pattern!r} in:\n{''.join(self.out)}")
-
-    def finish(self) -> int:
-        return self.popen.wait(timeout=WAIT)
-
-    def close(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.kill()
-            self.popen.wait(timeout=WAIT)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trainer.data import CHECKSUMS, FILES, DataError, load_mnist
+from trainer.data import CHECKSUMS, FILES, DataError, count_train_examples, load_mnist
 from trainer.settings import BUNDLED_DATA_DIR
 
 
@@ -51,6 +51,17 @@ def test_first_n_training_examples(mnist) -> None:
     assert small.train_images.shape == (100, 28, 28, 1)
     np.testing.assert_array_equal(small.train_labels, mnist.train_labels[:100])
     assert small.test_images.shape == (10000, 28, 28, 1)  # always the whole test set
+
+
+def test_servers_count_examples_from_the_header_alone(data_copy: Path) -> None:
+    assert count_train_examples(BUNDLED_DATA_DIR) == 60000
+    assert count_train_examples(BUNDLED_DATA_DIR, train_examples=8192) == 8192
+    (data_copy / FILES["train_labels"]).write_bytes(gzip.compress(b"\0\0\x08\x03rest"))
+    with pytest.raises(DataError, match="not an IDX file of unsigned-byte labels"):
+        count_train_examples(data_copy)
+    (data_copy / FILES["train_labels"]).unlink()
+    with pytest.raises(DataError, match="cannot read the IDX header"):
+        count_train_examples(data_copy)
 
 
 def test_more_examples_than_exist(data_copy: Path) -> None:

@@ -52,7 +52,7 @@ def run_role(plan: Plan, settings: Settings, config: ClusterConfig | None, start
         from trainer import server
 
         assert config is not None  # servers only exist in a cluster
-        return server.serve(config, settings.output_dir, watcher)
+        return server.serve(config, settings, watcher)
     # Also before TensorFlow: a broken data file fails in a second.
     data = load_mnist(settings.data_dir, settings.train_examples)
     if plan.role is Role.EVALUATOR:

@@ -84,6 +84,24 @@ def load_mnist(data_dir: Path, train_examples: int = 0) -> Mnist:
     )
 
 
+def count_train_examples(data_dir: Path, train_examples: int = 0) -> int:
+    """How many examples a run trains on, from the labels file's IDX header alone.
+
+    For processes that never load the data (ps and worker servers) but must know how long
+    the run is; no checksum check, that is `load_mnist`'s job in the chief.
+    """
+    path = data_dir / FILES["train_labels"]
+    try:
+        with gzip.open(path) as labels:
+            header = labels.read(idx_header_size(1))
+    except (OSError, EOFError, zlib.error) as error:
+        raise DataError(f"cannot read the IDX header of {path}: {error}") from None
+    if len(header) < idx_header_size(1) or header[:4] != bytes((0, 0, _UBYTE, 1)):
+        raise DataError(f"{path} is not an IDX file of unsigned-byte labels")
+    available = int.from_bytes(header[4:8], "big")
+    return min(train_examples, available) if train_examples else available
+
+
 def _read_checksums(path: Path) -> dict[str, str]:
     """Parse `sha256sum` output: `<hex digest>  <file name>` per line."""
     try:

@@ -1,7 +1,8 @@
 """The evaluator: test-set accuracy of every new checkpoint, into `eval/`, until done.
 
 It is not a cluster member; it only reads the shared output dir, so it may start, stop
-and restart at any time without disturbing training.
+and restart at any time without disturbing training. Started after the run is complete
+(see `done_marker`), it evaluates the final checkpoint and exits.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import tensorflow as tf
 from trainer.data import Mnist
 from trainer.done_marker import DoneWatcher
 from trainer.model import build_model, test_accuracy
-from trainer.outputs import OutputPaths, restore_model
+from trainer.outputs import OutputPaths, latest_saved_step, restore_model
 from trainer.settings import Settings
+from trainer.steps import StepPlan
 
 POLL_SECONDS = 2.0
 
@@ -24,9 +26,11 @@ def run(settings: Settings, data: Mnist, watcher: DoneWatcher) -> int:
     model = build_model()
     writer = tf.summary.create_file_writer(str(paths.eval))
     evaluated = None
+    final_step = StepPlan.from_settings(settings, len(data.train_labels)).final_step
+    complete = watcher.finished_before_start(final_step, latest_saved_step(paths))
     while True:
         # Look at the marker first: a checkpoint found after seeing it is the final one.
-        done = watcher.is_done()
+        done = complete or watcher.is_done()
         latest = tf.train.latest_checkpoint(str(paths.checkpoints))
         if latest and latest != evaluated:
             try:

@@ -3,7 +3,8 @@ worker, and the ParameterServerStrategy chief (which schedules; the workers comp
 
 Top to bottom: load the data; build the strategy, model and optimizer; resume from the
 latest checkpoint; run fused steps up to each boundary (a progress line, a checkpoint, the
-end); then evaluate, export and write the done marker.
+end); then evaluate, export and write the done marker. A run whose latest checkpoint is
+already at the final step (a restart after the last save) skips the training part.
 
 The global step is counted here, in Python, and saved in the checkpoint. Under
 ParameterServerStrategy the optimizer's own counter is not exact (two workers increment it
@@ -13,6 +14,7 @@ on the ps concurrently) and only the chief knows how many steps it has scheduled
 from __future__ import annotations
 
 import gc
+import re
 import time
 from dataclasses import dataclass
 
@@ -24,7 +26,13 @@ from trainer.data import Mnist
 from trainer.distribution import make_executor, make_strategy, make_train_steps
 from trainer.errors import RunError
 from trainer.model import build_model, build_optimizer, local_copy, test_accuracy
-from trainer.outputs import Checkpoints, OutputPaths, export_saved_model, latest_saved_step
+from trainer.outputs import (
+    Checkpoints,
+    OutputPaths,
+    export_saved_model,
+    latest_saved_step,
+    restore_model,
+)
 from trainer.plan import Plan
 from trainer.progress import Progress
 from trainer.settings import Settings, SettingsError
@@ -50,19 +58,22 @@ def run(
     paths = OutputPaths(settings.output_dir)
     if plan.is_writer:
         done_marker.clear(paths.root)
-    try:
-        trained = train(settings, plan, config, data, paths)
-    except tf.errors.UnavailableError as error:
-        # Under ParameterServerStrategy the coordinator retries a lost worker's steps on
-        # another, but every step needs the ps: without it the run cannot go on.
-        if plan.strategy != "parameter_server":
-            raise
-        raise ParameterServerLost(_lost_message(error, latest_saved_step(paths))) from None
-    # Remote variables, iterators and functions are deleted by RPCs to the ps and workers.
-    # Drop them while those still serve: after the done marker they exit, and deletions
-    # sent then end the chief with a screenful of gRPC errors.
-    keras.backend.clear_session()
-    gc.collect()
+    steps = StepPlan.from_settings(settings, len(data.train_labels))
+    trained = restore_finished(paths, steps.final_step)
+    if trained is None:
+        try:
+            trained = train(settings, plan, config, data, paths, steps)
+        except tf.errors.UnavailableError as error:
+            # Under ParameterServerStrategy the coordinator retries a lost worker's steps on
+            # another, but every step needs the ps: without it the run cannot go on.
+            if plan.strategy != "parameter_server":
+                raise
+            raise ParameterServerLost(_lost_message(error, latest_saved_step(paths))) from None
+        # Remote variables, iterators and functions are deleted by RPCs to the ps and
+        # workers. Drop them while those still serve: after the done marker they exit, and
+        # deletions sent then end the chief with a screenful of gRPC errors.
+        keras.backend.clear_session()
+        gc.collect()
     if not plan.is_writer:
         print(f"Training finished at step {trained.step}; the chief or worker 0 saves the model")
         return 0
@@ -71,15 +82,36 @@ def run(
     with tf.summary.create_file_writer(str(paths.eval)).as_default(step=trained.step):
         tf.summary.scalar("test_accuracy", accuracy)
     export_saved_model(trained.model, paths.saved_model)
-    done_marker.write(paths.root)
+    done_marker.write(paths.root, steps.final_step)
     if trained.steps_run:
         print(f"Examples/sec: {trained.steps_run * settings.batch_size / trained.seconds:.1f}")
     print(f"Total Time: {time.monotonic() - started:.1f}s")
     return 0
 
 
+def restore_finished(paths: OutputPaths, final_step: int) -> Trained | None:
+    """The final weights if training already reached `final_step`, else None.
+
+    Then there is nothing to train: a chief restarted after its last checkpoint (or a
+    rerun of a finished run) only evaluates, exports and writes the done marker, and does so
+    without the cluster, whose ps and workers may have exited already (`done_marker`).
+    """
+    if latest_saved_step(paths) != final_step:
+        return None
+    latest = tf.train.latest_checkpoint(str(paths.checkpoints))
+    model = build_model()
+    step = restore_model(model, latest)
+    print(f"Resumed from checkpoint {latest} at step {step}: training is complete")
+    return Trained(model, step, steps_run=0, seconds=0.0)
+
+
 def train(
-    settings: Settings, plan: Plan, config: ClusterConfig | None, data: Mnist, paths: OutputPaths
+    settings: Settings,
+    plan: Plan,
+    config: ClusterConfig | None,
+    data: Mnist,
+    paths: OutputPaths,
+    steps: StepPlan,
 ) -> Trained:
     strategy = make_strategy(plan, config)
     if settings.batch_size % strategy.num_replicas_in_sync:
@@ -88,7 +120,6 @@ def train(
             f"among the {strategy.num_replicas_in_sync} replicas"
         )
     keras.utils.set_random_seed(settings.seed)
-    steps = StepPlan.from_settings(settings, len(data.train_labels))
     with strategy.scope():
         model = build_model()
         optimizer = build_optimizer(settings.learning_rate, steps.final_step)
@@ -120,10 +151,23 @@ def train(
 
 
 def _lost_message(error: tf.errors.UnavailableError, saved_step: int | None) -> str:
-    reason = error.message.strip().splitlines()[0] if error.message.strip() else "UNAVAILABLE"
     resume = (
         f"it resumes from the latest checkpoint at step {saved_step}"
         if saved_step is not None
         else "no checkpoint was saved yet, so it starts from step 0"
     )
-    return f"Parameter server unreachable ({reason}): restart the job; {resume}"
+    return (
+        f"Parameter server unreachable (UNAVAILABLE: {_cause(error.message)}): restart the ps "
+        f"and this chief (Kubernetes and the local launcher do, up to job.backoffLimit times); "
+        f"{resume}"
+    )
+
+
+def _cause(message: str) -> str:
+    """The line of TensorFlow's message that says why (it often starts "Graph execution
+    error:", and the gRPC status is further on, or is the first line itself)."""
+    status = re.search(r"UNAVAILABLE:\s*(.+)", message)
+    if status:
+        return status.group(1).strip()
+    lines = [line.strip() for line in message.splitlines()]
+    return next((line for line in lines if line and not line.endswith("error:")), "no details")

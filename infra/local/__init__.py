@@ -6,5 +6,6 @@ TFJob-style trainer that works here works in the cluster and vice versa.
 
 Modules: `plan` (stack → the processes to start, TensorBoard included), `ports` (free
 localhost ports), `process` (a child in its own process group; output streaming;
-stopping), `supervisor` (what a replica's exit does to the job), `cli` (`main(argv)`).
+stopping), `supervisor` (what a replica's exit does to the job: success, a restart on
+its port up to `job.backoffLimit`, or failure), `cli` (`main(argv)`).
 """

@@ -26,7 +26,7 @@ from infra.local.plan import (
     tensorboard_process,
 )
 from infra.local.ports import HOST, PortReservation
-from infra.local.supervisor import LAUNCHER, Stopped, Supervisor, Timing
+from infra.local.supervisor import LAUNCHER, Backoff, Stopped, Supervisor, Timing
 
 # SIGHUP too: closing the terminal must not orphan a training cluster.
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -131,6 +131,7 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
         ports,
         Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=args.timeout),
         sidecars,
+        Backoff(limit=plan.config.job.backoff_limit),
     )
     say = supervisor.say
     config = plan.config
@@ -138,6 +139,13 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
     say(f"command: {shlex.join(plan.replicas[0].argv)}")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
     say(f"output dir: {plan.output_dir}")
+    limit = config.job.backoff_limit
+    say(
+        f"restarts: a failed replica starts again on its port, up to {limit} times "
+        f"(job.restartPolicy {config.job.restart_policy}, job.backoffLimit {limit})"
+        if limit
+        else "restarts: none (job.backoffLimit 0): a failed replica ends the job"
+    )
     if config.job.data_dir and not Path(config.job.data_dir).is_dir():
         say(f"warning: job.dataDir {config.job.data_dir} does not exist on this machine")
     if args.tensorboard:

@@ -1,9 +1,14 @@
 """Runs the replicas of one job and decides, replica exit by replica exit, how it ends.
 
-The policy lives in one method, `Supervisor.decide`, with Kubernetes' TFJob semantics:
-the job succeeds when the primary replica (chief, else worker 0) exits 0, and fails when
-any replica exits non-zero. A restart policy (`restartPolicy: OnFailure` up to
-`backoffLimit`) slots in there as one more decision that calls `_start` again.
+The policy lives in one method, `Supervisor.decide`, with the semantics of the stack's
+Kubernetes objects: the job succeeds when the primary replica (chief, else worker 0) exits
+0; a replica that exits non-zero or is killed is restarted, with the same env on the same
+port, up to `job.backoffLimit` times; one more failure fails the job.
+
+In the cluster every replica is its own Job, so the limit counts per replica. Both
+`restartPolicy` values bring a replica back: `OnFailure` has the kubelet restart the
+container in place, `Never` has the Job controller create a new pod, and both count
+toward `backoffLimit`. A local process is the same either way: a new one with the same env.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import enum
 import signal
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +50,7 @@ class CannotStart(Exception):
 
 class Decision(enum.Enum):
     CONTINUE = "continue"  # nothing changes for the others
+    RESTART = "restart"  # start the replica again after its backoff delay
     SUCCEED = "succeed"  # the job is done: let the others exit by themselves, within grace
     FAIL = "fail"  # the job failed: stop everything now
 
@@ -64,11 +71,38 @@ def describe(returncode: int | None) -> str:
     return f"exit {returncode}"
 
 
+def exited(returncode: int) -> str:
+    """`-9 (SIGKILL)` or `1`: the raw code, for the restart line a reader greps for."""
+    if returncode >= 0:
+        return str(returncode)
+    return f"{returncode} ({describe(returncode).removeprefix('killed by ')})"
+
+
 @dataclass(frozen=True)
 class Timing:
     grace: float = 30.0  # after the job succeeded, for ps/workers to exit by themselves
     stop_grace: float = 5.0  # SIGTERM → SIGKILL
     timeout: float | None = None  # of the whole job
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How often and how soon a failed replica comes back (Kubernetes' Job backoff, scaled).
+
+    Kubernetes waits 10 s, doubling, capped at 6 minutes: there a restart may need a new
+    node, an image pull or a network that is back, and a crash loop must not load the API
+    server. Here the cause is a process that died, its port is free again at once, and each
+    second of delay is a second every replica waits, so the delays are 1 s, doubling, capped
+    at 10 s: still enough to keep a replica that fails at once from spinning two cores.
+    """
+
+    limit: int = 0  # restarts per replica: the stack's job.backoffLimit
+    first_delay: float = 1.0
+    max_delay: float = 10.0
+
+    def delay(self, restart: int) -> float:
+        """Seconds to wait before restart number `restart` (counted from 1)."""
+        return min(self.first_delay * 2 ** (restart - 1), self.max_delay)
 
 
 class Supervisor:
@@ -81,6 +115,7 @@ class Supervisor:
         ports: PortReservation,
         timing: Timing,
         sidecars: Sequence[ProcessSpec] = (),
+        backoff: Backoff | None = None,
     ) -> None:
         self._specs = {spec.name: spec for spec in replicas}
         self._sidecar_specs = list(sidecars)
@@ -89,8 +124,13 @@ class Supervisor:
         self._output = output
         self._ports = ports
         self._timing = timing
-        self.replicas: dict[str, process.Child] = {}
+        self._backoff = backoff or Backoff()
+        self.replicas: dict[str, process.Child] = {}  # the latest process of each replica
         self.sidecars: dict[str, process.Child] = {}
+        # Per replica, the return code of each process a restart replaced.
+        self.earlier_exits: defaultdict[str, list[int]] = defaultdict(list)
+        self._first_started: dict[str, float] = {}
+        self._restart_due: dict[str, float] = {}  # replica name → when to start it again
         self.succeeded_at: float | None = None  # when the primary exited 0
         self.failed: process.Child | None = None
         self.outcome = ""
@@ -110,19 +150,28 @@ class Supervisor:
         # The port is freed for this replica only now; see ports.py.
         self._ports.release(spec.name)
         try:
-            return process.spawn(spec.name, spec.argv, spec.env, self._cwd, self._output)
+            child = process.spawn(spec.name, spec.argv, spec.env, self._cwd, self._output)
         except OSError as error:
             raise CannotStart(spec.name, error) from error
+        # The pid is for whoever wants to inject a fault (`kill -9 <pid>`) or attach a tool.
+        self.say(f"started {spec.name} (pid {child.pid})")
+        return child
 
     def decide(self, child: process.Child, returncode: int) -> Decision:
         """The one place that turns a replica's exit into what happens to the job."""
-        if self.succeeded_at is not None or self.failed is not None:
-            return Decision.CONTINUE  # already ending; the summary reports this exit
-        if returncode != 0:
-            return Decision.FAIL
-        if child.name == self._primary:
-            return Decision.SUCCEED
-        return Decision.CONTINUE
+        if self.failed is not None:
+            return Decision.CONTINUE  # everything is being stopped; the summary reports it
+        if returncode == 0:
+            if child.name == self._primary and self.succeeded_at is None:
+                return Decision.SUCCEED
+            return Decision.CONTINUE
+        if len(self.earlier_exits[child.name]) < self._backoff.limit:
+            # Also after the job succeeded: in the cluster this replica's own Job is not
+            # complete and would restart it; the trainer's servers then exit 0 at once.
+            return Decision.RESTART
+        if self.succeeded_at is not None:
+            return Decision.CONTINUE  # the job's result stands; the summary reports this exit
+        return Decision.FAIL
 
     def run(self) -> int:
         """Start everything, supervise until the job ends, stop what is left; the status."""
@@ -132,6 +181,7 @@ class Supervisor:
                 self.sidecars[spec.name] = self._start(spec)
             for spec in self._specs.values():
                 self.replicas[spec.name] = self._start(spec)
+                self._first_started[spec.name] = self.replicas[spec.name].started
             return self._supervise(started)
         except CannotStart as error:
             self.outcome = f"FAILED: {error}"
@@ -151,10 +201,12 @@ class Supervisor:
             if status is not None:
                 return status
             now = time.monotonic()
-            if all(child.ended is not None for child in self.replicas.values()):
+            self._start_due_restarts(now)
+            if not self._restart_due and all(c.ended is not None for c in self.replicas.values()):
                 return self._primary_status()
             if self.succeeded_at is not None and now - self.succeeded_at > timing.grace:
                 left = [c.name for c in self.replicas.values() if c.ended is None]
+                left += list(self._restart_due)  # waiting to restart: not started again
                 self.say(
                     f"still running {timing.grace:g}s after the job succeeded, "
                     f"terminating: {', '.join(left)}"
@@ -177,9 +229,11 @@ class Supervisor:
             returncode = child.returncode
             assert returncode is not None
             decision = self.decide(child, returncode)
+            if decision is Decision.RESTART:
+                self._schedule_restart(child, returncode)
             if decision is Decision.FAIL:
                 self.failed = child
-                self.outcome = f"FAILED: {child.name} {describe(returncode)}"
+                self.outcome = f"FAILED: {child.name} {describe(returncode)}{self._limit_note()}"
                 self.say(f"{self.outcome}; stopping every replica")
                 return exit_status(returncode)
             if decision is Decision.SUCCEED:
@@ -192,6 +246,31 @@ class Supervisor:
                         f"{self._timing.grace:g}s to exit by themselves: {', '.join(left)}"
                     )
         return None
+
+    def _limit_note(self) -> str:
+        limit = self._backoff.limit
+        if not limit:
+            return " (job.backoffLimit 0: no restarts)"
+        return f" after {limit} restart{'s' * (limit > 1)}: job.backoffLimit {limit} reached"
+
+    def _schedule_restart(self, child: process.Child, returncode: int) -> None:
+        self.earlier_exits[child.name].append(returncode)
+        restart = len(self.earlier_exits[child.name])
+        delay = self._backoff.delay(restart)
+        self._restart_due[child.name] = time.monotonic() + delay
+        self.say(
+            f"{child.name} exited {exited(returncode)}; "
+            f"restart {restart} of {self._backoff.limit} in {delay:.1f}s"
+        )
+
+    def _start_due_restarts(self, now: float) -> None:
+        # From the main thread, like the first start: PR_SET_PDEATHSIG is per thread.
+        for name, due in list(self._restart_due.items()):
+            if now >= due:
+                del self._restart_due[name]
+                # The same spec: the same env, TF_CONFIG and port, which the peers' TF_CONFIG
+                # names; the port was released for the first start and stays free.
+                self.replicas[name] = self._start(self._specs[name])
 
     def _primary_status(self) -> int:
         primary = self.replicas[self._primary]
@@ -208,10 +287,29 @@ class Supervisor:
                 lines.append(f"  {name:<{width}}  not started")
                 continue
             note = " (stopped by the launcher)" if child.stopped_by_launcher else ""
+            if name in self._restart_due:
+                note += " (was waiting to restart)"
+            # Wall time since the replica's first start: the time the job spent on it.
+            wall = (child.ended or time.monotonic()) - self._first_started.get(name, child.started)
             lines.append(
-                f"  {name:<{width}}  {describe(child.returncode):<18} {child.wall_time:7.1f}s{note}"
+                f"  {name:<{width}}  {describe(child.returncode):<18} {wall:7.1f}s"
+                f"{self._restarts_note(name)}{note}"
             )
         lines.append(f"  total {total:.1f}s; output dir {output_dir}")
+        restarts = sum(len(codes) for codes in self.earlier_exits.values())
+        if restarts:
+            lines.append(
+                f"  restarts: {restarts} (up to {self._backoff.limit} per replica: "
+                "job.backoffLimit)"
+            )
         if self.outcome:
             lines.append(f"  {self.outcome}")
         return lines
+
+    def _restarts_note(self, name: str) -> str:
+        codes = self.earlier_exits.get(name, [])
+        if not codes:
+            return ""
+        count = len(codes)
+        earlier = ", ".join(describe(code) for code in codes)
+        return f"  {count} restart{'s' * (count > 1)} (after {earlier})"

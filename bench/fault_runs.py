@@ -1,0 +1,387 @@
+"""Fault runs: the dev stack's topology under the local launcher, one replica SIGKILLed.
+
+Four runs of one small configuration (1 ps, 2 workers, chief; the first 8,192 training
+examples; a checkpoint every 50 steps): a baseline with no fault, then a run each in which
+worker 1, the chief or the ps is SIGKILLed once the chief has logged a step drawn at random
+(seeded) between the first checkpoint and the last one. The launcher restarts the killed
+replica on its port (`job.backoffLimit`); after a chief or ps kill the restarted chief
+resumes from the latest checkpoint. Prints one Markdown table: where each fault hit, the
+step training resumed from, the steps lost, restarts, the final step, test accuracy and the
+wall time against the baseline.
+
+    .venv/bin/python -m bench.fault_runs                  # baseline + worker, chief, ps
+    .venv/bin/python -m bench.fault_runs --faults ps --seed 3 --echo
+
+The same driver backs tests/test_fault_tolerance.py, which asserts on what it returns.
+Wall times are of a 2-core machine: anything else running on it shows in them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CHIEF = "mnist-chief-0"
+# Worker 1, not worker 0: the run must not depend on which worker is lost.
+TARGETS = {"worker": "mnist-worker-1", "chief": CHIEF, "ps": "mnist-ps-0"}
+FAULTS = tuple(TARGETS)
+# A kill trigger that is not a step: the chief's accuracy line, printed after the final
+# checkpoint and before the export and the done marker.
+AFTER_TRAINING = "Test-Accuracy"
+
+# `[name]   text`, as the launcher prefixes every line.
+_LINE = re.compile(r"^\[(?P<name>[^\]]+)\] +(?P<text>.*)$")
+_STARTED = re.compile(r"^started (?P<name>\S+) \(pid (?P<pid>\d+)\)$")
+_STEP = re.compile(r"^Step: (?P<step>\d+), .*Cost: (?P<cost>[\d.]+)")
+_RESUMED = re.compile(r"^Resumed from checkpoint \S+ at step (?P<step>\d+)")
+_ACCURACY = re.compile(r"^Test-Accuracy: (?P<accuracy>[\d.]+)$")
+_SUMMARY_ROW = re.compile(
+    r"^ *(?P<name>mnist-\S+) +(?P<status>exit -?\d+|killed by \S+|running|not started)"
+    r"(?: +[\d.]+s(?:  (?P<restarts>\d+) restarts?)?)?"
+)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The small run: long enough that a kill lands mid-run, short enough for a test."""
+
+    train_examples: int = 8192
+    epochs: int = 8
+    batch_size: int = 128
+    checkpoint_steps: int = 50
+    log_steps: int = 10
+    # Small, so the chief hears of progress often and a kill lands near the step it waited for.
+    steps_per_execution: int = 5
+    backoff_limit: int = 3
+    timeout: float = 300.0  # the launcher's --timeout: a hang fails the run, not the caller
+
+    @property
+    def final_step(self) -> int:
+        return self.epochs * math.ceil(self.train_examples / self.batch_size)
+
+    def overrides(self) -> list[str]:
+        values = {
+            "hyperparams.epochs": self.epochs,
+            "hyperparams.batchSize": self.batch_size,
+            "hyperparams.checkpointSteps": self.checkpoint_steps,
+            "hyperparams.logSteps": self.log_steps,
+            "hyperparams.stepsPerExecution": self.steps_per_execution,
+            "job.backoffLimit": self.backoff_limit,
+        }
+        return [f"{key}={value}" for key, value in values.items()]
+
+    def command(self, output_dir: Path) -> list[str]:
+        sets = [arg for override in self.overrides() for arg in ("--set", override)]
+        return [sys.executable, "-m", "infra.local", "dev", *sets,
+                "--output-dir", str(output_dir), "--timeout", f"{self.timeout:g}"]  # fmt: skip
+
+    def shell_command(self, output_dir: Path) -> str:
+        """The command as a person would type it, small-data env var included."""
+        argv = ["python", *self.command(output_dir)[1:]]
+        return f"TFTRAIN_TRAIN_EXAMPLES={self.train_examples} {shlex.join(argv)}"
+
+    def random_step(self, rng: random.Random) -> int:
+        """A logged step past the first checkpoint and at least a checkpoint before the end."""
+        first = self.checkpoint_steps // self.log_steps + 1
+        last = (self.final_step - self.checkpoint_steps) // self.log_steps
+        return self.log_steps * rng.randint(first, last)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """SIGKILL `kind`'s replica once the chief logs step `at` (or a line starting so)."""
+
+    kind: str  # worker, chief or ps
+    at: int | str
+
+    @property
+    def target(self) -> str:
+        return TARGETS[self.kind]
+
+    def fires_on(self, step: int | None, text: str) -> bool:
+        if isinstance(self.at, str):
+            return text.startswith(self.at)
+        return step is not None and step >= self.at
+
+
+@dataclass
+class Incarnation:
+    """One process of a replica, and what it logged if it is the chief."""
+
+    pid: int
+    steps: list[int] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)
+    resumed_step: int | None = None
+    first_step_at: float | None = None  # seconds into the run of its first progress line
+
+
+@dataclass
+class Outcome:
+    fault: Fault | None
+    command: str
+    status: int
+    seconds: float
+    lines: list[str]  # the launcher's output, as read
+    line_times: list[float]  # seconds into the run, of each line
+    planned_step: int
+    incarnations: dict[str, list[Incarnation]]
+    killed_at: float | None = None  # seconds into the run
+    step_at_kill: int | None = None  # the chief's last logged step when the kill was sent
+    accuracy: float | None = None
+    final_status: dict[str, str] = field(default_factory=dict)  # from the launcher's summary
+    restarts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def timed_output(self) -> str:
+        """The output with seconds into the run before each line: where the time went."""
+        pairs = zip(self.line_times, self.lines, strict=True)
+        return "".join(f"{at:7.2f} {line}" for at, line in pairs)
+
+    @property
+    def chief_runs(self) -> list[Incarnation]:
+        return self.incarnations.get(CHIEF, [])
+
+    @property
+    def last_step_before_fault(self) -> int | None:
+        """K: the last step the chief logged before the fault ended it (all that the first
+        chief logged, since lines already written may arrive after the kill was sent), or,
+        if the chief carried on, its last step when the kill was sent."""
+        if self.fault is None:
+            return None
+        if len(self.chief_runs) > 1 and self.chief_runs[0].steps:
+            return self.chief_runs[0].steps[-1]
+        return self.step_at_kill
+
+    @property
+    def resumed_step(self) -> int | None:
+        """R: where the restarted chief resumed, if the chief was restarted."""
+        runs = self.chief_runs
+        return runs[-1].resumed_step if len(runs) > 1 else None
+
+    @property
+    def recovery_seconds(self) -> float | None:
+        """From the kill to the restarted chief's first progress line: the time training
+        stood still (None when the chief carried on, as after a worker kill)."""
+        runs = self.chief_runs
+        if self.killed_at is None or len(runs) < 2 or runs[-1].first_step_at is None:
+            return None
+        return runs[-1].first_step_at - self.killed_at
+
+    @property
+    def steps_lost(self) -> int:
+        """K - R: logged steps that had to run again; 0 when the chief carried on."""
+        before, resumed = self.last_step_before_fault, self.resumed_step
+        return before - resumed if before is not None and resumed is not None else 0
+
+    @property
+    def final_step(self) -> int | None:
+        """The last chief's last step: logged, or resumed from if it had none left to run."""
+        if not self.chief_runs:
+            return None
+        last = self.chief_runs[-1]
+        return last.steps[-1] if last.steps else last.resumed_step
+
+
+class _Watch:
+    """Reads the launcher's output as it comes and fires the fault once."""
+
+    def __init__(self, fault: Fault | None) -> None:
+        self.fault = fault
+        self.incarnations: dict[str, list[Incarnation]] = {}
+        self.lines: list[str] = []
+        self.times: list[float] = []
+        self.started = time.monotonic()
+        self.killed_at: float | None = None
+        self.step_at_kill: int | None = None
+        self.accuracy: float | None = None
+
+    def feed(self, line: str) -> None:
+        self.lines.append(line)
+        self.times.append(time.monotonic() - self.started)
+        match = _LINE.match(line.rstrip("\n"))
+        if not match:
+            return
+        name, text = match["name"], match["text"]
+        if name == "launcher" and (started := _STARTED.match(text)):
+            self.incarnations.setdefault(started["name"], []).append(
+                Incarnation(int(started["pid"]))
+            )
+        elif name == CHIEF and self.incarnations.get(CHIEF):
+            self._chief_line(self.incarnations[CHIEF][-1], text, self.times[-1])
+
+    def _chief_line(self, chief: Incarnation, text: str, at: float) -> None:
+        step = None
+        if logged := _STEP.match(text):
+            step = int(logged["step"])
+            if not chief.steps:
+                chief.first_step_at = at
+            chief.steps.append(step)
+            chief.costs.append(float(logged["cost"]))
+        elif resumed := _RESUMED.match(text):
+            chief.resumed_step = int(resumed["step"])
+        elif accuracy := _ACCURACY.match(text):
+            self.accuracy = float(accuracy["accuracy"])
+        if self.fault and self.killed_at is None and self.fault.fires_on(step, text):
+            self._kill(self.fault, chief)
+
+    def _kill(self, fault: Fault, chief: Incarnation) -> None:
+        # The pid the launcher printed for the replica's latest process: the launcher's
+        # child, so the pid cannot be reused before the launcher has seen it exit.
+        os.kill(self.incarnations[fault.target][-1].pid, signal.SIGKILL)
+        self.killed_at = time.monotonic() - self.started
+        self.step_at_kill = chief.steps[-1] if chief.steps else None
+
+
+def run(
+    config: RunConfig, output_dir: Path, fault: Fault | None = None, echo: bool = False
+) -> Outcome:
+    """One launcher run, with at most one fault; `echo` streams the output meanwhile."""
+    env = {**os.environ, "TFTRAIN_TRAIN_EXAMPLES": str(config.train_examples)}
+    watch = _Watch(fault)
+    launcher = subprocess.Popen(
+        config.command(output_dir),
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    # The launcher's --timeout ends a hung run; this is only in case the launcher hangs.
+    backstop = threading.Timer(config.timeout + 60, launcher.kill)
+    backstop.start()
+    try:
+        assert launcher.stdout is not None
+        for line in launcher.stdout:
+            watch.feed(line)
+            if echo:
+                print(line, end="", flush=True)
+        status = launcher.wait()
+    finally:
+        backstop.cancel()
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+    final_status, restarts = _summary("".join(watch.lines))
+    return Outcome(
+        fault=fault,
+        command=config.shell_command(output_dir),
+        status=status,
+        seconds=time.monotonic() - watch.started,
+        lines=watch.lines,
+        line_times=watch.times,
+        planned_step=config.final_step,
+        incarnations=watch.incarnations,
+        killed_at=watch.killed_at,
+        step_at_kill=watch.step_at_kill,
+        accuracy=watch.accuracy,
+        final_status=final_status,
+        restarts=restarts,
+    )
+
+
+def _summary(output: str) -> tuple[dict[str, str], dict[str, int]]:
+    """Each replica's final status and restart count, from the launcher's summary."""
+    statuses: dict[str, str] = {}
+    restarts: dict[str, int] = {}
+    summary = output[output.rindex("summary:") :] if "summary:" in output else ""
+    for line in summary.splitlines():
+        match = _LINE.match(line)
+        row = _SUMMARY_ROW.match(match["text"]) if match else None
+        if row:
+            statuses[row["name"]] = row["status"]
+            restarts[row["name"]] = int(row["restarts"] or 0)
+    return statuses, restarts
+
+
+def table(outcomes: Sequence[Outcome]) -> list[str]:
+    baseline = next((o.seconds for o in outcomes if o.fault is None), None)
+    rows = [
+        "| fault (SIGKILL) | chief's last step K | resumed at R | steps lost K-R | restarts "
+        "| kill to training again, s | final step | test accuracy | wall s "
+        "| extra s vs baseline | exit |",
+        "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for outcome in outcomes:
+        fault = outcome.fault
+        restarted = ", ".join(
+            f"{name.removeprefix('mnist-')} {count}"
+            for name, count in outcome.restarts.items()
+            if count
+        )
+        extra = f"{outcome.seconds - baseline:+.1f}" if baseline and fault else ""
+        cells = [
+            f"{fault.target.removeprefix('mnist-')} at {fault.at}" if fault else "none (baseline)",
+            _cell(outcome.last_step_before_fault),
+            _cell(outcome.resumed_step),
+            str(outcome.steps_lost) if fault else "",
+            restarted or "none",
+            _cell(outcome.recovery_seconds, ".1f"),
+            f"{_cell(outcome.final_step)} of {outcome.planned_step}",
+            _cell(outcome.accuracy),
+            f"{outcome.seconds:.1f}",
+            extra,
+            str(outcome.status),
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
+def _cell(value: float | None, spec: str = "g") -> str:
+    return "" if value is None else format(value, spec)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--faults", nargs="+", choices=FAULTS, default=list(FAULTS))
+    parser.add_argument("--seed", type=int, default=1, help="draws the step of each kill")
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--echo", action="store_true", help="stream the launcher's output")
+    parser.add_argument(
+        "--keep", type=Path, help="keep each run's output dir, and its output with times, here"
+    )
+    args = parser.parse_args(argv)
+
+    config = RunConfig()
+    rng = random.Random(args.seed)
+    faults: list[Fault | None] = [] if args.no_baseline else [None]
+    faults += [Fault(kind, config.random_step(rng)) for kind in args.faults]
+    # The first TensorFlow import after a while reads its libraries from disk again: that
+    # added up to 15 s to whichever run came first. One import first makes the runs equal.
+    subprocess.run([sys.executable, "-c", "import tensorflow"], check=True, capture_output=True)
+    outcomes = []
+    with tempfile.TemporaryDirectory(prefix="fault-runs-") as scratch:
+        root = args.keep or Path(scratch)
+        for fault in faults:
+            name = fault.kind if fault else "baseline"
+            outcome = run(config, root / name, fault, echo=args.echo)
+            outcomes.append(outcome)
+            if args.keep:
+                (root / f"{name}.log").write_text(outcome.timed_output())
+            print(f"{name}: exit {outcome.status} in {outcome.seconds:.1f}s", file=sys.stderr)
+    invoked = ["python", "-m", "bench.fault_runs", *(sys.argv[1:] if argv is None else argv)]
+    print(f"Fault runs, seed {args.seed}: {shlex.join(invoked)}")
+    print(f"Each run: {config.shell_command(Path('<output dir>'))}")
+    print()
+    print("\n".join(table(outcomes)))
+    return 0 if all(outcome.status == 0 for outcome in outcomes) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
