@@ -753,8 +753,8 @@ def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
     return directory / f"Pulumi.{stack}.yaml"
 
 
-def read_stack_file(path: Path) -> dict[str, Any]:
-    """The `tftrain:` config of a stack file, as the Pulumi engine would hand it over."""
+def read_stack_entries(path: Path) -> dict[str, Any]:
+    """Every config entry of a stack file, all namespaces (`alicloud:region` too), as written."""
     if not path.is_file():
         known = sorted(
             p.name[len("Pulumi.") : -len(".yaml")] for p in path.parent.glob("Pulumi.*.yaml")
@@ -763,7 +763,12 @@ def read_stack_file(path: Path) -> dict[str, Any]:
             [f"stack file {path} not found; stacks here: {', '.join(known) or 'none'}"]
         )
     document = yaml.safe_load(path.read_text()) or {}
-    return strip_project_prefix(document.get("config") or {})
+    return dict(document.get("config") or {})
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """The `tftrain:` config of a stack file, as the Pulumi engine would hand it over."""
+    return strip_project_prefix(read_stack_entries(path))
 
 
 def load_stack(stack: str, stacks_dir: Path | None = None) -> StackConfig:

@@ -15,10 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from infra import mock_deploy
-from infra.config import PROJECT, StackConfig
+from infra.config import PROJECT, StackConfig, read_stack_entries
 from infra.mock_deploy import SECRET, CloudAnswers, Recorded, Registration
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
@@ -45,8 +43,7 @@ def _is_secret(key: str, value: Any) -> bool:
 def offline_config(stack_path: Path) -> tuple[dict[str, Any], list[str]]:
     """The stack file's config entries, every secret value replaced by SECRET (what is not
     in the process cannot be printed), and the keys of the secret ones."""
-    document = yaml.safe_load(stack_path.read_text()) or {}
-    entries: dict[str, Any] = document.get("config") or {}
+    entries = read_stack_entries(stack_path)
     secret_keys = sorted(key for key, value in entries.items() if _is_secret(key, value))
     return {**entries, **dict.fromkeys(secret_keys, SECRET)}, secret_keys
 
