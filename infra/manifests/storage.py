@@ -2,7 +2,8 @@
 
 The PV carries the stack's `storage.pvLabels`; the PVC selects exactly those labels and asks
 for no StorageClass (`""`), so it binds to this PV and never triggers dynamic provisioning.
-`Retain` keeps checkpoints and TensorBoard logs when the stack is destroyed.
+`Retain`: deleting the claim or the volume object never deletes the data; the NAS file
+system itself outlives `pulumi destroy` by default (`storage.retainOnDestroy`, cloud/nas.py).
 
 Write access for the non-root trainer (uid 10000):
 - nas: the PV mounts the sub-directory `/tftrain/<namespace>` of the file system, never its
