@@ -23,6 +23,8 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
 
 # What the offline render shows where the program has the NAS mount target's domain.
 NAS_DOMAIN_PLACEHOLDER = "<nas-mount-target-domain>"
+# ... and where it has the id of the TensorBoard load balancer's access-control list.
+LOAD_BALANCER_ACL_PLACEHOLDER = "<tensorboard-slb-acl-id>"
 
 # A fact is a plain string offline and a pulumi.Output[str] in the program.
 Fact = Any
@@ -33,12 +35,28 @@ class ClusterFacts:
     cluster_kind: str
     # The NFS endpoint the PersistentVolume mounts: NAS mount-target domain or config nfsServer.
     nfs_server: Fact
+    # The CLB access-control list of TensorBoard's load balancer ("" when the program makes
+    # none: no allowedSourceRanges, or an existing cluster).
+    load_balancer_acl_id: Fact = ""
     gpu_node_label: tuple[str, str] = GPU_NODE_LABEL
     gpu_taint_key: str = GPU_TAINT_KEY
 
 
-def cluster_facts(config: StackConfig, nas_domain: Fact | None = None) -> ClusterFacts:
-    """Facts for `config`; without `nas_domain` a NAS stack gets the offline placeholder."""
+def needs_load_balancer_acl(config: StackConfig) -> bool:
+    """Whether the cloud layer makes a CLB ACL for TensorBoard (ack/ask with an allow-list)."""
+    board = config.tensorboard
+    return (
+        config.cluster.kind != "existing"
+        and board.enabled
+        and board.service_type == "LoadBalancer"
+        and bool(board.allowed_source_ranges)
+    )
+
+
+def cluster_facts(
+    config: StackConfig, nas_domain: Fact | None = None, load_balancer_acl_id: Fact | None = None
+) -> ClusterFacts:
+    """Facts for `config`; a fact the program does not pass gets its offline placeholder."""
     storage = config.storage
     if storage.kind == "nas":
         server: Fact = NAS_DOMAIN_PLACEHOLDER if nas_domain is None else nas_domain
@@ -46,4 +64,11 @@ def cluster_facts(config: StackConfig, nas_domain: Fact | None = None) -> Cluste
         server = storage.nfs_server
     else:
         server = ""
-    return ClusterFacts(cluster_kind=config.cluster.kind, nfs_server=server)
+    acl_id: Fact = ""
+    if needs_load_balancer_acl(config):
+        acl_id = (
+            LOAD_BALANCER_ACL_PLACEHOLDER if load_balancer_acl_id is None else load_balancer_acl_id
+        )
+    return ClusterFacts(
+        cluster_kind=config.cluster.kind, nfs_server=server, load_balancer_acl_id=acl_id
+    )

@@ -95,6 +95,7 @@ class TensorBoardConfig:
     image: str
     service_type: str
     public: bool
+    allowed_source_ranges: tuple[str, ...]
     cpu: str
     memory: str
 
@@ -110,6 +111,7 @@ class StorageConfig:
     host_path: str
     nas_storage_type: str
     nas_protocol: str
+    retain_on_destroy: bool
 
 
 @dataclass(frozen=True)
@@ -306,6 +308,20 @@ def _cidr(reader: _Reader, name: str, default: str) -> str:
     return value
 
 
+def _cidr_list(reader: _Reader, name: str) -> tuple[str, ...]:
+    """A list of IPv4 CIDR blocks; a bare address is not accepted (say /32)."""
+    values = reader.string_list(name)
+    for value in values:
+        try:
+            ok = ipaddress.ip_network(value, strict=True).version == 4 and "/" in value
+        except ValueError:
+            ok = False
+        if not ok:
+            reader.fail(name, list(values), "a list of IPv4 CIDR blocks such as 203.0.113.0/24")
+            return ()
+    return values
+
+
 def _quantity(reader: _Reader, name: str, default: str) -> str:
     value = reader.raw(name, default)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
@@ -456,6 +472,7 @@ def _tensorboard(reader: _Reader, default_image: str) -> TensorBoardConfig:
         image=reader.text("image", default_image),
         service_type=reader.choice("serviceType", "LoadBalancer", SERVICE_TYPES),
         public=reader.boolean("public", False),
+        allowed_source_ranges=_cidr_list(reader, "allowedSourceRanges"),
         cpu=_quantity(reader, "cpu", "500m"),
         memory=_quantity(reader, "memory", "1Gi"),
     )
@@ -466,6 +483,19 @@ def _tensorboard(reader: _Reader, default_image: str) -> TensorBoardConfig:
         not board.public or board.service_type == "LoadBalancer",
         board.public,
         "false unless serviceType is LoadBalancer",
+    )
+    # TensorBoard has no authentication: on the internet only behind an allow-list.
+    reader.check(
+        "allowedSourceRanges",
+        not board.public or bool(board.allowed_source_ranges),
+        list(board.allowed_source_ranges),
+        "a non-empty list of IPv4 CIDRs (who may reach TensorBoard) when public is true",
+    )
+    reader.check(
+        "allowedSourceRanges",
+        not board.allowed_source_ranges or board.service_type == "LoadBalancer",
+        list(board.allowed_source_ranges),
+        "empty unless serviceType is LoadBalancer",
     )
     reader.finish()
     return board
@@ -491,6 +521,7 @@ def _storage(reader: _Reader, cluster_kind: str) -> StorageConfig:
             "nasStorageType", "Performance", ("Performance", "Capacity")
         ),
         nas_protocol=reader.choice("nasProtocol", "NFS", ("NFS",)),
+        retain_on_destroy=reader.boolean("retainOnDestroy", True),
     )
     mount = storage.mount_path.rstrip("/")
     reader.check(
@@ -595,7 +626,7 @@ def _cluster(reader: _Reader) -> ClusterConfig:
     return cluster
 
 
-def _network(reader: _Reader) -> NetworkConfig:
+def _network(reader: _Reader, cluster_kind: str) -> NetworkConfig:
     network = NetworkConfig(
         vpc_id=reader.text(
             "vpcId", "", re.compile(r"^vpc-[a-z0-9]+$"), "empty or a VPC id vpc-..."
@@ -605,7 +636,9 @@ def _network(reader: _Reader) -> NetworkConfig:
         ),
         vpc_cidr=_cidr(reader, "vpcCidr", "192.168.0.0/16"),
         vswitch_cidr=_cidr(reader, "vswitchCidr", "192.168.0.0/20"),
-        zone_id=reader.text("zoneId", ""),
+        zone_id=reader.text(
+            "zoneId", "", re.compile(r"^[a-z]+-[a-z0-9-]+$"), "a zone id such as cn-hangzhou-i"
+        ),
         nat_gateway=reader.boolean("natGateway", True),
         pod_cidr=_cidr(reader, "podCidr", "10.64.0.0/16"),
         service_cidr=_cidr(reader, "serviceCidr", "172.21.0.0/20"),
@@ -615,6 +648,15 @@ def _network(reader: _Reader) -> NetworkConfig:
         not network.vswitch_id or bool(network.vpc_id),
         network.vswitch_id,
         "empty unless vpcId is set too (an existing vSwitch lives in an existing VPC)",
+    )
+    # A looked-up zone can change between runs, and the vSwitch, the NAS file system (with
+    # the data) and the cluster are replaced when it does: a cloud stack names its zone.
+    reader.check(
+        "zoneId",
+        cluster_kind == "existing" or bool(network.zone_id) or bool(network.vswitch_id),
+        network.zone_id,
+        "set when cluster.kind is ack or ask (e.g. cn-hangzhou-i), unless vswitchId is: "
+        "the vSwitch, NAS file system and cluster are created in it",
     )
     blocks = {
         "vpcCidr": ipaddress.ip_network(network.vpc_cidr),
@@ -715,7 +757,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     default_image = top.text("image", "")
     job = _job(top.child("job"))
     cluster = _cluster(top.child("cluster"))
-    network = _network(top.child("network"))
+    network = _network(top.child("network"), cluster.kind)
     storage = _storage(top.child("storage"), cluster.kind)
     groups = {name: _group(top.child(name), name, default_image) for name in _GROUP_DEFAULTS}
     hyperparams = _hyperparams(top.child("hyperparams"))

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.runtime import config as runtime_config
 
-from infra.cluster_facts import cluster_facts
+from infra.cluster_facts import cluster_facts, needs_load_balancer_acl
 from infra.config import ConfigError, StackConfig, parse_config, strip_project_prefix
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
@@ -26,7 +26,7 @@ from infra.manifests.workloads import JOB_LABEL
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
-    from infra.cloud import NasStorage
+    from infra.cloud import LoadBalancerAcl, NasStorage
 
 KUBECONFIG_KEY = "kubeconfig"
 
@@ -76,6 +76,7 @@ class ClusterAccess:
     # The provider waits for these (node pools), so no pod is created before nodes exist.
     ready: list[pulumi.Resource] = field(default_factory=list)
     nas: NasStorage | None = None  # when storage.kind is nas
+    load_balancer_acl: LoadBalancerAcl | None = None  # when needs_load_balancer_acl
     exports: dict[str, Any] = field(default_factory=dict)
 
 
@@ -97,12 +98,21 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     # ASK has no node pools: its API server is ready for pods once the cluster is.
     ready: list[pulumi.Resource] = [*cluster.node_pools] or [cluster]
     nas = cloud.NasStorage("nas", config.storage, network) if config.storage.kind == "nas" else None
+    acl = (
+        cloud.LoadBalancerAcl("tensorboard", config.tensorboard.allowed_source_ranges)
+        if needs_load_balancer_acl(config)
+        else None
+    )
     exports: dict[str, Any] = {"clusterId": cluster.cluster_id, "vpcId": network.vpc_id}
     if nas is not None:
         exports["nasDomain"] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id
     return ClusterAccess(
-        kubeconfig=pulumi.Output.secret(cluster.kubeconfig), ready=ready, nas=nas, exports=exports
+        kubeconfig=pulumi.Output.secret(cluster.kubeconfig),
+        ready=ready,
+        nas=nas,
+        load_balancer_acl=acl,
+        exports=exports,
     )
 
 
@@ -241,7 +251,10 @@ def build() -> None:
         opts=pulumi.ResourceOptions(depends_on=access.ready),
     )
     nas_domain = access.nas.mount_target_domain if access.nas is not None else None
-    facts = cluster_facts(config, nas_domain=nas_domain)
+    acl = access.load_balancer_acl
+    facts = cluster_facts(
+        config, nas_domain=nas_domain, load_balancer_acl_id=acl.acl_id if acl else None
+    )
     storage_ready = [access.nas] if access.nas is not None else []
     registered = register_objects(build_objects(config, facts), provider, storage_ready)
     export_outputs(config, access, registered)

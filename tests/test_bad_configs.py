@@ -16,7 +16,11 @@ from tests.pulumi_mocks import run_program
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 BASE: dict[str, Any] = {"image": IMAGE}
-ACK: dict[str, Any] = {**BASE, "cluster": {"kind": "ack", "cpuPool": {"size": 2}}}
+ACK: dict[str, Any] = {
+    **BASE,
+    "cluster": {"kind": "ack", "cpuPool": {"size": 2}},
+    "network": {"zoneId": "cn-hangzhou-i"},
+}
 
 
 class Bad(NamedTuple):
@@ -93,6 +97,29 @@ CASES: dict[str, Bad] = {
         {**BASE, "tensorboard": {"serviceType": "ClusterIP", "public": True}},
         "tftrain:tensorboard.public",
         "false unless serviceType is LoadBalancer",
+    ),
+    "cloud-stack-without-zone": Bad(
+        {**ACK, "network": {}},
+        "tftrain:network.zoneId",
+        "set when cluster.kind is ack or ask",
+    ),
+    "public-tensorboard-open-to-all": Bad(
+        {**BASE, "tensorboard": {"public": True}},
+        "tftrain:tensorboard.allowedSourceRanges",
+        "a non-empty list of IPv4 CIDRs",
+    ),
+    "tensorboard-range-not-a-cidr": Bad(
+        {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["0.0.0.0/0", "me"]}},
+        "tftrain:tensorboard.allowedSourceRanges",
+        "a list of IPv4 CIDR blocks",
+    ),
+    "tensorboard-ranges-on-clusterip": Bad(
+        {
+            **BASE,
+            "tensorboard": {"serviceType": "ClusterIP", "allowedSourceRanges": ["10.0.0.0/8"]},
+        },
+        "tftrain:tensorboard.allowedSourceRanges",
+        "empty unless serviceType is LoadBalancer",
     ),
     "uppercase-job-name": Bad(
         {**BASE, "job": {"name": "MNIST"}}, "tftrain:job.name", "a DNS label"

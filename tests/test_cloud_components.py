@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
@@ -21,6 +21,7 @@ from infra.cloud import (
     GPU_TAINT_KEY,
     AckCluster,
     AskCluster,
+    LoadBalancerAcl,
     NasStorage,
     Network,
 )
@@ -46,6 +47,8 @@ FILE_SYSTEM = "alicloud:nas/fileSystem:FileSystem"
 ACCESS_GROUP = "alicloud:nas/accessGroup:AccessGroup"
 ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
 MOUNT_TARGET = "alicloud:nas/mountTarget:MountTarget"
+SLB_ACL = "alicloud:slb/acl:Acl"
+SLB_ACL_ENTRY = "alicloud:slb/aclEntryAttachment:AclEntryAttachment"
 
 
 @dataclass
@@ -281,14 +284,14 @@ def test_new_network_creates_vpc_and_vswitch_in_the_configured_zone() -> None:
     assert out["zone_id"].value == "cn-hangzhou-i"
 
 
-def test_zone_defaults_to_the_first_zone_that_offers_vswitches() -> None:
-    config = stack("ack-gpu", network={"zoneId": None})
-    mocks, out = deploy(build_network(config))
+def test_a_new_vswitch_never_looks_its_zone_up() -> None:
+    # The config refuses a cloud stack without zoneId; the component refuses it too, rather
+    # than pick a zone that may differ on the next run and replace vSwitch, NAS and cluster.
+    config = stack("ack-gpu")
+    unzoned = replace(config.network, zone_id="")
 
-    (lookup,) = mocks.calls_to("alicloud:index/getZones:getZones")
-    assert lookup["availableResourceCreation"] == "VSwitch"
-    assert mocks.one(VSWITCH).inputs["zoneId"] == ZONE_FROM_LOOKUP
-    assert out["zone_id"].value == ZONE_FROM_LOOKUP
+    with pytest.raises(ValueError, match=r"network\.zoneId"):
+        deploy(lambda: network_outputs(Network("tft", unzoned)))
 
 
 def test_existing_vpc_gets_a_new_vswitch_but_no_new_vpc() -> None:
@@ -534,25 +537,81 @@ def test_ask_api_server_is_public_only_when_configured() -> None:
 
 
 @pytest.mark.parametrize(
-    ("network", "vpc_cidr"),
+    ("network", "vswitch_cidr"),
     [
-        ({}, "192.168.0.0/16"),
-        ({"vpcCidr": "10.0.0.0/8", "vswitchCidr": "10.1.0.0/20"}, "10.0.0.0/8"),
+        ({}, "192.168.0.0/20"),
+        ({"vpcCidr": "10.0.0.0/8", "vswitchCidr": "10.1.0.0/20"}, "10.1.0.0/20"),
         (
             {"vpcId": "vpc-existing", "vpcCidr": "172.16.0.0/12", "vswitchCidr": "172.16.0.0/20"},
-            "172.16.0.0/12",
+            "172.16.0.0/20",
+        ),
+        (
+            {"vpcId": "vpc-existing", "vpcCidr": "172.16.0.0/12", "vswitchId": "vsw-existing"},
+            EXISTING_VSWITCHES["vsw-existing"],
         ),
     ],
 )
-def test_nas_access_rule_admits_exactly_the_vpc_cidr(network: dict, vpc_cidr: str) -> None:
+def test_nas_access_rule_admits_only_the_cluster_vswitch(network: dict, vswitch_cidr: str) -> None:
     mocks, out = deploy(build_nas(stack("ack-gpu", network=network)))
 
     group, rule = mocks.one(ACCESS_GROUP), mocks.one(ACCESS_RULE)
     assert group.inputs["accessGroupType"] == "Vpc"
     assert rule.inputs["accessGroupName"] == group.inputs["accessGroupName"]
-    assert rule.inputs["sourceCidrIp"] == vpc_cidr == out["vpc_cidr"].value
+    # Not the VPC: only the addresses that mount (nodes, ECI pods) are admitted.
+    assert rule.inputs["sourceCidrIp"] == vswitch_cidr == out["vswitch_cidr"].value
+    assert rule.inputs["sourceCidrIp"] != out["vpc_cidr"].value
     assert rule.inputs["rwAccessType"] == "RDWR"
+    # The CSI node plugin mounts, creates and chmods the PV's sub-directory as root.
     assert rule.inputs["userAccessType"] == "no_squash"
+
+
+def test_nas_admits_each_given_client_cidr_with_one_rule() -> None:
+    config = stack("ask-eci")
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        network = Network("tft", config.network)
+        NasStorage("tft", config.storage, network, ["192.168.0.0/20", "192.168.16.0/20"])
+        return {}
+
+    mocks, _ = deploy(build)
+    rules = mocks.of_type(ACCESS_RULE)
+    assert sorted(rule.inputs["sourceCidrIp"] for rule in rules) == [
+        "192.168.0.0/20",
+        "192.168.16.0/20",
+    ]
+    assert len({rule.name for rule in rules}) == 2
+
+
+def retained_children(config: StackConfig) -> dict[str, bool | None]:
+    """retain_on_delete of every NAS child, by type token, as the engine would receive it."""
+    seen: dict[str, bool | None] = {}
+
+    def capture(args: pulumi.ResourceTransformationArgs) -> None:
+        seen[args.type_] = args.opts.retain_on_delete
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        network = Network("tft", config.network)
+        opts = pulumi.ResourceOptions(transformations=[capture])
+        NasStorage("tft", config.storage, network, opts=opts)
+        return {}
+
+    deploy(build)
+    return seen
+
+
+def test_destroy_keeps_the_nas_file_system_by_default() -> None:
+    seen = retained_children(stack("ack-gpu"))
+
+    assert seen[FILE_SYSTEM] is True
+    # The rest holds no data and must go, or the VPC and vSwitch could not be deleted.
+    for token in (ACCESS_GROUP, ACCESS_RULE, MOUNT_TARGET):
+        assert not seen[token]
+
+
+def test_destroy_deletes_the_file_system_only_when_the_user_opts_out() -> None:
+    seen = retained_children(stack("ack-gpu", storage={"retainOnDestroy": False}))
+
+    assert seen[FILE_SYSTEM] is False
 
 
 def test_nas_file_system_and_mount_target_in_the_stack_vswitch() -> None:
@@ -587,6 +646,28 @@ def test_nas_storage_refuses_other_storage_kinds() -> None:
 
     with pytest.raises(ValueError, match=r"storage\.kind nas"):
         deploy(build)
+
+
+# --- TensorBoard load balancer allow-list -------------------------------------------------
+
+
+def test_load_balancer_acl_holds_exactly_the_allowed_ranges() -> None:
+    cidrs = ["203.0.113.0/24", "198.51.100.7/32"]
+    mocks, out = deploy(lambda: {"acl_id": LoadBalancerAcl("tensorboard", cidrs).acl_id})
+
+    acl = mocks.one(SLB_ACL)
+    assert acl.inputs["ipVersion"] == "ipv4"
+    assert acl.inputs["name"] == "tftrain-test-tensorboard"
+    entries = mocks.of_type(SLB_ACL_ENTRY)
+    assert sorted(entry.inputs["entry"] for entry in entries) == sorted(cidrs)
+    assert {entry.inputs["aclId"] for entry in entries} == {acl.id} == {out["acl_id"].value}
+    # The deprecated in-resource entry list is not used.
+    assert "entryLists" not in acl.inputs
+
+
+def test_load_balancer_acl_refuses_an_empty_list_which_would_admit_everyone() -> None:
+    with pytest.raises(ValueError, match="at least one CIDR"):
+        deploy(lambda: {"acl_id": LoadBalancerAcl("tensorboard", []).acl_id})
 
 
 # --- The whole cloud layer ---------------------------------------------------------------

@@ -41,11 +41,22 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "worker": {"number": 3},
         "evaluator": {"number": 1},
         "job": {"args": ["--verbose"], "dataDir": "/data/mnist-idx", "restartPolicy": "Never"},
-        "tensorboard": {"serviceType": "LoadBalancer", "public": True},
+        "tensorboard": {
+            "serviceType": "LoadBalancer",
+            "public": True,
+            "allowedSourceRanges": ["203.0.113.0/24"],
+        },
+    },
+    "ack-public-tensorboard-behind-acl": {
+        "image": IMAGE,
+        "cluster": {"kind": "ack"},
+        "network": {"zoneId": "cn-hangzhou-i"},
+        "tensorboard": {"public": True, "allowedSourceRanges": ["198.51.100.7/32"]},
     },
     "ask-without-cache-no-tensorboard": {
         "image": IMAGE,
         "cluster": {"kind": "ask", "imageCache": False, "kubernetesVersion": "1.99.0"},
+        "network": {"zoneId": "cn-hangzhou-i"},
         "tensorboard": {"enabled": False},
     },
 }

@@ -131,7 +131,7 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
     assert gpu_pool["instanceTypes"] == "[ecs.gn6i-c4g1.xlarge]"
     assert gpu_pool["desiredSize"] == "'2'"
     rule = blocks["alicloud:nas/accessRule:AccessRule  nas-access-rule"]
-    assert rule["sourceCidrIp"] == config.network.vpc_cidr
+    assert rule["sourceCidrIp"] == config.network.vswitch_cidr
     assert blocks["alicloud:nas/fileSystem:FileSystem  nas-fs"]["encryptType"] == "1"
     assert blocks["alicloud:vpc/snatEntry:SnatEntry  network-snat"]["snatIp"] == "<computed>"
     assert blocks["alicloud:nas/mountTarget:MountTarget  nas-mount-target"] == {

@@ -13,16 +13,22 @@ from typing import Any
 import pytest
 
 from infra.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, cluster_facts
-from infra.config import StackConfig, load_stack, parse_config
+from infra.config import StackConfig, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects, object_key
-from infra.manifests.tensorboard import SLB_ADDRESS_TYPE, tensorboard_name
+from infra.manifests.tensorboard import (
+    SLB_ACL_ID,
+    SLB_ACL_STATUS,
+    SLB_ACL_TYPE,
+    SLB_ADDRESS_TYPE,
+    tensorboard_name,
+)
 from infra.topology import TF_PORT
 from tests.pulumi_mocks import FAKE_KUBECONFIG, Recorded, all_stacks, run_program
 
 STACKS = all_stacks()
 IMAGE = "registry.example.com/tftrain/trainer:1"
 ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
-VPC = "alicloud:vpc/network:Network"
+VSWITCH = "alicloud:vpc/switch:Switch"
 
 
 @cache
@@ -52,6 +58,69 @@ def test_the_claim_binds_exactly_the_volume(stack: str) -> None:
     assert volume["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == ""
     assert volume["spec"]["accessModes"] == claim["spec"]["accessModes"] == ["ReadWriteMany"]
     assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_nas_volume_is_a_per_namespace_directory_the_pods_can_write(stack: str) -> None:
+    config = load_stack(stack)
+    (volume,) = recorded(stack).objects_of_kind("PersistentVolume")
+    if config.storage.kind != "nas":
+        assert "csi" not in volume["spec"]
+        return
+    attributes = volume["spec"]["csi"]["volumeAttributes"]
+    # The CSI plugin rejects a mode on "/" and applies it to a sub-directory only.
+    assert attributes["path"] == f"/tftrain/{config.job.namespace}"
+    mode = int(attributes["mode"], 8)
+    # The directory is root's (the plugin makes it; nothing chowns): the trainer, uid 10000,
+    # writes as "other", which needs write + search; listing and setuid bits are not granted.
+    assert mode & 0o003 == 0o003
+    assert mode & 0o004 == 0
+    assert mode & ~0o777 == 0
+    assert "modeType" not in attributes  # never recursive: the runs below are the trainer's
+    assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+
+
+# Facts of the instance types the stacks use (vCPU, GiB; ECS instance family docs) and what a
+# node keeps back for itself. ACK's own example (resource reservation policy) shows a 4-vCPU
+# node with 7,925,980 KiB capacity and 5,824,732 KiB allocatable: over a quarter is reserved.
+# The fit below is deliberately pessimistic: 75 % of the nominal memory, less 0.5 GiB and
+# 0.5 vCPU for the DaemonSets every node runs (CSI plugin, network, device plugin).
+INSTANCE_TYPES = {
+    "ecs.gn6i-c4g1.xlarge": (4, 15),
+    "ecs.g7.xlarge": (4, 16),
+    "ecs.g7.2xlarge": (8, 32),
+}
+
+
+def quantity(value: str) -> float:
+    units = {"m": 1e-3, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+    for suffix, factor in units.items():
+        if value.endswith(suffix):
+            return float(value[: -len(suffix)]) * factor
+    return float(value)
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if load_stack(s).cluster.kind == "ack"])
+def test_every_replica_fits_one_node_of_its_pool(stack: str) -> None:
+    config = load_stack(stack)
+    for group in (g for g in config.replica_groups if g.number):
+        pool = config.cluster.gpu_pool if group.gpu_count else config.cluster.cpu_pool
+        for instance_type in pool.instance_types:
+            assert instance_type in INSTANCE_TYPES, f"add the facts of {instance_type}"
+            vcpus, gib = INSTANCE_TYPES[instance_type]
+            assert quantity(group.cpu) <= vcpus - 0.1 - 0.5, (group.type, instance_type)
+            assert quantity(group.memory) <= (0.75 * gib - 0.5) * 2**30, (group.type, instance_type)
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if load_stack(s).cluster.kind != "existing"])
+def test_cloud_stacks_pull_from_the_registry_vpc_endpoint(stack: str) -> None:
+    # The public endpoint would route every image pull through the NAT's capped EIP.
+    config = load_stack(stack)
+    images = {g.image for g in config.replica_groups if g.number} | {config.tensorboard.image}
+    for image in images:
+        host = image.split("/", 1)[0]
+        if host.endswith(".aliyuncs.com"):
+            assert host.startswith("registry-vpc."), image
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -149,11 +218,48 @@ def test_tensorboard_is_not_public_by_default(stack: str) -> None:
         assert "port-forward" in recorded(stack).outputs["tensorboardPortForward"]
 
 
-def test_public_tensorboard_is_an_explicit_opt_in() -> None:
-    run = run_program({"image": IMAGE, "tensorboard": {"public": True}})
+ALLOWED = ["203.0.113.0/24", "198.51.100.7/32"]
+SLB_ACL = "alicloud:slb/acl:Acl"
+SLB_ACL_ENTRY = "alicloud:slb/aclEntryAttachment:AclEntryAttachment"
+
+
+def tensorboard_service_of(run: Recorded) -> dict[str, Any]:
     (service,) = [s for s in run.objects_of_kind("Service") if s["spec"].get("type")]
+    return service
+
+
+def test_public_tensorboard_is_an_explicit_opt_in_behind_an_allow_list() -> None:
+    run = run_program(
+        {"image": IMAGE, "tensorboard": {"public": True, "allowedSourceRanges": ALLOWED}}
+    )
+    service = tensorboard_service_of(run)
     assert service["spec"]["type"] == "LoadBalancer"
     assert service["metadata"]["annotations"][SLB_ADDRESS_TYPE] == "internet"
+    assert service["spec"]["loadBalancerSourceRanges"] == ALLOWED
+    # An existing cluster gets no cloud resources: no CLB ACL to name.
+    assert SLB_ACL_ID not in service["metadata"]["annotations"]
+    assert run.of_type(SLB_ACL) == []
+
+
+def test_public_tensorboard_without_an_allow_list_creates_nothing() -> None:
+    run = run_program({"image": IMAGE, "tensorboard": {"public": True}}, raise_errors=False)
+    assert "tftrain:tensorboard.allowedSourceRanges = []" in str(run.error)
+    assert run.resources == []
+
+
+def test_cloud_tensorboard_allow_list_is_the_stack_s_clb_acl_as_a_whitelist() -> None:
+    raw = read_stack_file(stack_file("ack-cpu"))
+    raw["tensorboard"] = {"public": True, "allowedSourceRanges": ALLOWED}
+    run = run_program(raw)
+
+    (acl,) = run.of_type(SLB_ACL)
+    entries = run.of_type(SLB_ACL_ENTRY)
+    assert sorted(entry.inputs["entry"] for entry in entries) == sorted(ALLOWED)
+    annotations = tensorboard_service_of(run)["metadata"]["annotations"]
+    assert annotations[SLB_ACL_STATUS] == "on"
+    assert annotations[SLB_ACL_TYPE] == "white"
+    assert annotations[SLB_ACL_ID] == entries[0].inputs["aclId"]
+    assert acl.inputs["ipVersion"] == "ipv4"
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -185,16 +291,26 @@ def _assert_kubeconfig_secret(run: Recorded, text: str) -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_nas_admits_exactly_the_vpc(stack: str) -> None:
+def test_nas_admits_only_the_cluster_vswitch(stack: str) -> None:
     config = load_stack(stack)
     rules = recorded(stack).of_type(ACCESS_RULE)
     if config.storage.kind != "nas":
         assert rules == []
         return
     (rule,) = rules
-    (vpc,) = recorded(stack).of_type(VPC)
-    assert rule.inputs["sourceCidrIp"] == vpc.inputs["cidrBlock"] == config.network.vpc_cidr
+    (vswitch,) = recorded(stack).of_type(VSWITCH)
+    assert rule.inputs["sourceCidrIp"] == vswitch.inputs["cidrBlock"]
+    assert rule.inputs["sourceCidrIp"] == config.network.vswitch_cidr != config.network.vpc_cidr
     assert recorded(stack).outputs["nasDomain"].endswith(".nas.aliyuncs.com")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_cloud_stacks_pin_their_zone(stack: str) -> None:
+    # A zone looked up at deploy time may change; the vSwitch, NAS and cluster would follow.
+    run = recorded(stack)
+    assert not [token for token, _ in run.calls if token.endswith("/getZones:getZones")]
+    for vswitch in run.of_type(VSWITCH):
+        assert vswitch.inputs["zoneId"] == load_stack(stack).network.zone_id
 
 
 @pytest.mark.parametrize("stack", STACKS)

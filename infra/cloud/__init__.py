@@ -1,7 +1,7 @@
 """Layer 4: Pulumi components over pulumi_alicloud (network, cluster + node pools, NAS).
 
 Thin wrappers with secure defaults: no public IPs on nodes, NAT-only egress, private API
-server unless configured, NAS reachable only from the stack's VPC, kubeconfig as a secret.
+server unless configured, NAS reachable only from the cluster's vSwitches, kubeconfig as a secret.
 """
 
 from infra.cloud.cluster import (
@@ -12,6 +12,7 @@ from infra.cloud.cluster import (
     AckCluster,
     AskCluster,
 )
+from infra.cloud.load_balancer_acl import LoadBalancerAcl
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
 
@@ -22,6 +23,7 @@ __all__ = [
     "GPU_TAINT_VALUE",
     "AckCluster",
     "AskCluster",
+    "LoadBalancerAcl",
     "NasStorage",
     "Network",
 ]

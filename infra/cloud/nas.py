@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 from pulumi_alicloud import nas
 
@@ -16,12 +18,19 @@ NAS_MANAGED_KEY = 1
 
 
 class NasStorage(pulumi.ComponentResource):
-    """A NAS file system reachable only from the stack's VPC, through one mount target.
+    """A NAS file system that only the cluster's own vSwitches can mount, and that outlives
+    `pulumi destroy` unless `storage.retainOnDestroy` is false.
 
-    The access rule admits exactly the VPC CIDR, read/write, with `no_squash`: the trainer
-    images run as root, and a fresh file system's root directory belongs to root, so with
-    `root_squash` or `all_squash` no replica could create the job directory. The boundary is
-    the network (only hosts in this VPC may mount), not the UID.
+    Access: one rule per client CIDR (the vSwitches whose addresses mount NFS: ACK nodes, ASK's
+    ECI pods; by default the network's vSwitch), read/write, `no_squash`. Root is not squashed
+    because the mounting client *is* root: the NAS CSI node plugin creates the PV's
+    sub-directory and chmods it as root (storage.py); with `root_squash` or `all_squash` it
+    would act as the anonymous user in a root-owned directory. The pods never run as root.
+    The boundary is the network: only the cluster's vSwitches, not the whole VPC.
+
+    Retention: the file system holds every checkpoint and event file, so by default it is
+    `retain_on_delete`: destroy (or a replacement) drops it from the stack and leaves it in the
+    account. The mount target, access group and rules hold no data and go with the stack.
 
     Outputs: `file_system_id`, `mount_target_domain` (the NFS server of the PersistentVolume).
     """
@@ -34,10 +43,14 @@ class NasStorage(pulumi.ComponentResource):
         name: str,
         config: StorageConfig,
         network: Network,
+        client_cidrs: Sequence[pulumi.Input[str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`client_cidrs`: the CIDRs that mount; by default the network's vSwitch CIDR."""
         if config.kind != "nas":
             raise ValueError(f"NasStorage needs storage.kind nas, not {config.kind!r}")
+        if client_cidrs is None:
+            client_cidrs = [network.vswitch_cidr]
         super().__init__("tftrain:cloud:NasStorage", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
@@ -51,26 +64,31 @@ class NasStorage(pulumi.ComponentResource):
             zone_id=network.zone_id,
             description=f"tftrain data, checkpoints and logs of {name}",
             tags=resource_tags(name),
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
+            ),
         )
         access_group = nas.AccessGroup(
             f"{name}-access-group",
             access_group_name=physical_name(name),
             access_group_type="Vpc",
             file_system_type=FILE_SYSTEM_TYPE,
-            description=f"tftrain VPC of {name}",
+            description=f"tftrain cluster vSwitches of {name}",
             opts=child,
         )
-        rule = nas.AccessRule(
-            f"{name}-access-rule",
-            access_group_name=access_group.access_group_name,
-            file_system_type=FILE_SYSTEM_TYPE,
-            source_cidr_ip=network.vpc_cidr,
-            rw_access_type="RDWR",
-            user_access_type="no_squash",
-            priority=1,
-            opts=child,
-        )
+        rules = [
+            nas.AccessRule(
+                f"{name}-access-rule" if index == 0 else f"{name}-access-rule-{index}",
+                access_group_name=access_group.access_group_name,
+                file_system_type=FILE_SYSTEM_TYPE,
+                source_cidr_ip=cidr,
+                rw_access_type="RDWR",
+                user_access_type="no_squash",
+                priority=1,
+                opts=child,
+            )
+            for index, cidr in enumerate(client_cidrs)
+        ]
         mount_target = nas.MountTarget(
             f"{name}-mount-target",
             file_system_id=file_system.id,
@@ -79,8 +97,8 @@ class NasStorage(pulumi.ComponentResource):
             vpc_id=network.vpc_id,
             vswitch_id=network.vswitch_id,
             # A mount target whose group has no rule refuses every client; publish the domain
-            # (and so let the PersistentVolume be made) only once the rule exists.
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[rule])),
+            # (and so let the PersistentVolume be made) only once the rules exist.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=rules)),
         )
 
         self.file_system_id = file_system.id

@@ -11,7 +11,6 @@ import ipaddress
 from collections.abc import Sequence
 
 import pulumi
-import pulumi_alicloud as alicloud
 from pulumi_alicloud import ecs, vpc
 
 from infra.cloud.naming import physical_name, resource_tags
@@ -64,7 +63,8 @@ class Network(pulumi.ComponentResource):
     reported as `vpc_cidr` (and used for the NAS access rule) is `config.vpc_cidr`, which must
     equal the existing VPC's CIDR; the deployment stops if it does not. For an existing
     vSwitch, its real zone and CIDR are read from the cloud, so `zoneId` / `vswitchCidr` in
-    the stack config do not apply to it; it must lie in that VPC's primary CIDR.
+    the stack config do not apply to it; it must lie in that VPC's primary CIDR. A new
+    vSwitch goes into `config.zone_id`, which is never looked up (see the config rule).
 
     Outputs: `vpc_id`, `vswitch_id`, `vpc_cidr`, `vswitch_cidr`, `zone_id`.
     `config` is kept so clusters can read the pod and service CIDRs of the same network.
@@ -111,14 +111,11 @@ class Network(pulumi.ComponentResource):
             self.vswitch_cidr = existing.cidr_block
             self.zone_id = existing.zone_id
         else:
-            if config.zone_id:
-                self.zone_id = pulumi.Output.from_input(config.zone_id)
-            else:
-                zones = alicloud.get_zones_output(
-                    available_resource_creation="VSwitch",
-                    opts=pulumi.InvokeOutputOptions(parent=self),
-                )
-                self.zone_id = zones.zones[0].id
+            # Never looked up: a lookup may answer differently next run, and a new zone
+            # replaces the vSwitch, the NAS file system and the cluster (config requires it).
+            if not config.zone_id:
+                raise ValueError(f"{PROJECT}:network.zoneId must be set for a new vSwitch")
+            self.zone_id = pulumi.Output.from_input(config.zone_id)
             switch = vpc.Switch(
                 f"{name}-vswitch",
                 vswitch_name=physical_name(name),

@@ -35,7 +35,7 @@ def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, An
     objects += [replica_service(config, replica) for replica in topology.replicas]
     objects += [replica_job(config, facts, topology, replica) for replica in topology.replicas]
     if config.tensorboard.enabled:
-        objects += [tensorboard_deployment(config, facts), tensorboard_service(config)]
+        objects += [tensorboard_deployment(config, facts), tensorboard_service(config, facts)]
     return objects
 
 

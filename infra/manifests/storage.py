@@ -2,15 +2,20 @@
 
 The PV carries the stack's `storage.pvLabels`; the PVC selects exactly those labels and asks
 for no StorageClass (`""`), so it binds to this PV and never triggers dynamic provisioning.
-`Retain` keeps checkpoints and TensorBoard logs when the stack is destroyed.
+`Retain`: deleting the claim or the volume object never deletes the data; the NAS file
+system itself outlives `pulumi destroy` by default (`storage.retainOnDestroy`, cloud/nas.py).
 
-Write access for the non-root trainer (uid 1000):
-- nas: the NAS CSI plugin mounts NFSv3, which ignores fsGroup; its `mode` volume attribute
-  makes the plugin chmod the mount root after mounting (non-recursive), so uid 1000 can
-  create the job directory. The file system is private to the stack's VPC and job.
-- nfs: the export must be writable by uid 1000 (e.g. `all_squash,anonuid=1000`).
-- hostPath: the node directory must be writable by uid 1000
-  (`install -d -o 1000 -g 1000 /var/lib/tftrain`); kind/minikube provisioner dirs are.
+Write access for the non-root trainer (uid 10000):
+- nas: the PV mounts the sub-directory `/tftrain/<namespace>` of the file system, never its
+  root. The NAS CSI node plugin refuses a `mode` on `/`; for a sub-directory it creates the
+  directory when it is missing (as root, mode 0755) and then chmods the mounted directory to
+  `mode`, non-recursively. Nothing chowns it, and the kubelet skips fsGroup for this
+  ReadWriteMany CSI volume, so uid 10000 writes there as "other": `NAS_SUBDIR_MODE` grants
+  "other" write and search but not listing, on this one directory only. Everything the trainer
+  creates below it is its own (uid 10000, umask 022). docs/cloud-evidence.md has the source lines.
+- nfs: the export must be writable by uid 10000 (e.g. `all_squash,anonuid=10000`).
+- hostPath: the node directory must be writable by uid 10000
+  (`install -d -o 10000 -g 10000 /var/lib/tftrain`); kind/minikube provisioner dirs are.
 """
 
 from __future__ import annotations
@@ -25,7 +30,12 @@ NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 # ACK's recommended NFS options for NAS: v3, no lock daemon, TCP, no reserved source port
 # (so a reconnecting node can reuse its connection).
 NAS_MOUNT_OPTIONS = ("nolock,tcp,noresvport", "vers=3")
-NAS_ROOT_MODE = "777"
+# The stacks' directory on a NAS file system; one sub-directory per namespace, so stacks of
+# different namespaces sharing a file system cannot see each other's runs through the PV.
+NAS_SUBDIR_ROOT = "/tftrain"
+# rwx for root (the owner), write + search but no listing for everyone else: uid 10000 can
+# create `<job>/<run>` inside and reach it by name, without the mount being world-listable.
+NAS_SUBDIR_MODE = "0733"
 DATA_VOLUME = "data"
 
 
@@ -37,6 +47,10 @@ def pv_name(config: StackConfig) -> str:
 
 def pvc_name(config: StackConfig) -> str:
     return f"{config.job.name}-data"
+
+
+def nas_subdir(config: StackConfig) -> str:
+    return f"{NAS_SUBDIR_ROOT}/{config.job.namespace}"
 
 
 def pv_labels(config: StackConfig) -> dict[str, str]:
@@ -54,8 +68,8 @@ def _volume_source(config: StackConfig, facts: ClusterFacts) -> dict[str, Any]:
                 "volumeHandle": pv_name(config),
                 "volumeAttributes": {
                     "server": facts.nfs_server,
-                    "path": "/",
-                    "mode": NAS_ROOT_MODE,
+                    "path": nas_subdir(config),
+                    "mode": NAS_SUBDIR_MODE,
                 },
             },
         }

@@ -4,7 +4,12 @@ TensorBoard outlives runs: it carries only the stable labels, and its Deployment
 never changes (selectors are immutable). It mounts the shared volume read-only.
 
 Exposure: a LoadBalancer Service gets an *intranet* SLB unless `tensorboard.public` is set;
-TensorBoard has no authentication, so the internet-facing SLB is an explicit opt-in.
+TensorBoard has no authentication, so the internet-facing SLB is an explicit opt-in, and the
+config then requires `tensorboard.allowedSourceRanges`. Those ranges are rendered twice, for two
+controllers: `spec.loadBalancerSourceRanges` (the Kubernetes field, enforced by controllers that
+implement it) and, on ack/ask, the annotations that make Alibaba's cloud controller attach the
+stack's CLB access-control list as a whitelist to every listener: for a CLB it ignores the
+field (docs/cloud-evidence.md).
 """
 
 from __future__ import annotations
@@ -21,7 +26,11 @@ from infra.manifests.storage import data_mount, data_volume
 PORT = 6006
 PORT_NAME = "http"
 COMPONENT = "tensorboard"
-SLB_ADDRESS_TYPE = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-address-type"
+_SLB = "service.beta.kubernetes.io/alibaba-cloud-loadbalancer-"
+SLB_ADDRESS_TYPE = _SLB + "address-type"
+SLB_ACL_STATUS = _SLB + "acl-status"
+SLB_ACL_ID = _SLB + "acl-id"
+SLB_ACL_TYPE = _SLB + "acl-type"
 
 
 def tensorboard_name(config: StackConfig) -> str:
@@ -82,11 +91,20 @@ def tensorboard_deployment(config: StackConfig, facts: ClusterFacts) -> dict[str
     }
 
 
-def tensorboard_service(config: StackConfig) -> dict[str, Any]:
+def tensorboard_service(config: StackConfig, facts: ClusterFacts) -> dict[str, Any]:
     board = config.tensorboard
-    annotations: dict[str, str] = {}
+    annotations: dict[str, Any] = {}
+    spec: dict[str, Any] = {}
     if board.service_type == "LoadBalancer":
         annotations[SLB_ADDRESS_TYPE] = "internet" if board.public else "intranet"
+        if board.allowed_source_ranges:
+            spec["loadBalancerSourceRanges"] = list(board.allowed_source_ranges)
+        if facts.load_balancer_acl_id:
+            annotations |= {
+                SLB_ACL_STATUS: "on",
+                SLB_ACL_ID: facts.load_balancer_acl_id,
+                SLB_ACL_TYPE: "white",
+            }
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -99,5 +117,6 @@ def tensorboard_service(config: StackConfig) -> dict[str, Any]:
             "ports": [
                 {"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME, "protocol": "TCP"}
             ],
+            **spec,
         },
     }
