@@ -21,6 +21,9 @@ from typing import Any
 
 import yaml
 
+from infra.image_ref import FORMAT as IMAGE_REFERENCE_FORMAT
+from infra.image_ref import ImageReferenceError, parse_image_reference
+
 PROJECT = "tftrain"
 CLUSTER_KINDS = ("existing", "ack", "ask")
 STORAGE_KINDS = ("nas", "nfs", "hostPath")
@@ -336,6 +339,17 @@ def _quantity(reader: _Reader, name: str, default: str) -> str:
     return value
 
 
+def _image(reader: _Reader, name: str, default: str) -> str:
+    """An image key. A value inherited from `tftrain:image` is checked once, under that key."""
+    value = reader.text(name, default)
+    if value and reader.data.get(name) is not None:
+        try:
+            parse_image_reference(value)
+        except ImageReferenceError as error:
+            reader.fail(name, value, f"an image reference {IMAGE_REFERENCE_FORMAT}: {error}")
+    return value
+
+
 def _labels(reader: _Reader, name: str, default: dict[str, str]) -> dict[str, str]:
     value = reader.raw(name, default)
     if not isinstance(value, Mapping) or not value:
@@ -424,7 +438,7 @@ _MAX_REPLICAS = {"chief": 1, "worker": 1000, "ps": 100, "evaluator": 1}
 def _group(reader: _Reader, replica_type: str, default_image: str) -> ReplicaGroup:
     defaults = _GROUP_DEFAULTS[replica_type]
     number = reader.integer("number", defaults["number"], 0, _MAX_REPLICAS[replica_type])
-    image = reader.text("image", default_image)
+    image = _image(reader, "image", default_image)
     if number and not image:
         reader.fail("image", image, f"a container image (or set {PROJECT}:image for all groups)")
     group = ReplicaGroup(
@@ -469,7 +483,7 @@ def _tensorboard(reader: _Reader, default_image: str) -> TensorBoardConfig:
     enabled = reader.boolean("enabled", True)
     board = TensorBoardConfig(
         enabled=enabled,
-        image=reader.text("image", default_image),
+        image=_image(reader, "image", default_image),
         service_type=reader.choice("serviceType", "LoadBalancer", SERVICE_TYPES),
         public=reader.boolean("public", False),
         allowed_source_ranges=_cidr_list(reader, "allowedSourceRanges"),
@@ -754,7 +768,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     """Validate a stack's `tftrain:` config (prefix removed) into a StackConfig."""
     problems: list[str] = []
     top = _Reader(raw, "", problems)
-    default_image = top.text("image", "")
+    default_image = _image(top, "image", "")
     job = _job(top.child("job"))
     cluster = _cluster(top.child("cluster"))
     network = _network(top.child("network"), cluster.kind)

@@ -39,6 +39,7 @@ _TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
     ("v1", "Service"): k8s.core.v1.Service,
     ("batch/v1", "Job"): k8s.batch.v1.Job,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }
 _POD_OWNERS = ("Job", "Deployment")
 # An ECI ImageCache is a snapshot of specific images: a new image list is a new cache, not
@@ -145,6 +146,9 @@ def _dependencies(
         deps += [registered[("PersistentVolumeClaim", namespace, c)] for c in _claims(obj)]
         # Pods match the image cache only once it exists.
         deps += by_kind.get("ImageCache", [])
+        # A pod never runs unisolated, nor before the policy admitting its peers is updated
+        # to its run id (TensorFlow would retry, but only after timeouts).
+        deps += by_kind.get("NetworkPolicy", [])
     if kind == "Job":
         # The replica's DNS name exists before its process starts.
         deps.append(registered[("Service", namespace, meta["name"])])

@@ -166,6 +166,16 @@ CASES: dict[str, Bad] = {
     "relative-data-dir": Bad(
         {**BASE, "job": {"dataDir": "data/mnist"}}, "tftrain:job.dataDir", "an absolute path"
     ),
+    "short-image-digest": Bad(
+        {**BASE, "worker": {"image": "registry.example.com/tftrain/trainer@sha256:0badc0de"}},
+        "tftrain:worker.image",
+        "a sha256 digest is 64 lower-case hex digits",
+    ),
+    "upper-case-tensorboard-image": Bad(
+        {**BASE, "tensorboard": {"image": "registry.example.com/TFTrain/board:1"}},
+        "tftrain:tensorboard.image",
+        "must be lower case",
+    ),
 }
 
 

@@ -10,6 +10,7 @@ the field schema in infra/manifests/image_cache.py.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from functools import cache
@@ -130,6 +131,15 @@ def test_every_pod_meets_pod_security_restricted(name: str) -> None:
             assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"]
             requests, limits = container["resources"]["requests"], container["resources"]["limits"]
             assert requests["cpu"] == limits["cpu"] and requests["memory"] == limits["memory"]
+
+
+@pytest.mark.parametrize("dockerfile", ["Dockerfile.cpu", "Dockerfile.gpu"])
+def test_the_images_run_as_the_pods_uid_and_gid(dockerfile: str) -> None:
+    text = (Path(__file__).resolve().parent.parent / "docker" / dockerfile).read_text()
+    assert RUN_AS >= 10000
+    assert re.search(r"^USER (\d+):(\d+)$", text, re.M).groups() == (str(RUN_AS), str(RUN_AS))
+    assert f"useradd --uid {RUN_AS} --gid {RUN_AS} " in text
+    assert f"groupadd --gid {RUN_AS} " in text
 
 
 @pytest.mark.parametrize("name", CASES)

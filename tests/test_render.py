@@ -92,7 +92,7 @@ def test_every_object_has_a_title_and_every_env_var_one_line() -> None:
     lines = text.splitlines()
     titles = [lines[i + 1] for i, line in enumerate(lines) if line == "---"]
     objects = build_objects(config, cluster_facts(config))
-    assert titles[:2] == ["# Namespace tftrain", "# PersistentVolume tftrain-mnist-data"]
+    assert titles[:2] == ["# Namespace tftrain", "# NetworkPolicy tftrain/mnist-default-deny"]
     assert "# Job tftrain/mnist-worker-0" in titles
     assert len(titles) == len(objects)
     assert "server: <nas-mount-target-domain>" in text  # the NAS domain, known after `up`
@@ -292,7 +292,8 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     # learning rate is a new run, in a new directory under the logs root, so TensorBoard shows
     # it beside the old run instead of it resuming the old run's checkpoints. So, for every
     # replica, besides its learning rate: the run-id label of its Service (metadata and
-    # selector) and of its Job (metadata and pod template), and its output directory.
+    # selector) and of its Job (metadata and pod template), and its output directory; and the
+    # three run selectors of the training NetworkPolicy (its pods, their ingress and egress peers).
     assert old.job.run_id != new.job.run_id
     replicas = len(build_topology(old).replicas)
 
@@ -301,7 +302,7 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
             {
                 f"- {{name: TFTRAIN_LEARNING_RATE, value: '{rate}'}}": replicas,
                 f"- {{name: TFTRAIN_OUTPUT_DIR, value: {config.output_dir}}}": replicas,
-                f"tftrain.io/run-id: {config.job.run_id}": 4 * replicas,
+                f"tftrain.io/run-id: {config.job.run_id}": 4 * replicas + 3,
             }
         )
 

@@ -342,6 +342,50 @@ def test_gpu_placement_constants_agree_with_the_cloud_layer() -> None:
     assert cloud.GPU_TAINT_KEY == GPU_TAINT_KEY
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_network_policies_are_registered_as_typed_resources(stack: str) -> None:
+    run = recorded(stack)
+    typed = run.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    namespace = load_stack(stack).job.namespace
+    assert {r.name for r in typed} == {
+        f"{namespace}/{p['metadata']['name']}" for p in run.objects_of_kind("NetworkPolicy")
+    }
+    assert len(typed) == (4 if load_stack(stack).tensorboard.enabled else 3)
+
+
+DIGEST = "sha256:" + "5f" * 32
+
+
+def test_images_pinned_by_digest_reach_pods_and_image_cache_unchanged() -> None:
+    trainer = f"registry.example.com/tftrain/trainer@{DIGEST}"
+    gpu = f"registry.example.com/tftrain/trainer:0.1.0-gpu@{DIGEST.replace('5f', 'a0')}"
+    board = f"registry.example.com/tftrain/trainer:0.1.0-cpu@{DIGEST}"
+    stack = {
+        "image": trainer,
+        "cluster": {"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"},
+        "worker": {"image": gpu, "gpuCount": 1},
+        "tensorboard": {"image": board},
+    }
+    run = run_program(stack)
+    images = {
+        obj["metadata"]["name"]: obj["spec"]["template"]["spec"]["containers"][0]["image"]
+        for obj in run.objects_of_kind("Job") + run.objects_of_kind("Deployment")
+    }
+    assert images == {
+        "mnist-chief-0": trainer,
+        "mnist-worker-0": gpu,
+        "mnist-worker-1": gpu,
+        "mnist-ps-0": trainer,
+        "mnist-tensorboard": board,
+    }
+    # The cache lists exactly the strings the pods name: ECI matches pods' images to it.
+    (cache_object,) = run.objects_of_kind("ImageCache")
+    assert cache_object["spec"]["images"] == [trainer, gpu, board]
+    # A new digest is a new run (and, with it, a replaced cache).
+    moved = {**stack, "image": trainer.replace("5f", "6e")}
+    assert parse_config(moved).job.run_id != parse_config(stack).job.run_id
+
+
 def test_many_workers_keep_one_service_and_job_each() -> None:
     run = run_program({"image": IMAGE, "worker": {"number": 32}})
     config: StackConfig = parse_config({"image": IMAGE, "worker": {"number": 32}})

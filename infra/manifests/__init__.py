@@ -13,6 +13,7 @@ from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import namespace
 from infra.manifests.image_cache import image_cache
+from infra.manifests.network_policy import network_policies
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_job, replica_service
@@ -22,10 +23,12 @@ __all__ = ["build_objects", "object_key"]
 
 
 def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
-    """Objects in creation order: namespace, storage, image cache, replicas, TensorBoard."""
+    """Objects in creation order: namespace, network policies, storage, image cache, replicas,
+    TensorBoard. The policies come first: no pod may start before its isolation exists."""
     topology = build_topology(config)
     objects: list[dict[str, Any]] = [
         namespace(config),
+        *network_policies(config),
         persistent_volume(config, facts),
         persistent_volume_claim(config),
     ]

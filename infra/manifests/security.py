@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-# The numeric user and group of the trainer image. Numeric, because the kubelet can only
-# verify `runAsNonRoot` for numeric users.
-RUN_AS = 1000
+# The numeric user and group of the trainer image (docker/Dockerfile.*). Numeric, because the
+# kubelet can only verify `runAsNonRoot` for numeric users; >= 10000, because image scanners
+# flag lower uids as able to collide with a real user of the node (distributions hand out
+# 1000 upwards to people).
+RUN_AS = 10000
 
 TMP_VOLUME = "tmp"
 # The root filesystem is read-only; TensorFlow, TensorBoard and Python still need a

@@ -37,7 +37,7 @@ def tensorboard_name(config: StackConfig) -> str:
     return f"{config.job.name}-{COMPONENT}"
 
 
-def _labels(config: StackConfig) -> dict[str, str]:
+def tensorboard_labels(config: StackConfig) -> dict[str, str]:
     """Labels and selector alike: stable across runs, because selectors are immutable."""
     return {**stable_labels(config), "app.kubernetes.io/component": COMPONENT}
 
@@ -79,12 +79,12 @@ def tensorboard_deployment(config: StackConfig, facts: ClusterFacts) -> dict[str
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(name, _labels(config), config.job.namespace),
+        "metadata": metadata(name, tensorboard_labels(config), config.job.namespace),
         "spec": {
             "replicas": 1,
-            "selector": {"matchLabels": _labels(config)},
+            "selector": {"matchLabels": tensorboard_labels(config)},
             "template": {
-                "metadata": pod_metadata(_labels(config), where.annotations),
+                "metadata": pod_metadata(tensorboard_labels(config), where.annotations),
                 "spec": pod_spec,
             },
         },
@@ -109,11 +109,11 @@ def tensorboard_service(config: StackConfig, facts: ClusterFacts) -> dict[str, A
         "apiVersion": "v1",
         "kind": "Service",
         "metadata": metadata(
-            tensorboard_name(config), _labels(config), config.job.namespace, annotations
+            tensorboard_name(config), tensorboard_labels(config), config.job.namespace, annotations
         ),
         "spec": {
             "type": board.service_type,
-            "selector": _labels(config),
+            "selector": tensorboard_labels(config),
             "ports": [
                 {"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME, "protocol": "TCP"}
             ],

@@ -1,0 +1,244 @@
+"""The rendered NetworkPolicies, evaluated against the rendered pods of every stack.
+
+Not "a policy exists": tests/netpol.py evaluates the policies' selectors, namespaces and ports
+the way a policy-enforcing CNI does, and every connection below is decided by it. Foreign pods
+are rendered too (the same stack with another run id, or in another namespace), so their
+labels are exactly what such a pod would carry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+from typing import Any
+
+import pytest
+
+from infra.cluster_facts import cluster_facts
+from infra.config import StackConfig, parse_config
+from infra.manifests import build_objects
+from infra.manifests.common import REPLICA_TYPE_LABEL, RUN_ID_LABEL
+from infra.manifests.network_policy import METADATA_SERVICE
+from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
+from infra.topology import TF_PORT
+from tests.netpol import (
+    External,
+    Pod,
+    connection_allowed,
+    isolated,
+    namespace_labels,
+    pods_of,
+    selects,
+)
+from tests.test_manifests_schema import CASES, config_for
+
+OTHER_NAMESPACE = "someone-else"
+COREDNS = Pod("coredns", "kube-system", {"k8s-app": "kube-dns"}, "10.64.200.10")
+NODE_LOCAL_DNS = External("169.254.20.10")
+METADATA = External(METADATA_SERVICE.split("/")[0])
+INTERNET = External("47.96.0.10")
+VPC_CLIENT = External("192.168.3.4")
+
+
+@dataclasses.dataclass(frozen=True)
+class World:
+    config: StackConfig
+    policies: list[dict[str, Any]]
+    namespaces: dict[str, dict[str, str]]
+    training: list[Pod]
+    tensorboard: list[Pod]
+    other_run: list[Pod]  # the same job's replicas of another run, same namespace
+    other_namespace: list[Pod]  # the same stack deployed in another namespace
+
+    def allowed(self, source: Any, destination: Any, port: int, protocol: str = "TCP") -> bool:
+        return connection_allowed(
+            self.policies, source, destination, port, self.namespaces, protocol
+        )
+
+
+def _variant(config: StackConfig, **job: str) -> StackConfig:
+    raw = {**config.raw, "job": {**(config.raw.get("job") or {}), **job}}
+    return parse_config(raw)
+
+
+def _render(config: StackConfig) -> list[dict[str, Any]]:
+    return build_objects(config, cluster_facts(config))
+
+
+def _replicas(pods: list[Pod]) -> list[Pod]:
+    return [p for p in pods if REPLICA_TYPE_LABEL in p.labels]
+
+
+@cache
+def world(name: str) -> World:
+    config = config_for(name)
+    objects = _render(config)
+    elsewhere = _variant(config, namespace=OTHER_NAMESPACE, runId=config.job.run_id)
+    elsewhere_objects = _render(elsewhere)
+    pods = pods_of(objects, "10.64.0.10")
+    policies = [o for o in objects + elsewhere_objects if o["kind"] == "NetworkPolicy"]
+    namespaces = {
+        o["metadata"]["name"]: namespace_labels(o["metadata"]["name"], o["metadata"]["labels"])
+        for o in objects + elsewhere_objects
+        if o["kind"] == "Namespace"
+    }
+    namespaces["kube-system"] = namespace_labels("kube-system")
+    return World(
+        config=config,
+        policies=policies,
+        namespaces=namespaces,
+        training=_replicas(pods),
+        tensorboard=[p for p in pods if REPLICA_TYPE_LABEL not in p.labels],
+        other_run=_replicas(pods_of(_render(_variant(config, runId="another-run")), "10.64.1.10")),
+        other_namespace=pods_of(elsewhere_objects, "10.64.2.10"),
+    )
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_pod_of_the_namespace_is_isolated_for_ingress(name: str) -> None:
+    w = world(name)
+    assert w.training
+    stranger = Pod("stranger", w.config.job.namespace, {"app": "x"}, "10.64.3.3")
+    for pod in [*w.training, *w.tensorboard, stranger]:
+        assert isolated(w.policies, pod, "Ingress"), pod.name
+    # A pod nobody admits: even a replica of the run cannot reach it.
+    assert not w.allowed(w.training[0], stranger, TF_PORT)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_replicas_of_the_run_reach_each_other_on_the_tf_port_only(name: str) -> None:
+    w = world(name)
+    for source in w.training:
+        for destination in w.training:
+            assert w.allowed(source, destination, TF_PORT), (source.name, destination.name)
+            assert not w.allowed(source, destination, TF_PORT, "UDP")
+            assert not w.allowed(source, destination, 22)
+            assert not w.allowed(source, destination, TENSORBOARD_PORT)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_no_pod_of_another_run_namespace_or_component_reaches_the_tf_port(name: str) -> None:
+    w = world(name)
+    assert w.other_run and w.other_namespace
+    assert {p.labels[RUN_ID_LABEL] for p in w.other_run} == {"another-run"}
+    outsiders = [
+        *w.other_run,
+        *w.other_namespace,  # identical labels, another namespace
+        *w.tensorboard,
+        COREDNS,
+        VPC_CLIENT,
+        INTERNET,
+    ]
+    for destination in w.training:
+        for source in outsiders:
+            assert not w.allowed(source, destination, TF_PORT), (source, destination.name)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_tensorboard_accepts_its_port_only_from_where_its_service_type_reaches(name: str) -> None:
+    w = world(name)
+    if not w.config.tensorboard.enabled:
+        assert not w.tensorboard
+        assert [p for p in w.policies if p["metadata"]["name"].endswith("-tensorboard")] == []
+        return
+    (board,) = w.tensorboard
+    in_cluster = [*w.other_namespace, COREDNS, *w.training]
+    for source in in_cluster:
+        assert w.allowed(source, board, TENSORBOARD_PORT), source
+        assert not w.allowed(source, board, TF_PORT)
+        assert not w.allowed(source, board, 22)
+    # A LoadBalancer's traffic arrives from client or node addresses, never as a pod.
+    load_balanced = w.config.tensorboard.service_type == "LoadBalancer"
+    for client in (VPC_CLIENT, INTERNET):
+        assert w.allowed(client, board, TENSORBOARD_PORT) == load_balanced
+        assert not w.allowed(client, board, TF_PORT)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_egress_keeps_dns_and_the_outside_world_but_not_the_metadata_service(name: str) -> None:
+    w = world(name)
+    for pod in [*w.training, *w.tensorboard]:
+        assert isolated(w.policies, pod, "Egress")
+        for protocol in ("UDP", "TCP"):
+            assert w.allowed(pod, COREDNS, 53, protocol)
+            assert w.allowed(pod, NODE_LOCAL_DNS, 53, protocol)
+        assert w.allowed(pod, INTERNET, 443)  # OSS, registries, datasets
+        assert w.allowed(pod, VPC_CLIENT, 2049)  # anything in the VPC (NFS from a pod too)
+        assert not w.allowed(pod, METADATA, 80)
+    for source in w.training:
+        for peer in w.training:
+            assert w.allowed(source, peer, TF_PORT)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_policies_select_with_the_pods_own_labels(name: str) -> None:
+    """The training policy picks every replica of the run and nothing else of the stack."""
+    w = world(name)
+    (training,) = [
+        p
+        for p in w.policies
+        if p["metadata"]["name"] == f"{w.config.job.name}-training"
+        and p["metadata"]["namespace"] == w.config.job.namespace
+    ]
+    selector = training["spec"]["podSelector"]
+    assert all(selects(selector, p.labels) for p in w.training)
+    assert not any(selects(selector, p.labels) for p in [*w.tensorboard, *w.other_run])
+
+
+# --- the evaluator itself, on cases whose answer the API reference spells out ------------
+
+
+def _policy(namespace: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": "p", "namespace": namespace}, "spec": spec}
+
+
+NAMESPACES = {n: namespace_labels(n, {"team": n}) for n in ("a", "b")}
+WEB = Pod("web", "a", {"app": "web"}, "10.0.0.1", {"http": 8080})
+CLIENT_A = Pod("client", "a", {"role": "client"}, "10.0.0.2")
+CLIENT_B = Pod("client", "b", {"role": "client"}, "10.0.1.2")
+
+
+def test_evaluator_unselected_pods_accept_everything() -> None:
+    assert connection_allowed([], CLIENT_B, WEB, 1, NAMESPACES)
+    other = _policy("a", {"podSelector": {"matchLabels": {"app": "db"}}})
+    assert connection_allowed([other], CLIENT_B, WEB, 1, NAMESPACES)
+
+
+def test_evaluator_and_of_selectors_in_one_peer_or_across_peers() -> None:
+    both = {"namespaceSelector": {"matchLabels": {"team": "b"}}, "podSelector": {}}
+    and_rule = _policy("a", {"podSelector": {}, "ingress": [{"from": [both]}]})
+    assert connection_allowed([and_rule], CLIENT_B, WEB, 80, NAMESPACES)
+    assert not connection_allowed([and_rule], CLIENT_A, WEB, 80, NAMESPACES)
+    pod_only = {"podSelector": {"matchLabels": {"role": "client"}}}
+    same_namespace = _policy("a", {"podSelector": {}, "ingress": [{"from": [pod_only]}]})
+    assert connection_allowed([same_namespace], CLIENT_A, WEB, 80, NAMESPACES)
+    assert not connection_allowed([same_namespace], CLIENT_B, WEB, 80, NAMESPACES)
+
+
+def test_evaluator_ports_protocols_named_ports_and_ranges() -> None:
+    def rule(ports: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [_policy("a", {"podSelector": {}, "ingress": [{"ports": ports}]})]
+
+    assert connection_allowed(rule([{"port": "http"}]), CLIENT_A, WEB, 8080, NAMESPACES)
+    assert not connection_allowed(rule([{"port": "http"}]), CLIENT_A, WEB, 80, NAMESPACES)
+    ranged = rule([{"port": 30000, "endPort": 30010, "protocol": "UDP"}])
+    assert connection_allowed(ranged, CLIENT_A, WEB, 30005, NAMESPACES, "UDP")
+    assert not connection_allowed(ranged, CLIENT_A, WEB, 30005, NAMESPACES, "TCP")
+    assert not connection_allowed(ranged, CLIENT_A, WEB, 30011, NAMESPACES, "UDP")
+
+
+def test_evaluator_ip_blocks_expressions_and_egress() -> None:
+    block = {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.0.1.0/24"]}}
+    policy = _policy(
+        "a", {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"to": [block]}]}
+    )
+    assert connection_allowed([policy], CLIENT_A, WEB, 80, NAMESPACES)
+    assert not connection_allowed([policy], CLIENT_A, CLIENT_B, 80, NAMESPACES)
+    assert not connection_allowed([policy], CLIENT_A, External("8.8.8.8"), 53, NAMESPACES)
+    assert connection_allowed([policy], External("8.8.8.8"), CLIENT_A, 80, NAMESPACES)
+    expression = {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}
+    assert selects(expression, CLIENT_A.labels) and not selects(expression, WEB.labels)
+    assert selects({"matchExpressions": [{"key": "app", "operator": "Exists"}]}, WEB.labels)
+    # Without policyTypes, a policy with egress rules isolates both directions.
+    implicit = _policy("a", {"podSelector": {}, "egress": [{}]})
+    assert isolated([implicit], WEB, "Ingress") and isolated([implicit], WEB, "Egress")
