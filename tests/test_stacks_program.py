@@ -363,6 +363,7 @@ def test_images_pinned_by_digest_reach_pods_and_image_cache_unchanged() -> None:
     stack = {
         "image": trainer,
         "cluster": {"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"},
+        "network": {"zoneId": "cn-hangzhou-i"},
         "worker": {"image": gpu, "gpuCount": 1},
         "tensorboard": {"image": board},
     }
