@@ -25,7 +25,6 @@ PROJECT = "tftrain"
 CLUSTER_KINDS = ("existing", "ack", "ask")
 STORAGE_KINDS = ("nas", "nfs", "hostPath")
 STRATEGIES = ("auto", "parameter_server", "multi_worker_mirrored")
-RESTART_POLICIES = ("OnFailure", "Never")
 SERVICE_TYPES = ("ClusterIP", "LoadBalancer")
 PULL_POLICIES = ("IfNotPresent", "Always", "Never")
 
@@ -59,9 +58,10 @@ class JobConfig:
     command: tuple[str, ...]
     args: tuple[str, ...]
     data_dir: str
-    restart_policy: str
     backoff_limit: int
     ttl_seconds_after_finished: int
+    active_deadline_seconds: int | None  # None: no deadline
+    gang_scheduling: bool
 
 
 @dataclass(frozen=True)
@@ -381,9 +381,24 @@ def _job(reader: _Reader) -> JobConfig:
         command=reader.string_list("command", ("python", "-m", "trainer")),
         args=reader.string_list("args"),
         data_dir=reader.text("dataDir", ""),
-        restart_policy=reader.choice("restartPolicy", "OnFailure", RESTART_POLICIES),
         backoff_limit=reader.integer("backoffLimit", 3, 0, 100),
         ttl_seconds_after_finished=reader.integer("ttlSecondsAfterFinished", 86400, 0),
+        active_deadline_seconds=(
+            reader.integer("activeDeadlineSeconds", 0, 1) or None
+            if reader.raw("activeDeadlineSeconds", None) is not None
+            else None
+        ),
+        gang_scheduling=reader.boolean("gangScheduling", True),
+    )
+    # Kept so TFJob-style values that spell out `Never` still load; OnFailure cannot be
+    # combined with podFailurePolicy (infra/manifests/lifecycle.py).
+    restart_policy = reader.raw("restartPolicy", "Never")
+    reader.check(
+        "restartPolicy",
+        restart_policy == "Never",
+        restart_policy,
+        "Never: a failed replica always gets a new pod (up to job.backoffLimit), so that "
+        "podFailurePolicy can fail the Job at once on exit code 2 and ignore preemptions",
     )
     reader.check("command", bool(job.command), list(job.command), "a non-empty list of strings")
     reader.check(

@@ -144,11 +144,16 @@ def spawn(
 
 
 def stop(children: Sequence[Child], grace: float) -> None:
-    """SIGTERM every live child's group, SIGKILL what is left after `grace` seconds."""
+    """SIGTERM every live child, SIGKILL the groups of what is left after `grace` seconds.
+
+    SIGTERM goes to the child alone, as the kubelet sends it to a container's PID 1: the
+    replica supervisor passes it on to the command, which hears it once.
+    """
     live = [child for child in children if child.poll() is None]
     for child in live:
         child.stopped_by_launcher = True
-        child.signal_group(signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            child.popen.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while any(child.poll() is None for child in live) and time.monotonic() < deadline:
         time.sleep(0.05)
