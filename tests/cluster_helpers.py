@@ -37,6 +37,7 @@ parser.add_argument("--fail", default="", help="TYPE:INDEX:CODE: that replica ex
 parser.add_argument("--fail-starts", default="", help="TYPE:INDEX:N: exits 3 on its first N starts")
 parser.add_argument("--hang", action="store_true", help="every replica runs until killed")
 parser.add_argument("--ignore-sigterm", action="store_true")
+parser.add_argument("--chief-seconds", type=float, default=0.3, help="the chief's run time")
 args, _unknown = parser.parse_known_args()  # a real trainer has flags of its own
 
 tf_config = json.loads(os.environ["TF_CONFIG"])
@@ -74,7 +75,7 @@ chief = task["type"] == "chief" or (
 if args.hang or not chief:
     while True:
         time.sleep(1)
-time.sleep(0.3)
+time.sleep(args.chief_seconds)
 print("chief done")
 """
 

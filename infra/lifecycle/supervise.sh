@@ -45,7 +45,9 @@ done
 [ "$#" -gt 0 ] || usage "no command after --"
 case $grace in '' | *[!0-9]*) usage "--stop-grace must be whole seconds" ;; esac
 
-nap() { sleep "$1" 2>/dev/null || sleep 1; } # fractions: GNU and busybox sleep; else 1 s
+# Fractions work with GNU and busybox sleep, else 1 s. No output: a sleep that outlives
+# the watcher must not hold the replica's stdout/stderr open.
+nap() { sleep "$1" >/dev/null 2>&1 || sleep 1 >/dev/null 2>&1; }
 
 run_ended() {
     first=''
@@ -110,7 +112,8 @@ while :; do
     # A trapped signal interrupts `wait` (status > 128) while the child still runs.
     kill -0 "$child" 2>/dev/null || break
 done
-kill "$watcher" 2>/dev/null
+# SIGKILL: a SIGTERM arriving before the watcher has reset the inherited trap is lost.
+kill -KILL "$watcher" 2>/dev/null
 
 if [ "$role" = ends ]; then
     [ "$status" -eq 0 ] && publish

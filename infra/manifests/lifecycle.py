@@ -74,7 +74,10 @@ def pod_failure_policy(container: str) -> dict[str, Any]:
                     "values": list(FINAL_EXIT_CODES),
                 },
             },
-            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            {
+                "action": "Ignore",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            },
         ]
     }
 
