@@ -74,11 +74,14 @@ command -v "$1" >/dev/null 2>&1 || {
     exit 127
 }
 
+# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The
+# trap is set first: a signal that comes while the command starts is passed on right after.
+child='' signalled=''
+trap 'signalled=1; [ -z "$child" ] || kill -TERM "$child" 2>/dev/null' TERM INT
 "$@" &
 child=$!
+[ -z "$signalled" ] || kill -TERM "$child" 2>/dev/null
 supervisor=$$
-# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM.
-trap 'kill -TERM "$child" 2>/dev/null' TERM INT
 
 stop_child() {
     kill -TERM "$child" 2>/dev/null
