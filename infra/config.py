@@ -306,6 +306,13 @@ def _cidr(reader: _Reader, name: str, default: str) -> str:
     return value
 
 
+def _optional_integer(reader: _Reader, name: str, minimum: int) -> int | None:
+    """None when the key is unset, else an integer >= `minimum` (a bad value is reported)."""
+    if reader.raw(name, None) is None:
+        return None
+    return reader.integer(name, minimum, minimum)
+
+
 def _quantity(reader: _Reader, name: str, default: str) -> str:
     value = reader.raw(name, default)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
@@ -383,11 +390,7 @@ def _job(reader: _Reader) -> JobConfig:
         data_dir=reader.text("dataDir", ""),
         backoff_limit=reader.integer("backoffLimit", 3, 0, 100),
         ttl_seconds_after_finished=reader.integer("ttlSecondsAfterFinished", 86400, 0),
-        active_deadline_seconds=(
-            reader.integer("activeDeadlineSeconds", 0, 1) or None
-            if reader.raw("activeDeadlineSeconds", None) is not None
-            else None
-        ),
+        active_deadline_seconds=_optional_integer(reader, "activeDeadlineSeconds", 1),
         gang_scheduling=reader.boolean("gangScheduling", True),
     )
     # Kept so TFJob-style values that spell out `Never` still load; OnFailure cannot be
