@@ -157,7 +157,7 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
     final = ", ".join(map(str, FINAL_EXIT_CODES))
     say(
         f"restarts: a failed replica starts again on its port, up to {limit} times "
-        f"(job.backoffLimit {limit}); exit code {final} ends the job at once"
+        f"(job.backoffLimit {limit}); exit codes {final} end the job at once"
         if limit
         else "restarts: none (job.backoffLimit 0): a failed replica ends the job"
     )

@@ -7,7 +7,8 @@ Why each piece:
 - `PR_SET_PDEATHSIG`: if the launcher itself is SIGKILLed (no handler, no `finally`), the
   kernel sends SIGKILL to each child. It fires when the *thread* that forked exits, so
   children must be spawned from the main thread (the supervisor does). Grandchildren are
-  not covered; a trainer that forks must watch its own parent.
+  not covered: the replica supervisor script (the child) watches itself and kills its
+  command (the grandchild) when it is gone.
 - stdout and stderr share one pipe, read line by line on a thread per child, so lines of a
   replica keep their order and one chatty replica never blocks on a full pipe.
 """
