@@ -165,6 +165,19 @@ def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(
     assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
 
 
+def test_the_stacks_deadline_is_the_default_timeout(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = ("--set", "job.args=[--hang]", "--set", "job.activeDeadlineSeconds=2")
+    with reaping(stacks_dir):
+        status = main(launcher_args(stacks_dir, *options))
+    out = capsys.readouterr().out
+    assert status == 124, out
+    assert "deadline: job.activeDeadlineSeconds 2" in out
+    assert "timed out after 2s" in out
+    assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
+
+
 def test_a_config_error_is_reported_with_status_2(
     stacks_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
