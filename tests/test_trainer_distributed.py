@@ -5,6 +5,7 @@ marked slow."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -97,10 +98,15 @@ class ProcessCluster:
         return self
 
     def __exit__(self, *_: object) -> None:
-        for process in self.processes.values():
+        for name, process in self.processes.items():
             if process.poll() is None:
-                process.kill()
+                self.kill(name)
                 process.wait(timeout=10)
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a task: its supervisor and the trainer under it, as a container dies."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.processes[name].pid, signal.SIGKILL)
         for log in self._log_files:
             log.close()
 
@@ -128,6 +134,7 @@ class ProcessCluster:
             env={**self.env, "TF_CONFIG": json.dumps(tf_config)},
             stdout=self._log_files[-1],
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # a group per task, for `kill`
         )
 
     def start_all(self) -> None:
@@ -307,12 +314,12 @@ def test_lost_worker_is_survived_and_lost_ps_resumes(tmp_path: Path) -> None:
         # A worker dies: the coordinator re-runs its closures on the other; the restarted
         # worker rejoins on its old port.
         cluster.wait_for_line("chief-0", r"^Step: 100,", timeout=120)
-        cluster.processes["worker-1"].send_signal(signal.SIGKILL)
+        cluster.kill("worker-1")
         cluster.wait("worker-1", timeout=10)
         cluster.start("worker", 1)
         # The ps dies: the chief stops at once, naming the step a restart resumes from.
         cluster.wait_for_line("chief-0", r"^Step: 300,", timeout=120)
-        cluster.processes["ps-0"].send_signal(signal.SIGKILL)
+        cluster.kill("ps-0")
         assert cluster.wait("chief-0", timeout=60) == 1
         message = re.search(
             r"Parameter server unreachable .*step (\d+)$", cluster.log("chief-0"), re.MULTILINE
