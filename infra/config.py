@@ -28,7 +28,6 @@ PROJECT = "tftrain"
 CLUSTER_KINDS = ("existing", "ack", "ask")
 STORAGE_KINDS = ("nas", "nfs", "hostPath")
 STRATEGIES = ("auto", "parameter_server", "multi_worker_mirrored")
-RESTART_POLICIES = ("OnFailure", "Never")
 SERVICE_TYPES = ("ClusterIP", "LoadBalancer")
 PULL_POLICIES = ("IfNotPresent", "Always", "Never")
 
@@ -62,9 +61,10 @@ class JobConfig:
     command: tuple[str, ...]
     args: tuple[str, ...]
     data_dir: str
-    restart_policy: str
     backoff_limit: int
     ttl_seconds_after_finished: int
+    active_deadline_seconds: int | None  # None: no deadline
+    gang_scheduling: bool
 
 
 @dataclass(frozen=True)
@@ -325,6 +325,13 @@ def _cidr_list(reader: _Reader, name: str) -> tuple[str, ...]:
     return values
 
 
+def _optional_integer(reader: _Reader, name: str, minimum: int) -> int | None:
+    """None when the key is unset, else an integer >= `minimum` (a bad value is reported)."""
+    if reader.raw(name, None) is None:
+        return None
+    return reader.integer(name, minimum, minimum)
+
+
 def _quantity(reader: _Reader, name: str, default: str) -> str:
     value = reader.raw(name, default)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
@@ -411,9 +418,20 @@ def _job(reader: _Reader) -> JobConfig:
         command=reader.string_list("command", ("python", "-m", "trainer")),
         args=reader.string_list("args"),
         data_dir=reader.text("dataDir", ""),
-        restart_policy=reader.choice("restartPolicy", "OnFailure", RESTART_POLICIES),
         backoff_limit=reader.integer("backoffLimit", 3, 0, 100),
         ttl_seconds_after_finished=reader.integer("ttlSecondsAfterFinished", 86400, 0),
+        active_deadline_seconds=_optional_integer(reader, "activeDeadlineSeconds", 1),
+        gang_scheduling=reader.boolean("gangScheduling", True),
+    )
+    # Kept so TFJob-style values that spell out `Never` still load; OnFailure cannot be
+    # combined with podFailurePolicy (infra/manifests/lifecycle.py).
+    restart_policy = reader.raw("restartPolicy", "Never")
+    reader.check(
+        "restartPolicy",
+        restart_policy == "Never",
+        restart_policy,
+        "Never: a failed replica always gets a new pod (up to job.backoffLimit), so that "
+        "podFailurePolicy can fail the Job at once on exit code 2 and ignore preemptions",
     )
     reader.check("command", bool(job.command), list(job.command), "a non-empty list of strings")
     reader.check(

@@ -37,11 +37,17 @@ _TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
     ("v1", "PersistentVolume"): k8s.core.v1.PersistentVolume,
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
     ("v1", "Service"): k8s.core.v1.Service,
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
     ("batch/v1", "Job"): k8s.batch.v1.Job,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
 }
 _POD_OWNERS = ("Job", "Deployment")
+# Objects a pod's volumes name, which must exist before the pod: (kind, volume type, key).
+_VOLUME_SOURCES = (
+    ("PersistentVolumeClaim", "persistentVolumeClaim", "claimName"),
+    ("ConfigMap", "configMap", "name"),
+)
 # An ECI ImageCache is a snapshot of specific images: a new image list is a new cache, not
 # an edit of the old one (keeps the name, so pulumi-kubernetes deletes before it recreates).
 _REPLACE_ON_CHANGES = {"ImageCache": ["spec"]}
@@ -122,11 +128,10 @@ def _resource_name(obj: Mapping[str, Any]) -> str:
     return f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
 
 
-def _claims(obj: Mapping[str, Any]) -> list[str]:
+def _volume_sources(obj: Mapping[str, Any], source: str, name_key: str) -> list[str]:
+    """Names of the objects a pod template's volumes of type `source` refer to."""
     volumes = obj["spec"]["template"]["spec"].get("volumes", [])
-    return [
-        v["persistentVolumeClaim"]["claimName"] for v in volumes if "persistentVolumeClaim" in v
-    ]
+    return [v[source][name_key] for v in volumes if source in v]
 
 
 def _dependencies(
@@ -143,7 +148,11 @@ def _dependencies(
     if kind == "PersistentVolumeClaim":
         deps += by_kind.get("PersistentVolume", [])
     if kind in _POD_OWNERS:
-        deps += [registered[("PersistentVolumeClaim", namespace, c)] for c in _claims(obj)]
+        for kind_used, source, name_key in _VOLUME_SOURCES:
+            deps += [
+                registered[(kind_used, namespace, name)]
+                for name in _volume_sources(obj, source, name_key)
+            ]
         # Pods match the image cache only once it exists.
         deps += by_kind.get("ImageCache", [])
         # A pod never runs unisolated, nor before the policy admitting its peers is updated

@@ -3,7 +3,9 @@ that run it, and checks that no process outlives a test.
 
 The fake stands in for any user's trainer: it only reads TF_CONFIG and the env, records
 what it got in the output dir (per start, so restarts can be compared), and then behaves
-as its flags say (exit, fail, fail its first starts, hang).
+as its flags say (exit, fail, fail its first starts, hang). Unless told otherwise the chief
+(or worker 0 without one) exits 0 and every other replica serves forever, as a TFJob ps
+in `server.join()` does: the replica supervisor ends them.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--fail", default="", help="TYPE:INDEX:CODE: that replica exits CODE")
 parser.add_argument("--fail-starts", default="", help="TYPE:INDEX:N: exits 3 on its first N starts")
 parser.add_argument("--hang", action="store_true", help="every replica runs until killed")
-parser.add_argument("--linger", action="store_true", help="only the chief ever exits")
 parser.add_argument("--ignore-sigterm", action="store_true")
+parser.add_argument("--chief-seconds", type=float, default=0.3, help="the chief's run time")
 args, _unknown = parser.parse_known_args()  # a real trainer has flags of its own
 
 tf_config = json.loads(os.environ["TF_CONFIG"])
@@ -68,21 +70,13 @@ flaky_role, _, failing_starts = args.fail_starts.rpartition(":")
 if flaky_role == role and start_number <= int(failing_starts):
     print(f"failing on start {start_number}")
     sys.exit(3)
-if args.hang or (args.linger and task["type"] != "chief"):
-    while True:
-        time.sleep(1)
-done = output / "done"
 chief = task["type"] == "chief" or (
     "chief" not in tf_config["cluster"] and task["type"] == "worker" and task["index"] == 0)
-if chief:
-    time.sleep(0.3)
-    done.write_text("done")
-    print("chief done")
-else:  # like the real trainer: ps/workers exit once the chief has written its marker
-    deadline = time.monotonic() + 60
-    while not done.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    print("saw the done marker")
+if args.hang or not chief:
+    while True:
+        time.sleep(1)
+time.sleep(args.chief_seconds)
+print("chief done")
 """
 
 STACK = "fake"

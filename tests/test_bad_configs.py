@@ -124,10 +124,18 @@ CASES: dict[str, Bad] = {
     "uppercase-job-name": Bad(
         {**BASE, "job": {"name": "MNIST"}}, "tftrain:job.name", "a DNS label"
     ),
-    "always-restart-policy": Bad(
-        {**BASE, "job": {"restartPolicy": "Always"}},
+    "on-failure-restart-policy": Bad(
+        {**BASE, "job": {"restartPolicy": "OnFailure"}},
         "tftrain:job.restartPolicy",
-        "one of OnFailure, Never",
+        "Never: a failed replica always gets a new pod",
+    ),
+    "zero-deadline": Bad(
+        {**BASE, "job": {"activeDeadlineSeconds": 0}},
+        "tftrain:job.activeDeadlineSeconds",
+        "an integer >= 1",
+    ),
+    "gang-scheduling-not-a-bool": Bad(
+        {**ACK, "job": {"gangScheduling": "yes"}}, "tftrain:job.gangScheduling", "true or false"
     ),
     "pod-range-overlaps-vpc": Bad(
         {**BASE, "network": {"podCidr": "192.168.128.0/20"}},

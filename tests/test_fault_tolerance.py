@@ -57,7 +57,9 @@ def test_backoff_delays_double_up_to_the_cap() -> None:
 def test_a_replica_that_fails_once_comes_back_on_its_port(
     stacks_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    options = ("--set", "job.backoffLimit=2", "--set", "job.args=[--fail-starts, 'worker:1:1']")
+    # The chief runs long enough for the restart to rejoin a run that has not ended yet.
+    args = "job.args=[--fail-starts, 'worker:1:1', --chief-seconds, '4']"
+    options = ("--set", "job.backoffLimit=2", "--set", args)
     with reaping(stacks_dir):
         status = main(launcher_args(stacks_dir, *options))
     out = capsys.readouterr().out
@@ -125,16 +127,17 @@ def run_dev(tmp_path: Path, *overrides: str) -> int:
     return main(["dev", *sets, "--output-dir", str(tmp_path / "out"), "--timeout", "120"])
 
 
-def test_a_trainer_usage_error_ends_the_job_after_its_restarts(
+def test_a_trainer_usage_error_ends_the_job_at_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Every replica exits 2 before importing TensorFlow; Kubernetes would restart them too
-    # (nothing tells it that exit 2 is final), and so does the launcher, up to the limit.
+    # Every replica exits 2 before importing TensorFlow. Exit 2 is final (the Jobs'
+    # podFailurePolicy fails the Job at once), so nothing is restarted despite the limit.
     status = run_dev(tmp_path, "job.args=[--strategy, multi_worker_mirrored]")
     out = capsys.readouterr().out
     assert status == 2, out
     assert "multi_worker_mirrored uses no ps, but the TF_CONFIG cluster has ps tasks" in out
-    assert re.search(r"FAILED: mnist-\S+ exit 2 after 1 restart: job.backoffLimit 1 reached", out)
+    assert re.search(r"FAILED: mnist-\S+ exit 2 \(exit code 2 is final: no restarts", out), out
+    assert "restart 1 of 1" not in out
 
 
 def test_bad_data_ends_the_job_after_the_chiefs_restarts(
@@ -197,8 +200,12 @@ def test_a_killed_worker_is_restarted_and_the_chief_carries_on(tmp_path: Path) -
     # or logged twice.
     [chief] = outcome.chief_runs
     assert chief.resumed_step is None and chief.steps == logged_steps(0, SMALL_RUN.final_step)
-    # The new worker served until the chief's done marker, like the others.
-    assert "[mnist-worker-1] worker:1 done: the chief has finished" in outcome.output, why
+    # The new worker served until its supervisor stopped it with the others.
+    assert re.search(
+        r"^\[mnist-worker-1\] +tftrain-supervise: run \S+ succeeded: stopping",
+        outcome.output,
+        re.MULTILINE,
+    ), why
 
 
 @pytest.mark.slow
@@ -245,16 +252,21 @@ def test_a_killed_chief_or_ps_resumes_from_the_last_checkpoint(tmp_path: Path, k
 def test_a_replica_killed_after_training_completes_without_the_cluster(
     tmp_path: Path, kind: str
 ) -> None:
-    """Killed after the final checkpoint, before the done marker: the new process must
-    neither wait for a marker that came while it was down (a worker: its Job would never
-    complete) nor need servers that may have exited (a chief)."""
+    """Killed after the final checkpoint, before the chief's success: a new worker ends with
+    the run whether it restarts before the chief succeeds (stopped) or after (exits at
+    once); a new chief does not need servers that may have been stopped."""
     fault = Fault(kind, AFTER_TRAINING)
     outcome = run(SMALL_RUN, tmp_path / "out", fault)
     why = explain(outcome)
     assert_completed(outcome)
     assert outcome.restarts == {name: int(name == fault.target) for name in outcome.restarts}, why
     if kind == "worker":
-        assert "worker:1: the run is complete" in outcome.output, why
+        assert re.search(
+            r"^\[mnist-worker-1\] +tftrain-supervise: run \S+ "
+            r"(succeeded: stopping|has already ended)",
+            outcome.output,
+            re.MULTILINE,
+        ), why
     else:
         final = SMALL_RUN.final_step
         assert outcome.resumed_step == final and not outcome.chief_runs[-1].steps, why

@@ -120,15 +120,34 @@ def test_without_a_chief_worker_0_decides(
     assert sorted(records(stacks_dir)) == ["worker-0", "worker-1"]
 
 
+def test_the_others_end_with_the_chief_under_their_supervisors(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ps and workers that serve forever are stopped by their supervisor, not the launcher."""
+    with reaping(stacks_dir):
+        status = main(launcher_args(stacks_dir))
+    out = capsys.readouterr().out
+    assert status == 0, out
+    for name in REPLICAS[1:]:
+        assert re.search(rf"^\[{name}\] +tftrain-supervise: run test\.\w+ succeeded: stopping ",
+                         out, re.MULTILINE), out  # fmt: skip
+        assert summary_line(out, name).split()[2:4] == ["exit", "0"]
+    assert "stopped by the launcher" not in out and "terminating" not in out
+    assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
+
+
 def test_replicas_that_outstay_the_grace_are_terminated(
     stacks_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Ignoring SIGTERM, the others take their supervisor's stop grace (2 s) to end: longer
+    # than the launcher's safety net allows here.
+    options = ("--set", "job.args=[--ignore-sigterm]", "--grace", "0")
     with reaping(stacks_dir):
-        status = main(launcher_args(stacks_dir, "--set", "job.args=[--linger]", "--grace", "0.5"))
+        status = main(launcher_args(stacks_dir, *options))
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "0.5s after the job succeeded, terminating: mnist-worker-0, mnist-worker-1, " in out
-    assert "killed by SIGTERM" in summary_line(out, "mnist-ps-0")
+    assert "0s after the job succeeded, terminating: mnist-worker-0, mnist-worker-1, " in out
+    assert "stopped by the launcher" in summary_line(out, "mnist-ps-0")
     assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
 
 
@@ -146,6 +165,19 @@ def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(
     assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
 
 
+def test_the_stacks_deadline_is_the_default_timeout(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    options = ("--set", "job.args=[--hang]", "--set", "job.activeDeadlineSeconds=2")
+    with reaping(stacks_dir):
+        status = main(launcher_args(stacks_dir, *options))
+    out = capsys.readouterr().out
+    assert status == 124, out
+    assert "deadline: job.activeDeadlineSeconds 2" in out
+    assert "timed out after 2s" in out
+    assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
+
+
 def test_a_config_error_is_reported_with_status_2(
     stacks_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -157,11 +189,14 @@ def test_a_config_error_is_reported_with_status_2(
 def test_a_command_that_cannot_start_fails_the_job(
     stacks_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(launcher_args(stacks_dir, "--set", "job.command=[/nonexistent/trainer]"))
+    options = ("--set", "job.command=[/nonexistent/trainer]", "--set", "job.backoffLimit=3")
+    status = main(launcher_args(stacks_dir, *options))
     assert status == 127
     out = capsys.readouterr().out
-    assert "FAILED: cannot start mnist-chief-0: /nonexistent/trainer: No such file" in out
-    assert "not started" in summary_line(out, "mnist-ps-0")
+    assert "tftrain-supervise: cannot run /nonexistent/trainer: command not found" in out
+    # As podFailurePolicy does: exit 127 is final, whatever the backoff limit.
+    assert re.search(r"FAILED: mnist-\S+ exit 127 \(exit code 127 is final: no restarts", out)
+    assert "restarts:" not in out.split("summary:")[1]
 
 
 @pytest.fixture

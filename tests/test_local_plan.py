@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from infra.config import parse_config
+from infra.lifecycle import MARKER_NAME, SCRIPT
 from infra.local.plan import (
     REPO,
     apply_override,
@@ -100,8 +101,14 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
         "worker": ["localhost:40001", "localhost:40002"],
         "ps": ["localhost:40003"],
     }
+    assert plan.command == (sys.executable, "-m", "trainer")
+    marker = str(tmp_path / MARKER_NAME)
     for spec in plan.replicas:
-        assert spec.argv == (sys.executable, "-m", "trainer")
+        # The stack's command under the same supervisor script the Jobs run.
+        role = "--ends-run" if spec.name == "mnist-chief-0" else "--follows-run"
+        assert spec.argv[:6] == ("/bin/sh", str(SCRIPT), role, "--marker", marker, "--run")
+        assert spec.argv[6] == config.job.run_id
+        assert spec.argv[-4:] == ("--", *plan.command)
         assert spec.env["TFTRAIN_OUTPUT_DIR"] == str(tmp_path)
         assert hyperparam_env(config).items() <= dict(spec.env).items()
     assert default_output_dir("dev", config) == REPO / "runs/dev/mnist" / config.job.run_id

@@ -41,7 +41,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "ps": {"number": 0},
         "worker": {"number": 3},
         "evaluator": {"number": 1},
-        "job": {"args": ["--verbose"], "dataDir": "/data/mnist-idx", "restartPolicy": "Never"},
+        "job": {
+            "args": ["--verbose"],
+            "dataDir": "/data/mnist-idx",
+            "restartPolicy": "Never",
+            "activeDeadlineSeconds": 7200,
+        },
         "tensorboard": {
             "serviceType": "LoadBalancer",
             "public": True,

@@ -21,6 +21,7 @@ import yaml
 
 from infra.cluster_facts import cluster_facts
 from infra.config import load_stack, stack_file
+from infra.lifecycle import MARKER_NAME, run_key
 from infra.manifests import build_objects
 from infra.render import render_stack
 from infra.render.__main__ import main
@@ -292,8 +293,9 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     # learning rate is a new run, in a new directory under the logs root, so TensorBoard shows
     # it beside the old run instead of it resuming the old run's checkpoints. So, for every
     # replica, besides its learning rate: the run-id label of its Service (metadata and
-    # selector) and of its Job (metadata and pod template), and its output directory; and the
-    # three run selectors of the training NetworkPolicy (its pods, their ingress and egress peers).
+    # selector) and of its Job (metadata and pod template), its output directory, the run its
+    # supervisor ends with (the run key, the marker in the output directory), and the three run
+    # selectors of the training NetworkPolicy (its pods, their ingress and egress peers).
     assert old.job.run_id != new.job.run_id
     replicas = len(build_topology(old).replicas)
 
@@ -303,6 +305,8 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
                 f"- {{name: TFTRAIN_LEARNING_RATE, value: '{rate}'}}": replicas,
                 f"- {{name: TFTRAIN_OUTPUT_DIR, value: {config.output_dir}}}": replicas,
                 f"tftrain.io/run-id: {config.job.run_id}": 4 * replicas + 3,
+                f"- {config.output_dir}/{MARKER_NAME}": replicas,
+                f"- {run_key(config)}": replicas,
             }
         )
 
@@ -312,18 +316,26 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     assert any(line.endswith(" @@ Job tftrain-dev/mnist-worker-0") for line in lines)
 
 
-def test_learning_rate_change_with_a_fixed_run_id_changes_only_the_env_values(
+def test_learning_rate_change_with_a_fixed_run_id_changes_the_env_values_and_run_key(
     repo: Path,
 ) -> None:
+    """The run id stays, so do the labels and the directory. The settings are new, so the
+    supervisors' run key is too: a marker of the run before must not end this one."""
     edit_stack(repo, "dev", lambda config: config["tftrain:job"].update(runId="lr-sweep"))
     git(repo, "commit", "-q", "-am", "fix the run id")
     old = load_stack("dev", repo / "stacks")
     edit_stack(repo, "dev", set_learning_rate(0.01))
+    new = load_stack("dev", repo / "stacks")
     lines = diff_head(repo, "dev")
     replicas = len(build_topology(old).replicas)
     rate = "- {{name: TFTRAIN_LEARNING_RATE, value: '{}'}}"
-    assert changed(lines, "-") == Counter({rate.format(old.hyperparams.learning_rate): replicas})
-    assert changed(lines, "+") == Counter({rate.format("0.01"): replicas})
+    assert run_key(old) != run_key(new) and run_key(new).startswith("lr-sweep.")
+    assert changed(lines, "-") == Counter(
+        {rate.format(old.hyperparams.learning_rate): replicas, f"- {run_key(old)}": replicas}
+    )
+    assert changed(lines, "+") == Counter(
+        {rate.format("0.01"): replicas, f"- {run_key(new)}": replicas}
+    )
 
 
 def tf_configs(lines: list[str], sign: str) -> dict[tuple[str, int], dict[str, Any]]:

@@ -394,3 +394,14 @@ def test_many_workers_keep_one_service_and_job_each() -> None:
     assert len(run.objects_of_kind("Job")) == replicas
     assert len([s for s in run.objects_of_kind("Service") if "clusterIP" in s["spec"]]) == replicas
     assert run.outputs["runId"] == config.job.run_id
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_job_mounts_the_supervisor_config_map_the_program_registers(stack: str) -> None:
+    run = recorded(stack)
+    (config_map,) = run.objects_of_kind("ConfigMap")
+    assert run.of_type("kubernetes:core/v1:ConfigMap")  # typed, not a CustomResource
+    for job in run.objects_of_kind("Job"):
+        volumes = job["spec"]["template"]["spec"]["volumes"]
+        names = [v["configMap"]["name"] for v in volumes if "configMap" in v]
+        assert names == [config_map["metadata"]["name"]]

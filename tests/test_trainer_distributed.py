@@ -1,9 +1,11 @@
 """The trainer as real processes: one `python -m trainer` per task on free localhost ports,
-as the local launcher and Kubernetes run it. Small data keeps the default run short; the
-full-MNIST accuracy and the fault-injection runs are marked slow."""
+each under the replica supervisor, as the local launcher and Kubernetes run it. Small data
+keeps the default run short; the full-MNIST accuracy and the fault-injection runs are
+marked slow."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +21,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from infra.lifecycle import MARKER_NAME, SCRIPT, STOP_GRACE, Supervision, ends_run
+from infra.topology import Replica, Topology
 
 REPO = Path(__file__).resolve().parents[1]
 SMALL_RUN = {
@@ -61,14 +66,28 @@ def free_ports(count: int) -> list[int]:
 
 
 class ProcessCluster:
-    """Trainer processes for one TF_CONFIG cluster; killed on exit, whatever happened."""
+    """Trainer processes for one TF_CONFIG cluster; killed on exit, whatever happened.
 
-    def __init__(self, shape: dict[str, int], output_dir: Path, env: dict[str, str]) -> None:
+    `run` is the run key the supervisors share: a new key is a new run in the same dir.
+    """
+
+    def __init__(
+        self, shape: dict[str, int], output_dir: Path, env: dict[str, str], run: str = "test"
+    ) -> None:
         ports = iter(free_ports(sum(shape.values())))
         self.cluster = {
             kind: [f"localhost:{next(ports)}" for _ in range(count)]
             for kind, count in shape.items()
         }
+        self.topology = Topology(
+            "test",
+            tuple(
+                Replica(kind, index, f"{kind}-{index}", "localhost", int(address.split(":")[1]))
+                for kind, addresses in self.cluster.items()
+                for index, address in enumerate(addresses)
+            ),
+        )
+        self.run = run
         self.output_dir = output_dir
         self.env = trainer_env(output_dir, env)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -79,10 +98,15 @@ class ProcessCluster:
         return self
 
     def __exit__(self, *_: object) -> None:
-        for process in self.processes.values():
+        for name, process in self.processes.items():
             if process.poll() is None:
-                process.kill()
+                self.kill(name)
                 process.wait(timeout=10)
+
+    def kill(self, name: str) -> None:
+        """SIGKILL a task: its supervisor and the trainer under it, as a container dies."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.processes[name].pid, signal.SIGKILL)
         for log in self._log_files:
             log.close()
 
@@ -97,12 +121,20 @@ class ProcessCluster:
         # A restarted task gets a new log, so a test reads what the new process said.
         self._log_paths[name] = self.output_dir.parent / f"{name}.{len(self._log_files)}.log"
         self._log_files.append(self._log_paths[name].open("wb"))
+        replica = Replica(task_type, index, name, "localhost", 0)
+        supervisor = Supervision(
+            ends_run(replica, self.topology),
+            str(self.output_dir / MARKER_NAME),
+            self.run,
+            STOP_GRACE,
+        )
         self.processes[name] = subprocess.Popen(
-            [sys.executable, "-m", "trainer"],
+            supervisor.wrap(str(SCRIPT), [sys.executable, "-m", "trainer"]),
             cwd=REPO,
             env={**self.env, "TF_CONFIG": json.dumps(tf_config)},
             stdout=self._log_files[-1],
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # a group per task, for `kill`
         )
 
     def start_all(self) -> None:
@@ -178,7 +210,6 @@ def assert_outputs(output_dir: Path, final_step: int, log_steps: list[int]) -> N
     model = tf.saved_model.load(str(output_dir / "saved_model"))
     logits = model.serve(np.zeros((3, 28, 28, 1), np.uint8))
     assert logits.shape == (3, 10)
-    assert (output_dir / ".tftrain-done").exists()
 
 
 def assert_progress(log: str, steps: list[int], steps_per_epoch: int) -> None:
@@ -198,7 +229,7 @@ def test_parameter_server_cluster_trains_exits_and_resumes(tmp_path: Path) -> No
     with ProcessCluster(shape, output, {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "24"}) as cluster:
         cluster.start_all()
         cluster.start("evaluator")
-        # Every process, ps and workers included, exits 0 by itself.
+        # Every process exits 0: the chief by itself, the others stopped by their supervisors.
         assert cluster.wait_all(timeout=150) == dict.fromkeys(cluster.processes, 0), (
             cluster.all_logs()
         )
@@ -207,8 +238,11 @@ def test_parameter_server_cluster_trains_exits_and_resumes(tmp_path: Path) -> No
             r"ckpt-24: step 24, Test-Accuracy: \d\.\d{4}$", cluster.log("evaluator-0"), re.MULTILINE
         ), cluster.log("evaluator-0")
     assert_outputs(output, final_step=24, log_steps=[8, 16, 24])
+    assert (output / MARKER_NAME).read_text() == "test\n"  # the chief's supervisor's
 
-    with ProcessCluster(shape, output, {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "36"}) as cluster:
+    # Other settings in the same directory: a new run to its supervisors.
+    settings = {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "36"}
+    with ProcessCluster(shape, output, settings, run="test-36") as cluster:
         cluster.start_all()
         assert cluster.wait_all(timeout=150) == dict.fromkeys(cluster.processes, 0), (
             cluster.all_logs()
@@ -229,6 +263,7 @@ def test_multi_worker_mirrored_cluster(tmp_path: Path) -> None:
         assert_progress(cluster.log("worker-0"), [8, 16], steps_per_epoch=32)
         assert "Training finished at step 16" in cluster.log("worker-1")
     assert_outputs(output, final_step=16, log_steps=[8, 16])
+    assert (output / MARKER_NAME).read_text() == "test\n"  # worker 0's supervisor's
 
 
 def test_single_process_trains_and_resumes(tmp_path: Path) -> None:
@@ -279,12 +314,12 @@ def test_lost_worker_is_survived_and_lost_ps_resumes(tmp_path: Path) -> None:
         # A worker dies: the coordinator re-runs its closures on the other; the restarted
         # worker rejoins on its old port.
         cluster.wait_for_line("chief-0", r"^Step: 100,", timeout=120)
-        cluster.processes["worker-1"].send_signal(signal.SIGKILL)
+        cluster.kill("worker-1")
         cluster.wait("worker-1", timeout=10)
         cluster.start("worker", 1)
         # The ps dies: the chief stops at once, naming the step a restart resumes from.
         cluster.wait_for_line("chief-0", r"^Step: 300,", timeout=120)
-        cluster.processes["ps-0"].send_signal(signal.SIGKILL)
+        cluster.kill("ps-0")
         assert cluster.wait("chief-0", timeout=60) == 1
         message = re.search(
             r"Parameter server unreachable .*step (\d+)$", cluster.log("chief-0"), re.MULTILINE

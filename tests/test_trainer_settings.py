@@ -1,4 +1,4 @@
-"""Settings precedence and errors, step arithmetic, proxies and the done marker: the
+"""Settings precedence and errors, step arithmetic and proxies: the
 trainer's pure-Python parts, plus the exit code of `python -m trainer` on bad input."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trainer import done_marker, environment
+from trainer import environment
 from trainer.plan import make_plan
 from trainer.settings import BUNDLED_DATA_DIR, SettingsError, parse_settings
 from trainer.steps import StepPlan
@@ -140,48 +140,6 @@ def test_no_proxy_left_alone_without_a_proxy() -> None:
     env: dict[str, str] = {}
     environment.prepare(None, make_plan("auto", None), env)
     assert "no_proxy" not in env
-
-
-def test_done_marker_must_be_newer_than_the_watcher(tmp_path: Path) -> None:
-    done_marker.write(tmp_path, final_step=24)  # left over from an earlier run
-    watcher = done_marker.DoneWatcher(tmp_path)
-    assert not watcher.is_done()
-    # That run stopped at step 24; this one trains to 36, so the marker is not this run's.
-    assert not watcher.finished_before_start(final_step=36, saved_step=24)
-    done_marker.clear(tmp_path)  # the new chief starts
-    assert not watcher.is_done()
-    done_marker.write(tmp_path, final_step=36)  # ... and finishes
-    assert watcher.is_done()
-
-
-def test_done_marker_in_a_missing_directory(tmp_path: Path) -> None:
-    watcher = done_marker.DoneWatcher(tmp_path / "not-yet")
-    assert not watcher.is_done()
-    assert not watcher.finished_before_start(final_step=5, saved_step=None)
-    (tmp_path / "not-yet").mkdir()
-    done_marker.write(tmp_path / "not-yet", final_step=5)
-    assert watcher.is_done()
-
-
-@pytest.mark.parametrize(
-    ("recorded", "saved_step", "finished"),
-    [
-        (600, 600, True),  # a server restarted after the chief finished: exit at once
-        (600, 550, False),  # checkpoints deleted or rolled back: the chief will train again
-        (500, 600, False),  # another run's marker (other settings) in the same directory
-        (None, 600, False),  # an old-style or foreign marker: only a new marker counts
-    ],
-)
-def test_a_marker_of_the_same_finished_run_counts_at_start(
-    tmp_path: Path, recorded: int | None, saved_step: int, finished: bool
-) -> None:
-    if recorded is None:
-        (tmp_path / done_marker.MARKER_NAME).write_text("3f2a0c 1795330000.000\n")
-    else:
-        done_marker.write(tmp_path, final_step=recorded)
-    watcher = done_marker.DoneWatcher(tmp_path)
-    assert watcher.finished_before_start(final_step=600, saved_step=saved_step) is finished
-    assert not watcher.is_done()  # the marker that was there at start is not a new one
 
 
 @pytest.mark.parametrize(

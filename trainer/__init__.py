@@ -9,5 +9,6 @@ Reading order: `__main__` (entry, exit codes); `settings`, `tf_config`, `plan` (
 process does; pure Python, checked before TensorFlow is imported); `data` (checksummed
 IDX files); `train_loop` (one training run, top to bottom) with `distribution` (strategy,
 input pipeline, fused steps), `model`, `steps`, `progress` and `outputs`; `server` and
-`evaluator` for the other roles; `done_marker` for how every process learns the run is over.
+`evaluator` for the other roles. How a run ends (ps and workers stopped once the chief has
+succeeded) is not the trainer's business: `infra/lifecycle/supervise.sh` wraps every replica.
 """

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 from trainer import environment
 from trainer.data import load_mnist
-from trainer.done_marker import DoneWatcher
 from trainer.errors import RunError, UsageError
 from trainer.plan import Plan, Role, make_plan
 from trainer.settings import Settings, parse_settings
@@ -45,21 +44,18 @@ def run_role(plan: Plan, settings: Settings, config: ClusterConfig | None, start
     if plan.role is Role.IDLE:
         print("strategy single trains in the chief (or worker 0) alone; nothing to do here")
         return 0
-    # Watchers start before the slow TensorFlow import (each role module imports it): a
-    # done marker written from then on is this run's.
     if plan.role is Role.SERVER:
-        watcher = DoneWatcher(settings.output_dir)
         from trainer import server
 
         assert config is not None  # servers only exist in a cluster
-        return server.serve(config, settings, watcher)
-    # Also before TensorFlow: a broken data file fails in a second.
+        return server.serve(config)
+    # Before the slow TensorFlow import (each role module imports it): a broken data file
+    # fails in a second.
     data = load_mnist(settings.data_dir, settings.train_examples)
     if plan.role is Role.EVALUATOR:
-        watcher = DoneWatcher(settings.output_dir)
         from trainer import evaluator
 
-        return evaluator.run(settings, data, watcher)
+        return evaluator.run(settings, data)
     from trainer import train_loop
 
     return train_loop.run(settings, plan, config, data, started)

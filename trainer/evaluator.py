@@ -1,51 +1,73 @@
-"""The evaluator: test-set accuracy of every new checkpoint, into `eval/`, until done.
+"""The evaluator: test-set accuracy of every new checkpoint, into `eval/`, up to the last.
 
 It is not a cluster member; it only reads the shared output dir, so it may start, stop
-and restart at any time without disturbing training. Started after the run is complete
-(see `done_marker`), it evaluates the final checkpoint and exits.
+and restart at any time without disturbing training. It knows the run's final step, so it
+exits 0 by itself once it has evaluated that checkpoint.
+
+It learns nothing else about the run's end. When the chief succeeds, the replica supervisor
+(`infra/lifecycle`) sends SIGTERM and allows the evaluator a longer grace than ps and
+workers get; the final checkpoint was saved before the chief's evaluation and export, so
+it is there: on SIGTERM the evaluator evaluates the latest checkpoint if it has not yet,
+then exits 0 if that was the final step, else 143 (interrupted, e.g. preempted, which the
+Job retries). A restart after the run has ended never gets here: its supervisor exits 0.
 """
 
 from __future__ import annotations
 
-import time
+import signal
+import threading
 
+import keras
 import tensorflow as tf
 
 from trainer.data import Mnist
-from trainer.done_marker import DoneWatcher
 from trainer.model import build_model, test_accuracy
-from trainer.outputs import OutputPaths, latest_saved_step, restore_model
+from trainer.outputs import OutputPaths, restore_model
 from trainer.settings import Settings
 from trainer.steps import StepPlan
 
 POLL_SECONDS = 2.0
+EXIT_INTERRUPTED = 128 + signal.SIGTERM
 
 
-def run(settings: Settings, data: Mnist, watcher: DoneWatcher) -> int:
+def run(settings: Settings, data: Mnist) -> int:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
     paths = OutputPaths(settings.output_dir)
     model = build_model()
-    writer = tf.summary.create_file_writer(str(paths.eval))
-    evaluated = None
     final_step = StepPlan.from_settings(settings, len(data.train_labels)).final_step
-    complete = watcher.finished_before_start(final_step, latest_saved_step(paths))
-    while True:
-        # Look at the marker first: a checkpoint found after seeing it is the final one.
-        done = complete or watcher.is_done()
-        latest = tf.train.latest_checkpoint(str(paths.checkpoints))
-        if latest and latest != evaluated:
-            try:
-                step = restore_model(model, latest)
-            except (tf.errors.NotFoundError, tf.errors.DataLossError) as error:
-                # Rotated away or still being written; the next poll sees a newer one.
-                print(f"Skipping checkpoint {latest}: {error.message.splitlines()[0]}")
-            else:
-                accuracy = test_accuracy(model, data.test_images, data.test_labels)
-                print(f"Checkpoint {latest}: step {step}, Test-Accuracy: {accuracy:.4f}")
-                with writer.as_default(step=step):
-                    tf.summary.scalar("test_accuracy", accuracy)
+    writer = tf.summary.create_file_writer(str(paths.eval))
+    evaluated: str | None = None
+    step: int | None = None
+    try:
+        while True:
+            # Read before looking: a checkpoint found after SIGTERM is the last one to score.
+            stopping = stop.is_set()
+            latest = tf.train.latest_checkpoint(str(paths.checkpoints))
+            if latest and latest != evaluated:
+                with writer.as_default():
+                    step = _evaluate(model, latest, data, step)
                 writer.flush()
-            evaluated = latest
-        if done:
-            writer.close()
-            return 0
-        time.sleep(POLL_SECONDS)
+                evaluated = latest
+            if step == final_step:
+                return 0
+            if stopping:
+                print(f"Stopped before the final step {final_step} was evaluated")
+                return EXIT_INTERRUPTED
+            stop.wait(POLL_SECONDS)
+    finally:
+        writer.close()
+
+
+def _evaluate(model: keras.Model, checkpoint: str, data: Mnist, step: int | None) -> int | None:
+    """Score `checkpoint` and write the summary; the step evaluated (`step` if it failed)."""
+    try:
+        restored = restore_model(model, checkpoint)
+    except (tf.errors.NotFoundError, tf.errors.DataLossError) as error:
+        # Rotated away or still being written; the next poll sees a newer one.
+        print(f"Skipping checkpoint {checkpoint}: {error.message.splitlines()[0]}")
+        return step
+    accuracy = test_accuracy(model, data.test_images, data.test_labels)
+    print(f"Checkpoint {checkpoint}: step {restored}, Test-Accuracy: {accuracy:.4f}")
+    tf.summary.scalar("test_accuracy", accuracy, step=restored)
+    return restored

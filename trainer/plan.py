@@ -18,7 +18,7 @@ STRATEGIES = ("auto", "parameter_server", "multi_worker_mirrored", "single")
 class Role(Enum):
     TRAINER = "trainer"  # runs the training loop itself: one process, or an MWMS worker
     COORDINATOR = "coordinator"  # the ParameterServerStrategy chief: schedules steps
-    SERVER = "server"  # a ParameterServerStrategy ps or worker: serves until the chief is done
+    SERVER = "server"  # a ParameterServerStrategy ps or worker: serves until stopped
     EVALUATOR = "evaluator"  # evaluates each new checkpoint
     IDLE = "idle"  # strategy `single` in a cluster: only the chief trains, the others exit
 
@@ -31,7 +31,7 @@ class PlanError(UsageError):
 class Plan:
     strategy: str  # parameter_server, multi_worker_mirrored or single (never auto)
     role: Role
-    # The one process that writes checkpoints, summaries, the export and the done marker.
+    # The one process that writes checkpoints, summaries and the export.
     is_writer: bool
 
 

@@ -91,7 +91,7 @@ _OPTIONS: dict[str, _Option] = {
     ),
     "output_dir": _Option(
         "/output", _path, "a directory path",
-        "checkpoints/, train/ and eval/ summaries, saved_model/ and the done marker",
+        "checkpoints/, train/ and eval/ summaries, and saved_model/",
     ),
     "epochs": _Option("4", _integer(1), "an integer >= 1", "passes over the training set"),
     "batch_size": _Option(

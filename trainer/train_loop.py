@@ -3,8 +3,8 @@ worker, and the ParameterServerStrategy chief (which schedules; the workers comp
 
 Top to bottom: load the data; build the strategy, model and optimizer; resume from the
 latest checkpoint; run fused steps up to each boundary (a progress line, a checkpoint, the
-end); then evaluate, export and write the done marker. A run whose latest checkpoint is
-already at the final step (a restart after the last save) skips the training part.
+end); then evaluate and export. A run whose latest checkpoint is already at the final
+step (a restart after the last save) skips the training part.
 
 The global step is counted here, in Python, and saved in the checkpoint. Under
 ParameterServerStrategy the optimizer's own counter is not exact (two workers increment it
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import keras
 import tensorflow as tf
 
-from trainer import done_marker
 from trainer.data import Mnist
 from trainer.distribution import make_executor, make_strategy, make_train_steps
 from trainer.errors import RunError
@@ -56,8 +55,6 @@ def run(
     settings: Settings, plan: Plan, config: ClusterConfig | None, data: Mnist, started: float
 ) -> int:
     paths = OutputPaths(settings.output_dir)
-    if plan.is_writer:
-        done_marker.clear(paths.root)
     steps = StepPlan.from_settings(settings, len(data.train_labels))
     trained = restore_finished(paths, steps.final_step)
     if trained is None:
@@ -70,8 +67,8 @@ def run(
                 raise
             raise ParameterServerLost(_lost_message(error, latest_saved_step(paths))) from None
         # Remote variables, iterators and functions are deleted by RPCs to the ps and
-        # workers. Drop them while those still serve: after the done marker they exit, and
-        # deletions sent then end the chief with a screenful of gRPC errors.
+        # workers. Drop them while those still serve: once this process has exited they are
+        # stopped, and deletions sent then end the chief with a screenful of gRPC errors.
         keras.backend.clear_session()
         gc.collect()
     if not plan.is_writer:
@@ -82,7 +79,6 @@ def run(
     with tf.summary.create_file_writer(str(paths.eval)).as_default(step=trained.step):
         tf.summary.scalar("test_accuracy", accuracy)
     export_saved_model(trained.model, paths.saved_model)
-    done_marker.write(paths.root, steps.final_step)
     if trained.steps_run:
         print(f"Examples/sec: {trained.steps_run * settings.batch_size / trained.seconds:.1f}")
     print(f"Total Time: {time.monotonic() - started:.1f}s")
@@ -92,9 +88,9 @@ def run(
 def restore_finished(paths: OutputPaths, final_step: int) -> Trained | None:
     """The final weights if training already reached `final_step`, else None.
 
-    Then there is nothing to train: a chief restarted after its last checkpoint (or a
-    rerun of a finished run) only evaluates, exports and writes the done marker, and does so
-    without the cluster, whose ps and workers may have exited already (`done_marker`).
+    Then there is nothing to train: a chief restarted after its last checkpoint only
+    evaluates and exports, and does so without the cluster, whose ps and workers may be
+    gone already.
     """
     if latest_saved_step(paths) != final_step:
         return None

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import FrameType
 
 from infra.config import ConfigError
+from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT
 from infra.local import process
 from infra.local.plan import (
     REPO,
@@ -59,7 +60,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="serve TensorBoard over all runs of the job while training",
     )
-    parser.add_argument("--timeout", type=float, help="stop everything after SECONDS (exit 124)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        help="stop everything after SECONDS (exit 124); default: job.activeDeadlineSeconds",
+    )
     parser.add_argument(
         "--grace",
         type=float,
@@ -102,15 +107,24 @@ def _supervise(supervisor: Supervisor) -> int:
                 signal.signal(signum, handler)
 
 
+def _timeout(args: argparse.Namespace, plan: LocalPlan) -> float | None:
+    """--timeout, else the stack's run deadline (each Job's activeDeadlineSeconds)."""
+    if args.timeout is not None:
+        return float(args.timeout)
+    deadline = plan.config.job.active_deadline_seconds
+    return float(deadline) if deadline else None
+
+
 def _print_plan(plan: LocalPlan) -> None:
     """What would start: the env every replica shares once, then each TF_CONFIG."""
     print(f"output dir: {plan.output_dir}")
-    print(f"command: {shlex.join(plan.replicas[0].argv)}")
+    print(f"command: {shlex.join(plan.command)}")
     first = plan.replicas[0].env
     for key in sorted(key for key in first if key.startswith("TFTRAIN_")):
         print(f"  {key}={first[key]}")
     for spec in plan.replicas:
         print(f"{spec.name}: TF_CONFIG={spec.env['TF_CONFIG']}")
+        print(f"  {shlex.join(spec.argv)}")
 
 
 def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> int:
@@ -129,23 +143,26 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
         REPO,  # the cwd: the default `python -m trainer` imports from the repo root
         output,
         ports,
-        Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=args.timeout),
+        Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
     )
     say = supervisor.say
     config = plan.config
     say(f"stack {args.stack}: job {config.job.name}, run {config.job.run_id}")
-    say(f"command: {shlex.join(plan.replicas[0].argv)}")
+    say(f"command: {shlex.join(plan.command)} (each replica under {SCRIPT.relative_to(REPO)})")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
     say(f"output dir: {plan.output_dir}")
     limit = config.job.backoff_limit
+    final = ", ".join(map(str, FINAL_EXIT_CODES))
     say(
         f"restarts: a failed replica starts again on its port, up to {limit} times "
-        f"(job.restartPolicy {config.job.restart_policy}, job.backoffLimit {limit})"
+        f"(job.backoffLimit {limit}); exit codes {final} end the job at once"
         if limit
         else "restarts: none (job.backoffLimit 0): a failed replica ends the job"
     )
+    if config.job.active_deadline_seconds and args.timeout is None:
+        say(f"deadline: job.activeDeadlineSeconds {config.job.active_deadline_seconds}")
     if config.job.data_dir and not Path(config.job.data_dir).is_dir():
         say(f"warning: job.dataDir {config.job.data_dir} does not exist on this machine")
     if args.tensorboard:

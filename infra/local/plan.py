@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from infra.config import PROJECT, StackConfig, parse_config, read_stack_file, stack_file
+from infra.lifecycle import SCRIPT, ends_run, supervision
 from infra.topology import Topology, build_topology
 from infra.trainer_env import replica_env
 
@@ -43,6 +44,7 @@ class LocalPlan:
     config: StackConfig
     topology: Topology  # with localhost addresses
     output_dir: Path
+    command: tuple[str, ...]  # the stack's command + args, as every replica runs it
     replicas: tuple[ProcessSpec, ...]
     # The replica whose exit ends the job and gives the exit status: TFJob's success policy.
     primary: str
@@ -116,12 +118,8 @@ def process_env(base: Mapping[str, str], replica: Mapping[str, str]) -> dict[str
 
 
 def primary_replica(topology: Topology) -> str:
-    """The chief, or worker 0 when there is none (MultiWorkerMirrored's chief)."""
-    for replica_type in ("chief", "worker"):
-        for replica in topology.replicas:
-            if replica.type == replica_type and replica.index == 0:
-                return replica.name
-    raise ValueError("the topology has neither a chief nor a worker")
+    """The replica that ends the run (`infra.lifecycle.ends_run`)."""
+    return next(r.name for r in topology.replicas if ends_run(r, topology))
 
 
 def replica_names(config: StackConfig) -> list[str]:
@@ -136,17 +134,20 @@ def build_plan(
 ) -> LocalPlan:
     topology = build_topology(config)
     local = topology.with_addresses({name: (LOCALHOST, port) for name, port in ports.items()})
-    argv = local_command((*config.job.command, *config.job.args))
+    command = local_command((*config.job.command, *config.job.args))
     base = os.environ if base_env is None else base_env
+    # Every replica under the same supervisor script as in the cluster, from the repo.
     replicas = tuple(
         ProcessSpec(
             name=replica.name,
-            argv=argv,
+            argv=tuple(
+                supervision(config, local, replica, str(output_dir)).wrap(str(SCRIPT), command)
+            ),
             env=process_env(base, replica_env(config, local, replica, str(output_dir))),
         )
         for replica in local.replicas
     )
-    return LocalPlan(config, local, output_dir, replicas, primary_replica(local))
+    return LocalPlan(config, local, output_dir, command, replicas, primary_replica(local))
 
 
 TENSORBOARD = "tensorboard"

@@ -7,7 +7,8 @@ Why each piece:
 - `PR_SET_PDEATHSIG`: if the launcher itself is SIGKILLed (no handler, no `finally`), the
   kernel sends SIGKILL to each child. It fires when the *thread* that forked exits, so
   children must be spawned from the main thread (the supervisor does). Grandchildren are
-  not covered; a trainer that forks must watch its own parent.
+  not covered: the replica supervisor script (the child) watches itself and kills its
+  command (the grandchild) when it is gone.
 - stdout and stderr share one pipe, read line by line on a thread per child, so lines of a
   replica keep their order and one chatty replica never blocks on a full pipe.
 """
@@ -144,11 +145,16 @@ def spawn(
 
 
 def stop(children: Sequence[Child], grace: float) -> None:
-    """SIGTERM every live child's group, SIGKILL what is left after `grace` seconds."""
+    """SIGTERM every live child, SIGKILL the groups of what is left after `grace` seconds.
+
+    SIGTERM goes to the child alone, as the kubelet sends it to a container's PID 1: the
+    replica supervisor passes it on to the command, which hears it once.
+    """
     live = [child for child in children if child.poll() is None]
     for child in live:
         child.stopped_by_launcher = True
-        child.signal_group(signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            child.popen.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while any(child.poll() is None for child in live) and time.monotonic() < deadline:
         time.sleep(0.05)

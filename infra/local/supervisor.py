@@ -2,13 +2,15 @@
 
 The policy lives in one method, `Supervisor.decide`, with the semantics of the stack's
 Kubernetes objects: the job succeeds when the primary replica (chief, else worker 0) exits
-0; a replica that exits non-zero or is killed is restarted, with the same env on the same
-port, up to `job.backoffLimit` times; one more failure fails the job.
+0; a final exit code (2: a usage error; 126/127: the command cannot run) fails the job at
+once, as the Jobs' podFailurePolicy does; a replica that exits otherwise non-zero or is
+killed is restarted, with the same env on the same port, up to `job.backoffLimit` times;
+one more failure fails the job. In the cluster every replica is its own Job, so the limit
+counts per replica; the Job controller's new pod is, locally, a new process.
 
-In the cluster every replica is its own Job, so the limit counts per replica. Both
-`restartPolicy` values bring a replica back: `OnFailure` has the kubelet restart the
-container in place, `Never` has the Job controller create a new pod, and both count
-toward `backoffLimit`. A local process is the same either way: a new one with the same env.
+Every replica runs under the same supervisor script as in the cluster (`infra.lifecycle`),
+so once the primary has succeeded the others end by themselves within seconds; the
+`grace` timer here is only a safety net for a replica that does not.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.lifecycle import FINAL_EXIT_CODES
 from infra.local import process
 from infra.local.plan import ProcessSpec
 from infra.local.ports import PortReservation
@@ -165,9 +168,11 @@ class Supervisor:
             if child.name == self._primary and self.succeeded_at is None:
                 return Decision.SUCCEED
             return Decision.CONTINUE
+        if returncode in FINAL_EXIT_CODES and self.succeeded_at is None:
+            return Decision.FAIL
         if len(self.earlier_exits[child.name]) < self._backoff.limit:
             # Also after the job succeeded: in the cluster this replica's own Job is not
-            # complete and would restart it; the trainer's servers then exit 0 at once.
+            # complete and would restart it; its supervisor then exits 0 at once.
             return Decision.RESTART
         if self.succeeded_at is not None:
             return Decision.CONTINUE  # the job's result stands; the summary reports this exit
@@ -233,7 +238,8 @@ class Supervisor:
                 self._schedule_restart(child, returncode)
             if decision is Decision.FAIL:
                 self.failed = child
-                self.outcome = f"FAILED: {child.name} {describe(returncode)}{self._limit_note()}"
+                why = self._final_note(returncode) or self._limit_note()
+                self.outcome = f"FAILED: {child.name} {describe(returncode)}{why}"
                 self.say(f"{self.outcome}; stopping every replica")
                 return exit_status(returncode)
             if decision is Decision.SUCCEED:
@@ -246,6 +252,12 @@ class Supervisor:
                         f"{self._timing.grace:g}s to exit by themselves: {', '.join(left)}"
                     )
         return None
+
+    @staticmethod
+    def _final_note(returncode: int) -> str:
+        if returncode not in FINAL_EXIT_CODES:
+            return ""
+        return f" (exit code {returncode} is final: no restarts, like the Jobs' podFailurePolicy)"
 
     def _limit_note(self) -> str:
         limit = self._backoff.limit
@@ -287,6 +299,8 @@ class Supervisor:
                 lines.append(f"  {name:<{width}}  not started")
                 continue
             note = " (stopped by the launcher)" if child.stopped_by_launcher else ""
+            if self.succeeded_at is not None and child.ended and child.ended > self.succeeded_at:
+                note += f" (ended {child.ended - self.succeeded_at:.1f}s after the job succeeded)"
             if name in self._restart_due:
                 note += " (was waiting to restart)"
             # Wall time since the replica's first start: the time the job spent on it.

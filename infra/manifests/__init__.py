@@ -14,6 +14,7 @@ from infra.config import StackConfig
 from infra.manifests.common import namespace
 from infra.manifests.image_cache import image_cache
 from infra.manifests.network_policy import network_policies
+from infra.manifests.lifecycle import lifecycle_config_map
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_job, replica_service
@@ -23,8 +24,9 @@ __all__ = ["build_objects", "object_key"]
 
 
 def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
-    """Objects in creation order: namespace, network policies, storage, image cache, replicas,
-    TensorBoard. The policies come first: no pod may start before its isolation exists."""
+    """Objects in creation order: namespace, network policies, storage, image cache, the
+    supervisor script, replicas, TensorBoard. The policies come first: no pod may start before
+    its isolation exists."""
     topology = build_topology(config)
     objects: list[dict[str, Any]] = [
         namespace(config),
@@ -34,6 +36,7 @@ def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, An
     ]
     if config.cluster.image_cache:  # validated: ask only
         objects.append(image_cache(config))
+    objects.append(lifecycle_config_map(config))
     # Every replica's DNS name is registered before any replica starts dialling its peers.
     objects += [replica_service(config, replica) for replica in topology.replicas]
     objects += [replica_job(config, facts, topology, replica) for replica in topology.replicas]

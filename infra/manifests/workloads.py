@@ -16,6 +16,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import ReplicaGroup, StackConfig
+from infra.lifecycle import supervision
 from infra.manifests.common import (
     JOB_LABEL,
     KUBEFLOW_INDEX_LABEL,
@@ -27,6 +28,13 @@ from infra.manifests.common import (
     metadata,
     pod_metadata,
     run_labels,
+)
+from infra.manifests.lifecycle import (
+    SCRIPT_PATH,
+    gang_labels,
+    lifecycle_mount,
+    lifecycle_volume,
+    pod_failure_policy,
 )
 from infra.manifests.placement import placement
 from infra.manifests.security import harden, resources
@@ -99,11 +107,14 @@ def _env(config: StackConfig, topology: Topology, replica: Replica) -> list[dict
 def _container(
     config: StackConfig, topology: Topology, group: ReplicaGroup, replica: Replica
 ) -> dict[str, Any]:
+    supervisor = supervision(config, topology, replica, config.output_dir)
     container: dict[str, Any] = {
         "name": CONTAINER_NAME,
         "image": group.image,
         "imagePullPolicy": group.image_pull_policy,
-        "command": list(config.job.command),
+        # The stack's command under the supervisor, which ends it with the run; the args
+        # stay the stack's, appended after the command as Kubernetes does.
+        "command": supervisor.wrap(SCRIPT_PATH, config.job.command),
     }
     if config.job.args:
         container["args"] = list(config.job.args)
@@ -112,7 +123,7 @@ def _container(
         "env": _env(config, topology, replica),
         "ports": [{"name": PORT_NAME, "containerPort": TF_PORT, "protocol": "TCP"}],
         "resources": resources(group.cpu, group.memory, group.gpu_count),
-        "volumeMounts": [data_mount(config)],
+        "volumeMounts": [data_mount(config), lifecycle_mount()],
     }
 
 
@@ -124,21 +135,30 @@ def replica_job(
     labels = replica_labels(config, replica)
     pod_spec = harden(
         {
-            "restartPolicy": config.job.restart_policy,
+            # podFailurePolicy needs it; a retry is a new pod (infra/manifests/lifecycle.py).
+            "restartPolicy": "Never",
             **where.spec,
             "containers": [_container(config, topology, group, replica)],
-            "volumes": [data_volume(config)],
+            "volumes": [data_volume(config), lifecycle_volume(config)],
         }
     )
+    spec: dict[str, Any] = {
+        "backoffLimit": config.job.backoff_limit,
+        "podFailurePolicy": pod_failure_policy(CONTAINER_NAME),
+        "ttlSecondsAfterFinished": config.job.ttl_seconds_after_finished,
+    }
+    if config.job.active_deadline_seconds is not None:
+        spec["activeDeadlineSeconds"] = config.job.active_deadline_seconds
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": metadata(replica.name, labels, config.job.namespace, JOB_WAIT_FOR),
         "spec": {
-            "backoffLimit": config.job.backoff_limit,
-            "ttlSecondsAfterFinished": config.job.ttl_seconds_after_finished,
+            **spec,
             "template": {
-                "metadata": pod_metadata(labels, where.annotations),
+                "metadata": pod_metadata(
+                    {**labels, **gang_labels(config, topology)}, where.annotations
+                ),
                 "spec": pod_spec,
             },
         },

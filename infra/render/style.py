@@ -40,8 +40,10 @@ def _flow_sequence(dumper: yaml.SafeDumper, data: FlowSequence) -> yaml.Node:
 
 
 def _string(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    # Double quotes escape line breaks as \n: a multi-line value still takes one line.
-    style = '"' if "\n" in data else None
+    # A multi-line value (a script) as a literal block, line by line as in its file, so a
+    # review diff shows the lines that changed. PyYAML falls back to quotes where a block
+    # cannot hold the text (tabs, trailing spaces).
+    style = "|" if "\n" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 

@@ -1,0 +1,98 @@
+"""How a run ends, for any TFJob-style trainer: one supervisor script around every replica.
+
+TFJob's success policy: the run succeeds when the chief (TFJob's `master` counts as chief)
+or, without one, worker 0 exits 0. A ParameterServerStrategy ps or worker never learns
+that: it sits in `server.join()` forever, and so would its Job. Rather than asking every
+trainer to watch for the end, `supervise.sh` (POSIX sh, so any image with /bin/sh runs it
+unchanged) wraps the stack's command in every replica:
+- the replica that ends the run publishes a marker on the shared volume when its command
+  exits 0;
+- every other replica stops its command once the marker is there, and exits 0.
+The marker holds the run key (below), so a marker of another run is ignored, and a replica
+(re)started after its run has ended exits 0 at once. The supervisor passes SIGTERM on to the
+command and exits with the command's status, so preemption and failures reach the Job's
+podFailurePolicy unchanged.
+
+Kubernetes delivers the script in a ConfigMap volume (`infra/manifests/lifecycle.py`); the
+local launcher runs the same file from this directory, so both behave alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra.config import StackConfig, derive_run_id
+from infra.topology import Replica, Topology
+
+SCRIPT_NAME = "supervise.sh"
+SCRIPT = Path(__file__).with_name(SCRIPT_NAME)
+# In the run's output dir, next to what the trainer writes there.
+MARKER_NAME = ".tftrain-succeeded"
+# The evaluator may be scoring the final checkpoint when the run ends (our trainer's
+# evaluator finishes that one on SIGTERM); ps and workers have nothing left to do.
+EVALUATOR_STOP_GRACE = 30
+STOP_GRACE = 2
+# A usage error (argparse's convention, the trainer's "bad flag/env/TF_CONFIG/data"), or a
+# command the shell cannot run (126: not executable, 127: not found): retrying cannot help,
+# so the Job fails at once and the local launcher does not restart the replica.
+FINAL_EXIT_CODES = (2, 126, 127)
+
+
+def ends_run(replica: Replica, topology: Topology) -> bool:
+    """TFJob's rule: the chief (or `master`), or worker 0 when there is neither."""
+    types = {r.type for r in topology.replicas}
+    if types & {"chief", "master"}:
+        return replica.type in ("chief", "master")
+    return replica.type == "worker" and replica.index == 0
+
+
+def run_key(config: StackConfig) -> str:
+    """The run id, plus a fingerprint of the settings when `job.runId` is pinned.
+
+    A derived run id already is that fingerprint. A pinned one is reused on purpose to
+    continue a finished run with new settings (more epochs, a lower learning rate): that is
+    a new run for the supervisor, which must not take the earlier run's marker for its own.
+    """
+    fingerprint = derive_run_id(config.raw)
+    if config.job.run_id == fingerprint:
+        return fingerprint
+    return f"{config.job.run_id}.{fingerprint.removeprefix('run-')}"
+
+
+@dataclass(frozen=True)
+class Supervision:
+    """What the supervisor of one replica is told: its part, the marker, the run key."""
+
+    ends_run: bool
+    marker: str
+    run_key: str
+    stop_grace: int
+
+    def wrap(self, script: str, command: Sequence[str]) -> list[str]:
+        """`command` run under the supervisor at path `script`."""
+        return [
+            "/bin/sh",
+            script,
+            "--ends-run" if self.ends_run else "--follows-run",
+            "--marker",
+            self.marker,
+            "--run",
+            self.run_key,
+            *(() if self.ends_run else ("--stop-grace", str(self.stop_grace))),
+            "--",
+            *command,
+        ]
+
+
+def supervision(
+    config: StackConfig, topology: Topology, replica: Replica, output_dir: str
+) -> Supervision:
+    grace = EVALUATOR_STOP_GRACE if replica.type == "evaluator" else STOP_GRACE
+    return Supervision(
+        ends_run=ends_run(replica, topology),
+        marker=f"{output_dir.rstrip('/')}/{MARKER_NAME}",
+        run_key=run_key(config),
+        stop_grace=grace,
+    )
