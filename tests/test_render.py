@@ -409,6 +409,7 @@ def test_diff_opens_with_the_consequences_of_the_change(repo: Path) -> None:
     )
 
 
+@pytest.mark.slow  # renders every stack on both sides
 def test_review_comment_carries_each_changed_stack_and_says_why_dev_is_not_previewed(
     repo: Path,
 ) -> None:

@@ -107,7 +107,7 @@ def parse_render(text: str) -> Render:
             if found.startswith(_COMPONENT_PREFIX):
                 current = None  # a component is a grouping, not something the cloud holds
         elif current is not None and line.startswith("# "):
-            current.append(line.strip("# "))
+            current.append(line.lstrip("# "))
     return Render(objects=objects, cloud=cloud)
 
 
