@@ -20,6 +20,8 @@ from infra.cluster_facts import cluster_facts, needs_load_balancer_acl
 from infra.config import ConfigError, StackConfig, parse_config, strip_project_prefix
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
+from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
+from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
@@ -48,9 +50,7 @@ _VOLUME_SOURCES = (
     ("PersistentVolumeClaim", "persistentVolumeClaim", "claimName"),
     ("ConfigMap", "configMap", "name"),
 )
-# An ECI ImageCache is a snapshot of specific images: a new image list is a new cache, not
-# an edit of the old one (keeps the name, so pulumi-kubernetes deletes before it recreates).
-_REPLACE_ON_CHANGES = {"ImageCache": ["spec"]}
+_REPLACE_ON_CHANGES = {IMAGE_CACHE_KIND: list(IMAGE_CACHE_REPLACES)}
 
 
 def read_stack_config() -> tuple[dict[str, Any], str | None]:

@@ -3,4 +3,6 @@
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 ruff check .
 ruff format --check .
+# Every workflow, including deprecated action runtimes (the next Node removal fails here first).
+actionlint
 exec python -m pytest "$@"

@@ -26,6 +26,7 @@ from infra.manifests import build_objects
 from infra.render import render_stack
 from infra.render.__main__ import main
 from infra.render.cloud import render_cloud
+from infra.render.review import EXISTING_CLUSTER_REASON, MARKER
 from infra.render.style import title_of
 from infra.render.unified import unified_diff
 from infra.topology import build_topology
@@ -267,9 +268,12 @@ def edit_stack(repo: Path, stack: str, change: Callable[[dict[str, Any]], None])
 
 
 def diff_head(repo: Path, stack: str) -> list[str]:
+    """The diff lines of `--diff HEAD`, after the consequences summary it opens with."""
     done = render_cli(repo, stack, "--diff", "HEAD")
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    summary, _, diff = done.stdout.partition("\n\n")
+    assert summary.startswith(f"Consequences for {stack}, HEAD → working-tree:\n")
+    lines = diff.splitlines()
     assert lines[:2] == [f"--- {stack}@HEAD", f"+++ {stack}@working-tree"]
     return lines[2:]
 
@@ -378,7 +382,7 @@ def test_a_stack_new_in_the_working_tree_is_all_added(repo: Path) -> None:
     done = render_cli(repo, "dev2", "--diff", "HEAD")
     assert done.returncode == 0, done.stderr
     assert "HEAD has no stack dev2" in done.stderr
-    body = done.stdout.splitlines()[3:]  # after ---, +++ and the one @@
+    body = done.stdout.partition("\n\n")[2].splitlines()[3:]  # after ---, +++ and the @@
     assert body and all(line.startswith("+") for line in body)
 
 
@@ -394,4 +398,48 @@ def test_a_revision_older_than_the_renderer_is_rendered_with_the_working_trees(
     done = render_cli(repo, "dev", "--diff", "HEAD")
     assert done.returncode == 0, done.stderr
     assert "HEAD predates infra/render" in done.stderr
-    assert done.stdout == "No changes: dev renders the same at HEAD and in the working tree.\n"
+    assert done.stdout.endswith(
+        "\n\nNo changes: dev renders the same at HEAD and in the working tree.\n"
+    )
+
+
+def test_diff_opens_with_the_consequences_of_the_change(repo: Path) -> None:
+    old = load_stack("dev", repo / "stacks")
+    edit_stack(repo, "dev", set_learning_rate(0.01))
+    new = load_stack("dev", repo / "stacks")
+    done = render_cli(repo, "dev", "--diff", "HEAD")
+    assert done.returncode == 0, done.stderr
+    jobs = len(build_topology(new).replicas)
+    assert done.stdout.startswith(
+        "Consequences for dev, HEAD → working-tree:\n"
+        f"Run: {old.job.run_id} is stopped; {new.job.run_id} starts, in a directory of its own\n"
+        f"Kubernetes objects: update {jobs} (Service {jobs}); replace {jobs} (Job {jobs})\n"
+        "Cloud resources: no change\n"
+        "GPUs requested: none\n"
+        "New public endpoints: none\n"
+        "Idle GPU pool: none\n"
+        "\n--- dev@HEAD\n"
+    )
+
+
+@pytest.mark.slow  # renders every stack on both sides
+def test_review_comment_carries_each_changed_stack_and_says_why_dev_is_not_previewed(
+    repo: Path,
+) -> None:
+    edit_stack(repo, "dev", set_learning_rate(0.01))
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.render.review", "comment", "--base", "HEAD"],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith(MARKER + "\n")
+    assert text.count("### ") == 1 and "### dev\n" in text
+    assert "Consequences for dev, HEAD → working-tree:" in text
+    assert "+        - {name: TFTRAIN_LEARNING_RATE, value: '0.01'}" in text
+    assert f"`pulumi preview`: not run, {EXISTING_CLUSTER_REASON}." in text
+    assert "Unchanged: ack-cpu, ack-gpu, ask-eci" in text

@@ -16,6 +16,10 @@ from infra.manifests.common import metadata, run_labels
 
 API_VERSION = "eci.alibabacloud.com/v1"
 KIND = "ImageCache"
+# An ECI ImageCache is a snapshot of specific images: a new image list is a new cache, not
+# an edit of the old one (it keeps its name, so pulumi-kubernetes deletes before it
+# recreates). The program registers it with these replace-on-change paths.
+REPLACE_ON_CHANGES = ("spec",)
 # Reuse layers that other caches already hold: a new run's image usually differs from the
 # previous one by a few layers only, so its cache builds in a fraction of the time.
 REUSE_ANNOTATION = {"k8s.aliyun.com/imc-enable-reuse": "true"}

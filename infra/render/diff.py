@@ -1,4 +1,5 @@
-"""`--diff REV`: a stack rendered at a git revision and in the working tree, as a unified diff.
+"""`--diff REV`: a stack rendered at a git revision and in the working tree: first what the
+change does (`infra.render.summary`), then the unified diff.
 
 The REV side is REV's code *and* REV's stack file: `git archive` extracts REV's `infra/` and
 stacks directory into a temporary directory, and a subprocess of this interpreter renders
@@ -15,10 +16,12 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from infra.config import stack_file
 from infra.render import render_stack
+from infra.render.summary import summarize
 from infra.render.unified import unified_diff
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -134,18 +137,48 @@ def render_at_revision(
     return done.stdout, notes
 
 
-def diff_stack(
-    rev: str, stack: str, stacks_dir: Path | None, only: str | None
-) -> tuple[str, list[str]]:
-    """The unified diff text from REV to the working tree (or a line saying there is none),
-    and notes for the user."""
+@dataclass(frozen=True)
+class StackDiff:
+    stack: str
+    summary: str  # the consequences, one fact per line
+    diff: list[str]  # unified diff lines; empty when both sides render the same
+    notes: list[str]  # for the user, not part of the output
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diff)
+
+    def text(self, rev: str) -> str:
+        """What `--diff REV` prints: the summary, a blank line, the diff."""
+        if not self.diff:
+            return (
+                f"{self.summary}\n"
+                f"No changes: {self.stack} renders the same at {rev} and in the working tree.\n"
+            )
+        return f"{self.summary}\n" + "\n".join(self.diff) + "\n"
+
+
+def compare_stack(rev: str, stack: str, stacks_dir: Path | None, only: str | None) -> StackDiff:
+    """`stack` at REV against the working tree: summary, diff and notes."""
     old, notes = render_at_revision(rev, stack, stacks_dir, only)
     if old and not stack_file(stack, stacks_dir).is_file():
         new = ""  # the working tree deleted the stack
         notes.append(f"note: the working tree has no stack {stack}; it renders as empty")
     else:
         new = render_stack(stack, stacks_dir, only)  # ConfigError if it is nowhere, or bad
-    lines = unified_diff(old, new, f"{stack}@{rev}", f"{stack}@{WORKING_TREE}")
-    if not lines:
-        return f"No changes: {stack} renders the same at {rev} and in the working tree.\n", notes
-    return "\n".join(lines) + "\n", notes
+    old_name, new_name = f"{stack}@{rev}", f"{stack}@{WORKING_TREE}"
+    return StackDiff(
+        stack=stack,
+        summary=summarize(old, new, stack, rev, WORKING_TREE),
+        diff=unified_diff(old, new, old_name, new_name),
+        notes=notes,
+    )
+
+
+def diff_stack(
+    rev: str, stack: str, stacks_dir: Path | None, only: str | None
+) -> tuple[str, list[str]]:
+    """The summary and unified diff from REV to the working tree (or a line saying there is
+    no diff), and notes for the user."""
+    compared = compare_stack(rev, stack, stacks_dir, only)
+    return compared.text(rev), compared.notes

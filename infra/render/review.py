@@ -1,0 +1,127 @@
+"""The pull request's review comment: every changed stack's consequences and diff, and what
+`pulumi preview` said where CI can run it (or why it cannot).
+
+`python -m infra.render.review previewable` lists the stacks CI may preview;
+`python -m infra.render.review comment --base REV [--previews DIR]` prints the comment as
+Markdown. The workflow (.github/workflows/stack-review.yml) posts it as one comment per pull
+request, found again by `MARKER` and edited in place on every push.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from pathlib import Path
+
+from infra.config import ConfigError, load_stack, stack_file
+from infra.render.diff import DiffError, RevisionRenderError, StackDiff, compare_stack
+
+MARKER = "<!-- tftrain-stack-review -->"
+# GitHub refuses comments over 65,536 characters: the diffs share what the rest leaves.
+COMMENT_LIMIT = 65_000
+EXISTING_CLUSTER_REASON = (
+    "cluster.kind is existing: CI holds no kubeconfig for that cluster, so `pulumi preview` "
+    "cannot reach it; review the render above"
+)
+NO_CREDENTIALS_REASON = (
+    "no preview ran: the repository has no Pulumi and Alibaba Cloud credentials as secrets, "
+    "or this pull request comes from a fork, which gets none"
+)
+
+
+def stack_names(stacks_dir: Path | None) -> list[str]:
+    directory = stack_file("any", stacks_dir).parent
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
+
+
+def preview_blocker(stack: str, stacks_dir: Path | None) -> str | None:
+    """Why CI cannot preview `stack` even with credentials, or None if it can."""
+    try:
+        config = load_stack(stack, stacks_dir)
+    except ConfigError as error:
+        return f"the stack config is invalid: {error}"
+    if config.cluster.kind == "existing":
+        return EXISTING_CLUSTER_REASON
+    return None
+
+
+def _fenced(text: str, language: str, limit: int) -> str:
+    if len(text) > limit:
+        cut = text[:limit].rsplit("\n", 1)[0]
+        text = f"{cut}\n... cut here to fit the comment; run the command in the job log for all"
+    return f"```{language}\n{text.rstrip()}\n```"
+
+
+def _preview_section(stack: str, stacks_dir: Path | None, previews: Path | None) -> str:
+    blocker = preview_blocker(stack, stacks_dir)
+    if blocker:
+        return f"`pulumi preview`: not run, {blocker}."
+    output = previews / f"{stack}.txt" if previews else None
+    if output is None or not output.is_file():
+        return f"`pulumi preview`: {NO_CREDENTIALS_REASON}."
+    body = _fenced(output.read_text(encoding="utf-8"), "diff", 12_000)
+    return f"<details><summary><code>pulumi preview --diff</code></summary>\n\n{body}\n</details>"
+
+
+def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
+    """The whole comment for a pull request whose base is `base`."""
+    results: list[StackDiff] = []
+    failures: list[str] = []
+    for stack in stack_names(stacks_dir):
+        try:
+            results.append(compare_stack(base, stack, stacks_dir, None))
+        except (ConfigError, DiffError, RevisionRenderError) as error:
+            failures.append(f"### {stack}: the render failed\n\n{_fenced(str(error), '', 4_000)}")
+    changed = [result for result in results if result.changed]
+    unchanged = [result.stack for result in results if not result.changed]
+    parts = [
+        MARKER,
+        f"## Stack review against `{base}`",
+        "Rendered offline by `python -m infra.render <stack> --diff "
+        f"{base}` (the consequences first, then the objects' diff).",
+        *failures,
+    ]
+    budget = (COMMENT_LIMIT - sum(map(len, parts))) // max(1, len(changed)) - 2_000
+    for result in changed:
+        parts += [
+            f"### {result.stack}",
+            _fenced(result.summary, "", 2_000),
+            "<details><summary>Diff</summary>\n\n"
+            + _fenced("\n".join(result.diff), "diff", max(budget, 1_000))
+            + "\n</details>",
+            _preview_section(result.stack, stacks_dir, previews),
+        ]
+    if unchanged:
+        parts.append(f"Unchanged: {', '.join(unchanged)} (render identical to `{base}`).")
+    return "\n\n".join(parts) + "\n"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m infra.render.review", description=__doc__)
+    parser.add_argument("--stacks-dir", type=Path, metavar="DIR", help="default: stacks/")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("previewable", help="stacks CI can run `pulumi preview` on")
+    make = commands.add_parser("comment", help="the review comment, as Markdown")
+    make.add_argument("--base", required=True, metavar="REV", help="the pull request's base")
+    make.add_argument(
+        "--previews", type=Path, metavar="DIR", help="`pulumi preview` output per stack"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(encoding="utf-8")
+    if args.command == "previewable":
+        for stack in stack_names(args.stacks_dir):
+            if preview_blocker(stack, args.stacks_dir) is None:
+                print(stack)
+        return 0
+    sys.stdout.write(comment(args.base, args.stacks_dir, args.previews))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

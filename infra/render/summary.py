@@ -1,0 +1,307 @@
+"""What a change does, read off the two renders of a stack: the lines a reviewer reads first.
+
+A line diff shows *what* changed; this says what `pulumi up` would then *do*, with the rules
+the program really runs under:
+- Kubernetes objects: pulumi-kubernetes replaces an object when a replace-on-change path
+  differs (for a Job: its pod template, which the API server never lets change), plus the
+  program's own rule for the ImageCache (`infra.manifests.image_cache`); any other
+  difference is an update.
+- Cloud resources: which inputs force a replacement is known only to the provider plugin,
+  so a changed cloud resource counts as an update here; `pulumi preview` has the last word.
+- The run: a Job carries its run id (`tftrain.io/run-id`). A new id means the live run is
+  stopped and a new one starts in its own directory; the same id on replaced Jobs means the
+  run resumes from its checkpoints.
+- GPUs: the `nvidia.com/gpu` limits of the Jobs, by replica group and ECI spec.
+- Public endpoints: an internet-facing load balancer (TensorBoard's SLB, the cluster's API
+  server SLB) that only the new side has.
+- An idle GPU pool: a GPU node pool with more nodes than GPU replicas to fill them.
+
+Only the two render texts are read, so the REV side can be any revision's render.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from infra.manifests.common import REPLICA_TYPE_LABEL, RUN_ID_LABEL
+from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
+from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
+from infra.manifests.placement import ECI_USE_SPECS
+from infra.manifests.tensorboard import SLB_ADDRESS_TYPE
+from infra.render.kubernetes import object_title
+from infra.render.style import title_of
+
+GPU_RESOURCE = "nvidia.com/gpu"
+ACTIONS = ("create", "update", "replace", "delete")
+
+# pulumi-kubernetes' replace-on-change paths (provider/pkg/provider, `forceNew`) for the kinds
+# a stack can hold; a name or namespace change is a different object here anyway.
+_PERSISTENT_VOLUME_SOURCES = tuple(
+    f"spec.{source}"
+    for source in [
+        "awsElasticBlockStore",
+        "azureDisk",
+        "azureFile",
+        "cephfs",
+        "cinder",
+        "csi",
+        "fc",
+        "flexVolume",
+        "flocker",
+        "gcePersistentDisk",
+        "glusterfs",
+        "hostPath",
+        "iscsi",
+        "local",
+        "nfs",
+        "photonPersistentDisk",
+        "portworxVolume",
+        "quobyte",
+        "rbd",
+        "scaleIO",
+        "storageos",
+        "vsphereVolume",
+    ]
+)
+REPLACE_PATHS: dict[str, tuple[str, ...]] = {
+    "Job": ("spec.completions", "spec.parallelism", "spec.selector", "spec.template"),
+    "Deployment": ("spec.selector",),
+    "Service": ("spec.clusterIP",),
+    "PersistentVolumeClaim": ("spec",),
+    "PersistentVolume": _PERSISTENT_VOLUME_SOURCES,
+    "ConfigMap": ("data", "binaryData"),
+    "Secret": ("type", "data", "stringData"),
+    IMAGE_CACHE_KIND: IMAGE_CACHE_REPLACES,
+}
+_CLOUD_NOTE = "; whether any is replaced, only `pulumi preview` knows"
+_COMPONENT_PREFIX = "tftrain:"
+_LOOKUP = "(lookup)"
+
+
+@dataclass(frozen=True)
+class Render:
+    """The parts of one render the summary reads."""
+
+    objects: dict[str, dict[str, Any]]  # Kubernetes objects by title (`Job ns/name`)
+    cloud: dict[str, list[str]]  # cloud resources by title (`type  name`): attribute lines
+
+
+def parse_render(text: str) -> Render:
+    """A render as written by `render_stack` ("" for a stack that does not exist)."""
+    documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    objects = {object_title(doc): doc for doc in documents}
+    cloud: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line == "---":
+            break  # the Kubernetes section begins
+        found = title_of(line)
+        if found is not None:
+            is_resource = "  " in found and not found.endswith(_LOOKUP)
+            current = cloud.setdefault(found, []) if is_resource else None
+            if found.startswith(_COMPONENT_PREFIX):
+                current = None  # a component is a grouping, not something the cloud holds
+        elif current is not None and line.startswith("# "):
+            current.append(line.lstrip("# "))
+    return Render(objects=objects, cloud=cloud)
+
+
+def _at(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        obj = obj.get(part) if isinstance(obj, dict) else None
+    return obj
+
+
+def kubernetes_action(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """What pulumi-kubernetes does to an object that exists on both sides (None: nothing)."""
+    if old == new:
+        return None
+    replaces = REPLACE_PATHS.get(new["kind"], ())
+    return "replace" if any(_at(old, p) != _at(new, p) for p in replaces) else "update"
+
+
+def _kind_of_title(title: str) -> str:
+    """`Job` of `Job ns/name`; `NodePool` of `alicloud:cs/nodePool:NodePool  name`."""
+    if "  " in title:
+        type_token = title.split("  ")[0]
+        if type_token.startswith("pulumi:providers:"):
+            return f"Provider {type_token.rsplit(':', 1)[-1]}"
+        return type_token.rsplit(":", 1)[-1]
+    return title.split(" ")[0]
+
+
+def _actions(
+    old: dict[str, Any], new: dict[str, Any], action_of: Callable[[Any, Any], str | None]
+) -> dict[str, dict[str, str]]:
+    """{action: {title: kind}} for every title that changes."""
+    found: dict[str, dict[str, str]] = {action: {} for action in ACTIONS}
+    for title in sorted(old.keys() | new.keys()):
+        if title not in old:
+            action: str | None = "create"
+        elif title not in new:
+            action = "delete"
+        else:
+            action = action_of(old[title], new[title])
+        if action:
+            found[action][title] = _kind_of_title(title)
+    return found
+
+
+def _counts(actions: dict[str, dict[str, str]]) -> str:
+    parts = []
+    for action in ACTIONS:
+        kinds = Counter(actions[action].values())
+        if kinds:
+            by_kind = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items()))
+            parts.append(f"{action} {sum(kinds.values())} ({by_kind})")
+    return "; ".join(parts) if parts else "no change"
+
+
+def _jobs(render: Render) -> dict[str, dict[str, Any]]:
+    return {title: obj for title, obj in render.objects.items() if obj.get("kind") == "Job"}
+
+
+def _run_ids(render: Render) -> list[str]:
+    ids = {
+        job["metadata"].get("labels", {}).get(RUN_ID_LABEL, "") for job in _jobs(render).values()
+    }
+    return sorted(ids - {""})
+
+
+def _run_line(old: Render, new: Render, changed_jobs: int) -> str:
+    before, after = ", ".join(_run_ids(old)), ", ".join(_run_ids(new))
+    if not before and not after:
+        return "no training Jobs on either side"
+    if not before:
+        return f"{after} starts (no run before)"
+    if not after:
+        return f"{before} is stopped; no run follows"
+    if before != after:
+        return f"{before} is stopped; {after} starts, in a directory of its own"
+    if changed_jobs:
+        return f"{after} resumes from its checkpoints ({changed_jobs} Jobs restart)"
+    return f"{after} keeps running, untouched"
+
+
+@dataclass(frozen=True, order=True)
+class _GpuGroup:
+    replica_type: str
+    eci_spec: str
+
+
+def _gpus(render: Render) -> dict[_GpuGroup, list[int]]:
+    """GPUs per replica of each group, in replica order (Jobs are titled by index)."""
+    groups: dict[_GpuGroup, list[int]] = {}
+    for job in _jobs(render).values():
+        template = job["spec"]["template"]
+        annotations = template.get("metadata", {}).get("annotations", {})
+        group = _GpuGroup(
+            job["metadata"].get("labels", {}).get(REPLICA_TYPE_LABEL, "?"),
+            annotations.get(ECI_USE_SPECS, ""),
+        )
+        limits = [
+            int(c.get("resources", {}).get("limits", {}).get(GPU_RESOURCE, 0))
+            for c in template["spec"]["containers"]
+        ]
+        groups.setdefault(group, []).append(sum(limits))
+    return groups
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _gpu_side(per_replica: list[int]) -> str:
+    """`3 (3 replicas x 1 GPU)`: the group's total, then replicas x GPUs each."""
+    shapes = Counter(gpus for gpus in per_replica if gpus)
+    terms = " + ".join(
+        f"{_plural(n, 'replica')} x {_plural(gpus, 'GPU')}" for gpus, n in sorted(shapes.items())
+    )
+    return f"{sum(per_replica)} ({terms})" if terms else "0"
+
+
+def _gpu_lines(old: Render, new: Render) -> list[str]:
+    before, after = _gpus(old), _gpus(new)
+    total_before, total_after = (sum(map(sum, side.values())) for side in (before, after))
+    if not total_before and not total_after:
+        return ["GPUs requested: none"]
+    if total_before == total_after:
+        lines = [f"GPUs requested: {total_after}, unchanged"]
+    else:
+        lines = [f"GPUs requested: {total_before} → {total_after}"]
+    for group in sorted(before.keys() | after.keys()):
+        old_side, new_side = before.get(group, []), after.get(group, [])
+        if not any(old_side) and not any(new_side):
+            continue
+        where = f" on ECI {group.eci_spec}" if group.eci_spec else ""
+        if _gpu_side(old_side) == _gpu_side(new_side):
+            change = f"{_gpu_side(new_side)}, unchanged"
+        else:
+            change = f"{_gpu_side(old_side)} → {_gpu_side(new_side)}"
+        lines.append(f"  {group.replica_type}{where}: {change}")
+    return lines
+
+
+def _public_endpoints(render: Render) -> set[str]:
+    """Titles of what the internet can reach: a LoadBalancer Service whose SLB is not
+    intranet (Alibaba Cloud's default is internet), a cluster with an internet API server SLB,
+    an elastic IP."""
+    public = {
+        title
+        for title, obj in render.objects.items()
+        if obj.get("kind") == "Service"
+        and _at(obj, "spec.type") == "LoadBalancer"
+        and (_at(obj, "metadata.annotations") or {}).get(SLB_ADDRESS_TYPE) != "intranet"
+    }
+    for title, attributes in render.cloud.items():
+        kind = _kind_of_title(title)
+        if "slbInternetEnabled: true" in attributes or kind.startswith("Eip"):
+            public.add(title)
+    return public
+
+
+def _gpu_pool_lines(new: Render) -> list[str]:
+    """GPU node pools with more nodes than GPU replicas: each GPU replica is one pod, so at
+    least the surplus nodes hold no GPU work (and are billed by the hour)."""
+    gpu_pods = sum(1 for gpus in _gpus(new).values() for n in gpus if n)
+    lines = []
+    for title, attributes in sorted(new.cloud.items()):
+        if _kind_of_title(title) != "NodePool" or not any(GPU_RESOURCE in a for a in attributes):
+            continue
+        size = next((a for a in attributes if a.startswith("desiredSize: ")), "")
+        digits = size.removeprefix("desiredSize: ").strip("'")
+        nodes = int(digits) if digits.isdigit() else 0
+        if nodes > gpu_pods:
+            name = title.split("  ")[1]
+            idle = nodes - gpu_pods
+            lines.append(
+                f"Idle GPU pool: {name} has {_plural(nodes, 'node')} for "
+                f"{_plural(gpu_pods, 'GPU replica')}: at least {_plural(idle, 'node')} idle"
+            )
+    return lines or ["Idle GPU pool: none"]
+
+
+def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name: str) -> str:
+    """The consequences of going from `old_text` to `new_text`, one fact per line."""
+    old, new = parse_render(old_text), parse_render(new_text)
+    kubernetes = _actions(old.objects, new.objects, kubernetes_action)
+    cloud = _actions(old.cloud, new.cloud, lambda a, b: None if a == b else "update")
+    changed_jobs = sum(
+        1 for action in ACTIONS for kind in kubernetes[action].values() if kind == "Job"
+    )
+    new_public = sorted(_public_endpoints(new) - _public_endpoints(old))
+    lines = [
+        f"Consequences for {stack}, {old_name} → {new_name}:",
+        f"Run: {_run_line(old, new, changed_jobs)}",
+        f"Kubernetes objects: {_counts(kubernetes)}",
+        f"Cloud resources: {_counts(cloud)}{_CLOUD_NOTE if cloud['update'] else ''}",
+        *_gpu_lines(old, new),
+        f"New public endpoints: {', '.join(new_public) or 'none'}",
+        *_gpu_pool_lines(new),
+    ]
+    return "\n".join(lines) + "\n"

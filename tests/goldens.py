@@ -1,0 +1,98 @@
+"""Golden consequence summaries: a stack change each, the summary `--diff` opens with.
+
+Before and after are built here from the checked-in stacks (not from git history), so the
+goldens depend only on what the program renders. When the rendered objects change on
+purpose, regenerate them and review every changed line by hand:
+
+    .venv/bin/python -m tests.goldens
+"""
+
+from __future__ import annotations
+
+import copy
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infra.config import PROJECT, read_stack_entries, stack_file
+from infra.render import render_stack
+from infra.render.summary import summarize
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "goldens"
+Edit = Callable[[dict[str, Any]], None]
+
+
+def _set(path: str, value: Any) -> Edit:
+    """An edit setting `tftrain:<first>.<rest...>` to `value`, like `pulumi config set --path`."""
+    first, *rest = path.split(".")
+
+    def edit(entries: dict[str, Any]) -> None:
+        node = entries.setdefault(f"{PROJECT}:{first}", {})
+        for key in rest[:-1]:
+            node = node.setdefault(key, {})
+        node[rest[-1]] = value
+
+    return edit
+
+
+def _no_edit(entries: dict[str, Any]) -> None:
+    """A no-op: the stack file is rewritten (comments and key order lost), nothing else."""
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    stack: str
+    edit: Edit
+
+    @property
+    def golden(self) -> Path:
+        return GOLDEN_DIR / f"{self.name}.txt"
+
+
+CASES = (
+    Case("learning-rate", "ack-gpu", _set("hyperparams.learningRate", 0.01)),
+    Case("worker-added", "ack-cpu", _set("worker.number", 5)),
+    Case("gpu-added", "ask-eci", _set("worker.gpuCount", 2)),
+    Case("tensorboard-public", "ack-gpu", _set("tensorboard.public", True)),
+    Case("no-op", "ack-gpu", _no_edit),
+    Case("gpu-worker-removed", "ack-gpu", _set("worker.number", 1)),
+    Case("cpu-pool-grown", "ack-cpu", _set("cluster.cpuPool.size", 4)),
+)
+
+
+def _render(stack: str, entries: dict[str, Any]) -> str:
+    with tempfile.TemporaryDirectory(prefix="tftrain-golden-") as tmp:
+        stacks_dir = Path(tmp)
+        text = yaml.safe_dump({"config": entries}, sort_keys=True)
+        stack_file(stack, stacks_dir).write_text(text)
+        return render_stack(stack, stacks_dir)
+
+
+@cache
+def _checked_in(stack: str) -> str:
+    return render_stack(stack)
+
+
+def summary_of(case: Case) -> str:
+    """The summary of `case`: its stack as checked in → the stack after the edit."""
+    after = copy.deepcopy(read_stack_entries(stack_file(case.stack)))
+    case.edit(after)
+    old, new = _checked_in(case.stack), _render(case.stack, after)
+    return summarize(old, new, case.stack, "before", "after")
+
+
+def main() -> None:
+    GOLDEN_DIR.mkdir(exist_ok=True)
+    for case in CASES:
+        case.golden.write_text(summary_of(case), encoding="utf-8")
+        print(f"wrote {case.golden.relative_to(Path.cwd())}")
+
+
+if __name__ == "__main__":
+    main()
