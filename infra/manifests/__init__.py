@@ -13,8 +13,8 @@ from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import namespace
 from infra.manifests.image_cache import image_cache
-from infra.manifests.network_policy import network_policies
 from infra.manifests.lifecycle import lifecycle_config_map
+from infra.manifests.network_policy import network_policies
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_job, replica_service
