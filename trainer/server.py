@@ -14,6 +14,7 @@ from trainer.data import DataError, count_train_examples
 from trainer.distribution import cluster_resolver
 from trainer.done_marker import MARKER_NAME, DoneWatcher
 from trainer.outputs import OutputPaths, latest_saved_step
+from trainer.preemption import exit_at_once, serve_until_saved
 from trainer.settings import Settings
 from trainer.steps import StepPlan
 from trainer.tf_config import ClusterConfig
@@ -28,6 +29,11 @@ def serve(config: ClusterConfig, settings: Settings, watcher: DoneWatcher) -> in
     if final_step is not None:
         print(f"{task.type}:{task.index}: the run is complete ({marker} records step {final_step})")
         return 0
+    name = f"{task.type}:{task.index}"
+    if task.type == "ps":
+        serve_until_saved(settings.output_dir, name)
+    else:
+        exit_at_once(name)
     resolver = cluster_resolver(config)
     server = tf.distribute.Server(
         resolver.cluster_spec(),
