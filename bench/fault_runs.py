@@ -72,6 +72,10 @@ class RunConfig:
     steps_per_execution: int = 5
     backoff_limit: int = 3
     timeout: float = 300.0  # the launcher's --timeout: a hang fails the run, not the caller
+    # Other stack keys, e.g. a MultiWorkerMirrored topology (no chief, no ps); `primary`
+    # is then the replica that logs progress and saves: worker 0.
+    extra_overrides: tuple[str, ...] = ()
+    primary: str = CHIEF
 
     @property
     def final_step(self) -> int:
@@ -86,7 +90,7 @@ class RunConfig:
             "hyperparams.stepsPerExecution": self.steps_per_execution,
             "job.backoffLimit": self.backoff_limit,
         }
-        return [f"{key}={value}" for key, value in values.items()]
+        return [*(f"{key}={value}" for key, value in values.items()), *self.extra_overrides]
 
     def command(self, output_dir: Path) -> list[str]:
         sets = [arg for override in self.overrides() for arg in ("--set", override)]
@@ -149,6 +153,7 @@ class Outcome:
     line_times: list[float]  # seconds into the run, of each line
     planned_step: int
     incarnations: dict[str, list[Incarnation]]
+    primary: str
     killed_at: float | None = None  # seconds into the run
     step_at_kill: int | None = None  # the chief's last logged step when the kill was sent
     accuracy: float | None = None
@@ -166,7 +171,7 @@ class Outcome:
 
     @property
     def chief_runs(self) -> list[Incarnation]:
-        return self.incarnations.get(CHIEF, [])
+        return self.incarnations.get(self.primary, [])
 
     @property
     def last_step_before_fault(self) -> int | None:
@@ -214,8 +219,9 @@ class Outcome:
 class _Watch:
     """Reads the launcher's output as it comes and fires the fault once."""
 
-    def __init__(self, fault: Fault | None) -> None:
+    def __init__(self, fault: Fault | None, primary: str) -> None:
         self.fault = fault
+        self.primary = primary
         self.incarnations: dict[str, list[Incarnation]] = {}
         self.lines: list[str] = []
         self.times: list[float] = []
@@ -235,8 +241,8 @@ class _Watch:
             self.incarnations.setdefault(started["name"], []).append(
                 Incarnation(int(started["pid"]))
             )
-        elif name == CHIEF and self.incarnations.get(CHIEF):
-            self._chief_line(self.incarnations[CHIEF][-1], text, self.times[-1])
+        elif name == self.primary and self.incarnations.get(name):
+            self._chief_line(self.incarnations[name][-1], text, self.times[-1])
 
     def _chief_line(self, chief: Incarnation, text: str, at: float) -> None:
         step = None
@@ -268,7 +274,7 @@ def run(
 ) -> Outcome:
     """One launcher run, with at most one fault; `echo` streams the output meanwhile."""
     env = {**os.environ, "TFTRAIN_TRAIN_EXAMPLES": str(config.train_examples)}
-    watch = _Watch(fault)
+    watch = _Watch(fault, config.primary)
     launcher = subprocess.Popen(
         config.command(output_dir),
         cwd=REPO,
@@ -302,6 +308,7 @@ def run(
         line_times=watch.times,
         planned_step=config.final_step,
         incarnations=watch.incarnations,
+        primary=config.primary,
         killed_at=watch.killed_at,
         step_at_kill=watch.step_at_kill,
         accuracy=watch.accuracy,

@@ -21,7 +21,9 @@ replica, and the restarted chief resumes from the checkpoint just written.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import time
 from pathlib import Path
 from types import FrameType
@@ -92,7 +94,7 @@ def serve_until_saved(output_dir: Path, task: str) -> None:
             time.sleep(0.1)
         else:
             print(f"{task}: the chief has saved; exiting")
-        raise SystemExit(EXIT_PREEMPTED)
+        _exit_now()
 
     signal.signal(signal.SIGTERM, on_sigterm)
 
@@ -102,6 +104,14 @@ def exit_at_once(task: str) -> None:
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         print(f"{task}: SIGTERM; the chief re-runs this worker's steps elsewhere")
-        raise SystemExit(EXIT_PREEMPTED)
+        _exit_now()
 
     signal.signal(signal.SIGTERM, on_sigterm)
+
+
+def _exit_now() -> None:
+    """Exit without unwinding: a server's TensorFlow threads may be mid-closure, and tearing
+    them down at interpreter exit crashed a worker (SIGSEGV after ~7 s) in a fault run."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_PREEMPTED)
