@@ -1,16 +1,18 @@
-"""Fault runs: the dev stack's topology under the local launcher, one replica SIGKILLed.
+"""Fault runs: the dev stack's topology under the local launcher, one replica signalled.
 
-Four runs of one small configuration (1 ps, 2 workers, chief; the first 8,192 training
+Runs of one small configuration (1 ps, 2 workers, chief; the first 8,192 training
 examples; a checkpoint every 50 steps): a baseline with no fault, then a run each in which
-worker 1, the chief or the ps is SIGKILLed once the chief has logged a step drawn at random
-(seeded) between the first checkpoint and the last one. The launcher restarts the killed
-replica on its port (`job.backoffLimit`); after a chief or ps kill the restarted chief
-resumes from the latest checkpoint. Prints one Markdown table: where each fault hit, the
+worker 1, the chief or the ps gets SIGKILL (a crash) or SIGTERM (a preemption notice) once
+the chief has logged a step drawn at random (seeded) between the first checkpoint and the
+last one. The launcher restarts the replica on its port (`job.backoffLimit`); after a chief
+or ps fault the restarted chief resumes from the latest checkpoint: after a SIGKILL the
+last periodic one, after a SIGTERM the one the chief saved at its current step
+(`trainer.preemption`). Prints one Markdown table: where each fault hit, the
 step training resumed from, the steps lost, restarts, the final step, test accuracy and the
 wall time against the baseline.
 
-    .venv/bin/python -m bench.fault_runs                  # baseline + worker, chief, ps
-    .venv/bin/python -m bench.fault_runs --faults ps --seed 3 --echo
+    .venv/bin/python -m bench.fault_runs       # baseline + worker, chief, ps; KILL and TERM
+    .venv/bin/python -m bench.fault_runs --faults ps --signals TERM --seed 3 --echo
 
 The same driver backs tests/test_fault_tolerance.py, which asserts on what it returns.
 Wall times are of a 2-core machine: anything else running on it shows in them.
@@ -39,6 +41,7 @@ CHIEF = "mnist-chief-0"
 # Worker 1, not worker 0: the run must not depend on which worker is lost.
 TARGETS = {"worker": "mnist-worker-1", "chief": CHIEF, "ps": "mnist-ps-0"}
 FAULTS = tuple(TARGETS)
+SIGNALS = ("KILL", "TERM")
 # A kill trigger that is not a step: the chief's accuracy line, printed after the final
 # checkpoint and before the export and the done marker.
 AFTER_TRAINING = "Test-Accuracy"
@@ -47,6 +50,7 @@ AFTER_TRAINING = "Test-Accuracy"
 _LINE = re.compile(r"^\[(?P<name>[^\]]+)\] +(?P<text>.*)$")
 _STARTED = re.compile(r"^started (?P<name>\S+) \(pid (?P<pid>\d+)\)$")
 _STEP = re.compile(r"^Step: (?P<step>\d+), .*Cost: (?P<cost>[\d.]+)")
+_PREEMPTED = re.compile(r"^tftrain: preempted \(.*\): saved a checkpoint at step (?P<step>\d+)")
 _RESUMED = re.compile(r"^Resumed from checkpoint \S+ at step (?P<step>\d+)")
 _ACCURACY = re.compile(r"^Test-Accuracy: (?P<accuracy>[\d.]+)$")
 _SUMMARY_ROW = re.compile(
@@ -68,6 +72,10 @@ class RunConfig:
     steps_per_execution: int = 5
     backoff_limit: int = 3
     timeout: float = 300.0  # the launcher's --timeout: a hang fails the run, not the caller
+    # Other stack keys, e.g. a MultiWorkerMirrored topology (no chief, no ps); `primary`
+    # is then the replica that logs progress and saves: worker 0.
+    extra_overrides: tuple[str, ...] = ()
+    primary: str = CHIEF
 
     @property
     def final_step(self) -> int:
@@ -82,7 +90,7 @@ class RunConfig:
             "hyperparams.stepsPerExecution": self.steps_per_execution,
             "job.backoffLimit": self.backoff_limit,
         }
-        return [f"{key}={value}" for key, value in values.items()]
+        return [*(f"{key}={value}" for key, value in values.items()), *self.extra_overrides]
 
     def command(self, output_dir: Path) -> list[str]:
         sets = [arg for override in self.overrides() for arg in ("--set", override)]
@@ -103,10 +111,15 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class Fault:
-    """SIGKILL `kind`'s replica once the chief logs step `at` (or a line starting so)."""
+    """Send `signal` to `kind`'s replica once the chief logs step `at` (or a line starting so)."""
 
     kind: str  # worker, chief or ps
     at: int | str
+    signal: signal.Signals = signal.SIGKILL
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.signal.name.removeprefix('SIG').lower()}"
 
     @property
     def target(self) -> str:
@@ -126,6 +139,7 @@ class Incarnation:
     steps: list[int] = field(default_factory=list)
     costs: list[float] = field(default_factory=list)
     resumed_step: int | None = None
+    preempted_step: int | None = None  # the step it saved on SIGTERM
     first_step_at: float | None = None  # seconds into the run of its first progress line
 
 
@@ -139,6 +153,7 @@ class Outcome:
     line_times: list[float]  # seconds into the run, of each line
     planned_step: int
     incarnations: dict[str, list[Incarnation]]
+    primary: str
     killed_at: float | None = None  # seconds into the run
     step_at_kill: int | None = None  # the chief's last logged step when the kill was sent
     accuracy: float | None = None
@@ -156,7 +171,7 @@ class Outcome:
 
     @property
     def chief_runs(self) -> list[Incarnation]:
-        return self.incarnations.get(CHIEF, [])
+        return self.incarnations.get(self.primary, [])
 
     @property
     def last_step_before_fault(self) -> int | None:
@@ -165,8 +180,10 @@ class Outcome:
         if the chief carried on, its last step when the kill was sent."""
         if self.fault is None:
             return None
-        if len(self.chief_runs) > 1 and self.chief_runs[0].steps:
-            return self.chief_runs[0].steps[-1]
+        first = self.chief_runs[0] if len(self.chief_runs) > 1 else None
+        if first and (first.steps or first.preempted_step is not None):
+            # A chief saving on SIGTERM ran on past its last logged step, to the one it saved.
+            return max([*first.steps[-1:], *filter(None, [first.preempted_step])])
         return self.step_at_kill
 
     @property
@@ -202,8 +219,9 @@ class Outcome:
 class _Watch:
     """Reads the launcher's output as it comes and fires the fault once."""
 
-    def __init__(self, fault: Fault | None) -> None:
+    def __init__(self, fault: Fault | None, primary: str) -> None:
         self.fault = fault
+        self.primary = primary
         self.incarnations: dict[str, list[Incarnation]] = {}
         self.lines: list[str] = []
         self.times: list[float] = []
@@ -223,8 +241,8 @@ class _Watch:
             self.incarnations.setdefault(started["name"], []).append(
                 Incarnation(int(started["pid"]))
             )
-        elif name == CHIEF and self.incarnations.get(CHIEF):
-            self._chief_line(self.incarnations[CHIEF][-1], text, self.times[-1])
+        elif name == self.primary and self.incarnations.get(name):
+            self._chief_line(self.incarnations[name][-1], text, self.times[-1])
 
     def _chief_line(self, chief: Incarnation, text: str, at: float) -> None:
         step = None
@@ -236,6 +254,8 @@ class _Watch:
             chief.costs.append(float(logged["cost"]))
         elif resumed := _RESUMED.match(text):
             chief.resumed_step = int(resumed["step"])
+        elif preempted := _PREEMPTED.match(text):
+            chief.preempted_step = int(preempted["step"])
         elif accuracy := _ACCURACY.match(text):
             self.accuracy = float(accuracy["accuracy"])
         if self.fault and self.killed_at is None and self.fault.fires_on(step, text):
@@ -244,7 +264,7 @@ class _Watch:
     def _kill(self, fault: Fault, chief: Incarnation) -> None:
         # The pid the launcher printed for the replica's latest process: the launcher's
         # child, so the pid cannot be reused before the launcher has seen it exit.
-        os.kill(self.incarnations[fault.target][-1].pid, signal.SIGKILL)
+        os.kill(self.incarnations[fault.target][-1].pid, fault.signal)
         self.killed_at = time.monotonic() - self.started
         self.step_at_kill = chief.steps[-1] if chief.steps else None
 
@@ -254,7 +274,7 @@ def run(
 ) -> Outcome:
     """One launcher run, with at most one fault; `echo` streams the output meanwhile."""
     env = {**os.environ, "TFTRAIN_TRAIN_EXAMPLES": str(config.train_examples)}
-    watch = _Watch(fault)
+    watch = _Watch(fault, config.primary)
     launcher = subprocess.Popen(
         config.command(output_dir),
         cwd=REPO,
@@ -288,6 +308,7 @@ def run(
         line_times=watch.times,
         planned_step=config.final_step,
         incarnations=watch.incarnations,
+        primary=config.primary,
         killed_at=watch.killed_at,
         step_at_kill=watch.step_at_kill,
         accuracy=watch.accuracy,
@@ -313,7 +334,7 @@ def _summary(output: str) -> tuple[dict[str, str], dict[str, int]]:
 def table(outcomes: Sequence[Outcome]) -> list[str]:
     baseline = next((o.seconds for o in outcomes if o.fault is None), None)
     rows = [
-        "| fault (SIGKILL) | chief's last step K | resumed at R | steps lost K-R | restarts "
+        "| fault | chief's last step K | resumed at R | steps lost K-R | restarts "
         "| kill to training again, s | final step | test accuracy | wall s "
         "| extra s vs baseline | exit |",
         "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -327,7 +348,9 @@ def table(outcomes: Sequence[Outcome]) -> list[str]:
         )
         extra = f"{outcome.seconds - baseline:+.1f}" if baseline and fault else ""
         cells = [
-            f"{fault.target.removeprefix('mnist-')} at {fault.at}" if fault else "none (baseline)",
+            f"{fault.target.removeprefix('mnist-')} {fault.signal.name} at {fault.at}"
+            if fault
+            else "none (baseline)",
             _cell(outcome.last_step_before_fault),
             _cell(outcome.resumed_step),
             str(outcome.steps_lost) if fault else "",
@@ -350,6 +373,7 @@ def _cell(value: float | None, spec: str = "g") -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--faults", nargs="+", choices=FAULTS, default=list(FAULTS))
+    parser.add_argument("--signals", nargs="+", choices=SIGNALS, default=list(SIGNALS))
     parser.add_argument("--seed", type=int, default=1, help="draws the step of each kill")
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--echo", action="store_true", help="stream the launcher's output")
@@ -361,7 +385,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = RunConfig()
     rng = random.Random(args.seed)
     faults: list[Fault | None] = [] if args.no_baseline else [None]
-    faults += [Fault(kind, config.random_step(rng)) for kind in args.faults]
+    faults += [
+        Fault(kind, config.random_step(rng), signal.Signals[f"SIG{name}"])
+        for name in args.signals
+        for kind in args.faults
+    ]
     # The first TensorFlow import after a while reads its libraries from disk again: that
     # added up to 15 s to whichever run came first. One import first makes the runs equal.
     subprocess.run([sys.executable, "-c", "import tensorflow"], check=True, capture_output=True)
@@ -369,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="fault-runs-") as scratch:
         root = args.keep or Path(scratch)
         for fault in faults:
-            name = fault.kind if fault else "baseline"
+            name = fault.name if fault else "baseline"
             outcome = run(config, root / name, fault, echo=args.echo)
             outcomes.append(outcome)
             if args.keep:

@@ -20,6 +20,10 @@ from infra.config import StackConfig
 # agree); they live here so the manifests need no cloud import.
 GPU_NODE_LABEL = ("tftrain.io/accelerator", "nvidia-gpu")
 GPU_TAINT_KEY = "nvidia.com/gpu"
+# The ACK spot GPU pool's label, and its taint `tftrain.io/capacity=spot:NoSchedule`: only
+# pods of a `<group>.spot: true` group select and tolerate it, so nothing else lands on
+# nodes that may be reclaimed.
+SPOT_NODE_LABEL = ("tftrain.io/capacity", "spot")
 
 # What the offline render shows where the program has the NAS mount target's domain.
 NAS_DOMAIN_PLACEHOLDER = "<nas-mount-target-domain>"
@@ -40,6 +44,7 @@ class ClusterFacts:
     load_balancer_acl_id: Fact = ""
     gpu_node_label: tuple[str, str] = GPU_NODE_LABEL
     gpu_taint_key: str = GPU_TAINT_KEY
+    spot_node_label: tuple[str, str] = SPOT_NODE_LABEL
 
 
 def needs_load_balancer_acl(config: StackConfig) -> bool:

@@ -14,7 +14,7 @@ import hashlib
 import ipaddress
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,7 @@ class JobConfig:
     ttl_seconds_after_finished: int
     active_deadline_seconds: int | None  # None: no deadline
     gang_scheduling: bool
+    evaluator_in_cluster: bool
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class ReplicaGroup:
     gpu_count: int
     cpu: str
     memory: str
+    spot: bool  # preemptible capacity: ECI spot pods (ask), the spot GPU pool (ack)
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,8 @@ class ClusterConfig:
     eci_gpu_spec: str
     image_cache: bool
     image_cache_size: int
+    # Nodes the spot GPU pool scales up to from 0; 0 = no spot pool (ack only).
+    spot_gpu_pool_max_size: int
 
 
 @dataclass(frozen=True)
@@ -422,6 +426,7 @@ def _job(reader: _Reader) -> JobConfig:
         ttl_seconds_after_finished=reader.integer("ttlSecondsAfterFinished", 86400, 0),
         active_deadline_seconds=_optional_integer(reader, "activeDeadlineSeconds", 1),
         gang_scheduling=reader.boolean("gangScheduling", True),
+        evaluator_in_cluster=reader.boolean("evaluatorInCluster", False),
     )
     # Kept so TFJob-style values that spell out `Never` still load; OnFailure cannot be
     # combined with podFailurePolicy (infra/manifests/lifecycle.py).
@@ -467,6 +472,7 @@ def _group(reader: _Reader, replica_type: str, default_image: str) -> ReplicaGro
         gpu_count=reader.integer("gpuCount", 0, 0, 16),
         cpu=_quantity(reader, "cpu", defaults["cpu"]),
         memory=_quantity(reader, "memory", defaults["memory"]),
+        spot=reader.boolean("spot", False),
     )
     if replica_type == "ps":
         reader.check(
@@ -620,6 +626,9 @@ def _cluster(reader: _Reader) -> ClusterConfig:
     kind = reader.choice("kind", "existing", CLUSTER_KINDS)
     gpu_pool = _node_pool(reader.child("gpuPool"), ("ecs.gn6i-c4g1.xlarge",), 0)
     cpu_pool = _node_pool(reader.child("cpuPool"), ("ecs.g7.xlarge",), 2)
+    spot_pool = reader.child("spotGpuPool")  # same instance types as gpuPool
+    spot_max_size = spot_pool.integer("maxSize", 0, 0, 1000)
+    spot_pool.finish()
     cluster = ClusterConfig(
         kind=kind,
         name=reader.text("name", "", _DNS_LABEL, "empty (derived) or a DNS label"),
@@ -640,6 +649,13 @@ def _cluster(reader: _Reader) -> ClusterConfig:
         ),
         image_cache=reader.boolean("imageCache", kind == "ask"),
         image_cache_size=reader.integer("imageCacheSize", 40, 20, 2048),
+        spot_gpu_pool_max_size=spot_max_size,
+    )
+    reader.check(
+        "spotGpuPool.maxSize",
+        cluster.spot_gpu_pool_max_size == 0 or kind == "ack",
+        cluster.spot_gpu_pool_max_size,
+        "0 unless cluster.kind is ack (ask has ECI spot pods: set <group>.spot)",
     )
     if kind == "ack":
         reader.check(
@@ -746,6 +762,7 @@ def _cross_checks(stack: StackConfig, problems: list[str]) -> None:
             continue
         if (
             kind == "ack"
+            and not group.spot  # the spot GPU pool serves it (checked in _check_spot)
             and stack.cluster.gpu_pool.size == 0
             and stack.cluster.gpu_pool.max_size == 0
         ):
@@ -760,12 +777,27 @@ def _cross_checks(stack: StackConfig, problems: list[str]) -> None:
                 group.gpu_count,
                 "0 unless cluster.eciGpuSpec names an ECI GPU instance type",
             )
+    for group in stack.replica_groups:
+        if group.spot and group.number:
+            _check_spot(stack, group, fail)
     if kind == "ack" and stack.cluster.gpu_pool.size and not stack.uses_gpu:
         fail(
             "cluster.gpuPool.size",
             stack.cluster.gpu_pool.size,
             "0 when no replica requests a GPU (an idle GPU pool is billed by the hour)",
         )
+
+
+def _check_spot(stack: StackConfig, group: ReplicaGroup, fail: Callable[..., None]) -> None:
+    """Spot capacity exists on ASK (every pod is ECI) and on ACK through the spot GPU pool;
+    an existing cluster's capacity is not the stack's to choose."""
+    key, kind = f"{group.type}.spot", stack.cluster.kind
+    if kind == "existing":
+        fail(key, True, "false on an existing cluster (its nodes are not the stack's)")
+    elif kind == "ack" and not group.gpu_count:
+        fail(key, True, "false unless gpuCount > 0: on ack only the GPU pool has a spot twin")
+    elif kind == "ack" and not stack.cluster.spot_gpu_pool_max_size:
+        fail(key, True, "false unless cluster.spotGpuPool.maxSize > 0 (the spot GPU pool)")
 
 
 def derive_run_id(raw: Mapping[str, Any]) -> str:

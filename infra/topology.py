@@ -1,8 +1,10 @@
 """Replica names, addresses and `TF_CONFIG` of every replica: pure Python, Kubeflow TFJob rules.
 
 Kubeflow's TFJob is the contract, so a trainer written for TFJob runs unchanged here:
-- cluster keys are the lower-case replica types; the evaluator is not part of the
-  training cluster (it only reads checkpoints), so it appears in no cluster list;
+- cluster keys are the lower-case replica types. The evaluator only reads checkpoints, so
+  by default it appears in no cluster list (TF2's shape); `job.evaluatorInCluster: true`
+  lists it like any replica, the shape Kubeflow's training-operator has generated since
+  its PR #1146, for trainers written against that;
 - each replica is reachable at `<job>-<type>-<index>.<namespace>.svc:<port>` through a
   headless Service of the same name;
 - every replica's `TF_CONFIG` is `{"cluster", "task": {"type", "index"}, "environment": "cloud"}`.
@@ -38,13 +40,14 @@ class Replica:
 class Topology:
     job: str
     replicas: tuple[Replica, ...]
+    evaluator_in_cluster: bool = False
 
     @property
     def cluster_spec(self) -> dict[str, list[str]]:
-        """The training cluster: every replica but the evaluator, grouped by type."""
+        """Every replica grouped by type; the evaluator only if `evaluator_in_cluster`."""
         spec: dict[str, list[str]] = {}
         for replica in self.replicas:
-            if replica.type != "evaluator":
+            if replica.type != "evaluator" or self.evaluator_in_cluster:
                 spec.setdefault(replica.type, []).append(replica.address)
         return spec
 
@@ -65,7 +68,7 @@ class Topology:
         if missing:
             raise ValueError(f"no address given for replicas: {', '.join(missing)}")
         moved = tuple(Replica(r.type, r.index, r.name, *addresses[r.name]) for r in self.replicas)
-        return Topology(self.job, moved)
+        return Topology(self.job, moved, self.evaluator_in_cluster)
 
 
 def replica_name(job: str, replica_type: str, index: int) -> str:
@@ -85,4 +88,4 @@ def build_topology(config: StackConfig, port: int = TF_PORT) -> Topology:
         for group in config.replica_groups
         for index in range(group.number)
     )
-    return Topology(job, replicas)
+    return Topology(job, replicas, config.job.evaluator_in_cluster)

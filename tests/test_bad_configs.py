@@ -184,6 +184,26 @@ CASES: dict[str, Bad] = {
         "tftrain:tensorboard.image",
         "must be lower case",
     ),
+    "spot-on-an-existing-cluster": Bad(
+        {**BASE, "worker": {"spot": True}},
+        "tftrain:worker.spot",
+        "false on an existing cluster",
+    ),
+    "spot-cpu-group-on-ack": Bad(
+        {**ACK, "ps": {"spot": True}, "cluster": {**ACK["cluster"], "spotGpuPool": {"maxSize": 2}}},
+        "tftrain:ps.spot",
+        "false unless gpuCount > 0",
+    ),
+    "spot-gpu-group-on-ack-without-a-spot-pool": Bad(
+        {**ACK, "worker": {"gpuCount": 1, "spot": True}},
+        "tftrain:worker.spot",
+        "false unless cluster.spotGpuPool.maxSize > 0",
+    ),
+    "spot-pool-off-ack": Bad(
+        {**BASE, "cluster": {"kind": "ask", "spotGpuPool": {"maxSize": 2}}},
+        "tftrain:cluster.spotGpuPool.maxSize",
+        "0 unless cluster.kind is ack",
+    ),
 }
 
 

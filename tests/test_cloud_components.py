@@ -495,6 +495,34 @@ def test_pool_with_max_size_autoscales_instead_of_a_fixed_size() -> None:
     }
 
 
+def test_spot_gpu_pool_scales_from_zero_on_spot_instances_behind_its_own_taint() -> None:
+    config = stack("ack-gpu", cluster={"spotGpuPool": {"maxSize": 3}}, worker={"spot": True})
+    mocks, out = deploy(build_ack(config))
+
+    pools = {pool.name: pool for pool in mocks.of_type(NODE_POOL)}
+    assert pools.keys() == {"tft-cpu-pool", "tft-gpu-pool", "tft-spot-gpu-pool"}
+    spot, gpu = pools["tft-spot-gpu-pool"], pools["tft-gpu-pool"]
+    assert spot.inputs["instanceTypes"] == gpu.inputs["instanceTypes"]
+    assert spot.inputs["spotStrategy"] == "SpotAsPriceGo"
+    assert spot.inputs["spotInstanceRemedy"] is True
+    assert "desiredSize" not in spot.inputs
+    assert spot.inputs["scalingConfig"] == {
+        "enable": True,
+        "minSize": 0,
+        "maxSize": 3,
+        "type": "gpu",
+    }
+    assert spot.inputs["labels"] == [{"key": "tftrain.io/capacity", "value": "spot"}]
+    assert spot.inputs["taints"] == [
+        {"key": "tftrain.io/capacity", "value": "spot", "effect": "NoSchedule"}
+    ]
+    # The on-demand pools stay on-demand.
+    assert all(
+        "spotStrategy" not in pools[name].inputs for name in ("tft-cpu-pool", "tft-gpu-pool")
+    )
+    assert out["node_pool_ids"].value[-1] == spot.id
+
+
 def test_ack_kubeconfig_is_a_secret_from_a_temporary_credential() -> None:
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 

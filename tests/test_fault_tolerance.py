@@ -6,8 +6,9 @@ of `cluster_helpers`, and the real trainer's configuration and data errors, whic
 the job once the backoff limit is used up rather than hang.
 
 Slow (`-m slow`): the real trainer on the dev topology (1 ps, 2 workers, chief) under the
-real launcher, small data, with one replica SIGKILLed mid-run at a step drawn by a seeded
-RNG (`bench/fault_runs.py` drives the runs and parses what the launcher prints).
+real launcher, small data, with one replica SIGKILLed (a crash) or SIGTERMed (a preemption
+notice) mid-run at a step drawn by a seeded RNG (`bench/fault_runs.py` drives the runs and
+parses what the launcher prints).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import random
 import re
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,7 @@ from tests.cluster_helpers import (
 )
 
 SMALL_RUN = RunConfig()
+WORKER_0 = "mnist-worker-0"
 # Measured on SMALL_RUN: 0.981-0.983 test accuracy without a fault, 0.976-0.983 with one
 # (asynchronous ps updates make every run differ a little). The floor sits below that
 # spread; it catches a resume that lost the model late in the run. A model lost early
@@ -181,11 +184,13 @@ def assert_completed(outcome: Outcome) -> None:
     assert outcome.accuracy is not None and outcome.accuracy >= ACCURACY_FLOOR, why
 
 
-def kill_mid_run(tmp_path: Path, kind: str) -> tuple[Outcome, Path]:
+def kill_mid_run(
+    tmp_path: Path, kind: str, signum: signal.Signals = signal.SIGKILL
+) -> tuple[Outcome, Path]:
     # A step of its own for each replica kind; string seeds are stable across runs.
     step = SMALL_RUN.random_step(random.Random(f"fault-{kind}"))
     output_dir = tmp_path / "out"
-    outcome = run(SMALL_RUN, output_dir, Fault(kind, step))
+    outcome = run(SMALL_RUN, output_dir, Fault(kind, step, signum))
     assert outcome.killed_at is not None, f"never reached step {step}\n{explain(outcome)}"
     return outcome, output_dir
 
@@ -245,6 +250,61 @@ def test_a_killed_chief_or_ps_resumes_from_the_last_checkpoint(tmp_path: Path, k
             outcome.output,
             re.MULTILINE,
         ), why
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["worker", "chief", "ps"])
+def test_a_sigtermed_replica_loses_no_step(tmp_path: Path, kind: str) -> None:
+    """SIGTERM is a preemption notice: the chief saves the step it reached (asked by the ps
+    when the ps gets it), exits 143 and resumes exactly there; a worker just leaves."""
+    outcome, _ = kill_mid_run(tmp_path, kind, signal.SIGTERM)
+    why = explain(outcome)
+    assert_completed(outcome)
+    assert outcome.fault is not None
+    target = outcome.fault.target
+    assert re.search(rf"\[launcher\] +{target} exited 143; restart 1 of", outcome.output), why
+    assert outcome.steps_lost == 0, why
+    if kind == "worker":
+        assert outcome.restarts == {name: int(name == target) for name in outcome.restarts}, why
+        [chief] = outcome.chief_runs
+        assert chief.steps == logged_steps(0, SMALL_RUN.final_step), why
+        return
+    # The chief stops too (a ps cannot go on without it saving, and vice versa).
+    restarted = {CHIEF, target}
+    assert outcome.restarts == {name: int(name in restarted) for name in outcome.restarts}, why
+    assert f"{CHIEF} exited 143" in outcome.output, why
+    first, resumed = outcome.chief_runs
+    saved = first.preempted_step
+    assert saved is not None and resumed.resumed_step == saved, why
+    # Nothing ran twice: the first chief logged every interval up to the save (it drains
+    # its progress before saving), the second every one after it.
+    assert first.steps == list(range(SMALL_RUN.log_steps, saved + 1, SMALL_RUN.log_steps)), why
+    assert resumed.steps == logged_steps(saved, SMALL_RUN.final_step), why
+    assert resumed.costs[0] < RESTORED_COST_CEILING, why
+    if kind == "ps":
+        assert "ps:0: the chief has saved; exiting" in outcome.output, why
+        assert "preempted (ps:0 got SIGTERM)" in outcome.output, why
+
+
+@pytest.mark.slow
+def test_multi_worker_mirrored_workers_agree_to_save_when_one_is_sigtermed(
+    tmp_path: Path,
+) -> None:
+    """Under MWMS saving is collective: worker 1's notice reaches worker 0 through the
+    per-chunk all-reduce, both save the same step and exit 143, and the run resumes there."""
+    mwms = replace(SMALL_RUN, extra_overrides=("chief.number=0", "ps.number=0"), primary=WORKER_0)
+    step = mwms.random_step(random.Random("fault-mwms"))
+    outcome = run(mwms, tmp_path / "out", Fault("worker", step, signal.SIGTERM))
+    why = explain(outcome)
+    assert outcome.status == 0, why
+    assert outcome.final_status == dict.fromkeys(outcome.final_status, "exit 0"), why
+    assert outcome.restarts == {WORKER_0: 1, "mnist-worker-1": 1}, why
+    first, resumed = outcome.chief_runs
+    assert first.preempted_step is not None, why
+    assert resumed.resumed_step == first.preempted_step, why
+    assert outcome.steps_lost == 0, why
+    assert outcome.final_step == mwms.final_step, why
+    assert outcome.accuracy is not None and outcome.accuracy >= ACCURACY_FLOOR, why
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 from pathlib import Path
@@ -112,6 +113,21 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
         assert spec.env["TFTRAIN_OUTPUT_DIR"] == str(tmp_path)
         assert hyperparam_env(config).items() <= dict(spec.env).items()
     assert default_output_dir("dev", config) == REPO / "runs/dev/mnist" / config.job.run_id
+
+
+@pytest.mark.parametrize("in_cluster", [False, True])
+def test_local_evaluator_follows_the_stacks_tf_config_shape(
+    tmp_path: Path, in_cluster: bool
+) -> None:
+    raw = {**IMAGE, "evaluator": {"number": 1}, "job": {"evaluatorInCluster": in_cluster}}
+    config = parse_config(raw)
+    names = [replica.name for replica in build_topology(config).replicas]
+    plan = build_plan(config, {name: 40000 + i for i, name in enumerate(names)}, tmp_path, {})
+    for spec in plan.replicas:
+        cluster = json.loads(spec.env["TF_CONFIG"])["cluster"]
+        assert ("evaluator" in cluster) is in_cluster
+        if in_cluster:
+            assert cluster["evaluator"] == ["localhost:40004"]
 
 
 def test_reserved_ports_are_distinct_held_and_free_after_release() -> None:

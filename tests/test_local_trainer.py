@@ -61,3 +61,25 @@ def test_dev_on_full_mnist_reaches_99_percent(tmp_path: Path) -> None:
     assert_trained(status, out, tmp_path / "out")
     accuracy = float(re.findall(r"Test-Accuracy: ([0-9.]+)", out)[-1])
     assert accuracy >= 0.990, out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("in_cluster", [False, True], ids=["tf2-shape", "kubeflow-shape"])
+def test_an_evaluator_runs_with_either_tf_config_shape(tmp_path: Path, in_cluster: bool) -> None:
+    """The evaluator outside the cluster (TF2) or listed in it (Kubeflow's training-operator):
+    training never dials it either way, and it evaluates the final checkpoint and exits 0."""
+    sets = ["evaluator.number=1", f"job.evaluatorInCluster={str(in_cluster).lower()}",
+            "hyperparams.maxSteps=20", "hyperparams.checkpointSteps=10"]  # fmt: skip
+    status, out = run_dev(
+        tmp_path / "out",
+        300,
+        *(arg for value in sets for arg in ("--set", value)),
+        TFTRAIN_TRAIN_EXAMPLES="2048",
+    )
+    assert_trained(status, out, tmp_path / "out")
+    assert re.search(r"^\[launcher\] +mnist-evaluator-0 +exit 0 ", out, re.MULTILINE), out
+    assert re.search(
+        r"^\[mnist-evaluator-0\] +Checkpoint \S+ckpt-20: step 20, Test-Accuracy: \d\.\d{4}$",
+        out,
+        re.MULTILINE,
+    ), out

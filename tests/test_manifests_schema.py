@@ -59,6 +59,18 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "network": {"zoneId": "cn-hangzhou-i"},
         "tensorboard": {"public": True, "allowedSourceRanges": ["198.51.100.7/32"]},
     },
+    "ack-spot-gpu-workers": {
+        "image": IMAGE,
+        "cluster": {"kind": "ack", "gpuPool": {"maxSize": 2}, "spotGpuPool": {"maxSize": 4}},
+        "worker": {"gpuCount": 1, "spot": True},
+    },
+    "ask-spot-evaluator-in-cluster": {
+        "image": IMAGE,
+        "cluster": {"kind": "ask"},
+        "job": {"evaluatorInCluster": True},
+        "worker": {"spot": True},
+        "evaluator": {"number": 1, "spot": True},
+    },
     "ask-without-cache-no-tensorboard": {
         "image": IMAGE,
         "cluster": {"kind": "ask", "imageCache": False, "kubernetesVersion": "1.99.0"},

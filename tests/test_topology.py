@@ -45,6 +45,16 @@ CASES = [
         },
         id="evaluator-outside-the-cluster",
     ),
+    pytest.param(
+        {"job": {"evaluatorInCluster": True}, "evaluator": {"number": 1}},
+        {
+            "chief": [svc("mnist", "chief", 0)],
+            "worker": [svc("mnist", "worker", 0), svc("mnist", "worker", 1)],
+            "ps": [svc("mnist", "ps", 0)],
+            "evaluator": [svc("mnist", "evaluator", 0)],
+        },
+        id="evaluator-in-the-cluster-kubeflow-shape",
+    ),
 ]
 
 

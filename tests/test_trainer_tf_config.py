@@ -51,6 +51,16 @@ def test_master_is_renamed_chief_in_cluster_and_task() -> None:
     )
 
 
+@pytest.mark.parametrize("task_type", ["chief", "worker", "ps", "evaluator"])
+def test_an_evaluator_in_the_cluster_is_accepted_and_left_out(task_type: str) -> None:
+    """Kubeflow's shape (evaluator listed in the cluster) parses to the same training
+    cluster as TF2's (evaluator outside), so the coordinator never dials the evaluator."""
+    kubeflow = parse_tf_config(tf_config({**PS_CLUSTER, "evaluator": ["e:2222"]}, task_type))
+    tf2 = parse_tf_config(tf_config(PS_CLUSTER, task_type))
+    assert kubeflow == tf2
+    assert kubeflow is not None and "evaluator" not in kubeflow.cluster
+
+
 @pytest.mark.parametrize("raw", [None, "", "  \n"])
 def test_no_tf_config_means_one_process(raw: str | None) -> None:
     assert parse_tf_config(raw) is None
@@ -70,7 +80,7 @@ def test_no_tf_config_means_one_process(raw: str | None) -> None:
         (tf_config(WORKERS_ONLY, "ps"), "ps:0 is not in the cluster, which has 0"),
         (tf_config(PS_CLUSTER, "worker", -1), "index must be an integer >= 0"),
         (tf_config(PS_CLUSTER, "worker", "0"), "index must be an integer >= 0"),
-        (tf_config({**PS_CLUSTER, "evaluator": ["e:1"]}, "chief"), "unknown task type"),
+        (tf_config({**PS_CLUSTER, "evaluator": "e:1"}, "chief"), "'host:port' strings"),
         (tf_config({**PS_CLUSTER, "master": ["m:1"]}, "chief"), "both 'master' and 'chief'"),
         (tf_config({"chief": ["a:1", "b:1"]}, "chief"), "one chief"),
         (tf_config({"worker": ["no-port"]}, "worker"), "'host:port' strings"),
@@ -78,7 +88,7 @@ def test_no_tf_config_means_one_process(raw: str | None) -> None:
     ids=[
         "bad-json", "not-object", "no-cluster", "no-task", "unknown-type",
         "index-out-of-range", "second-chief-index", "type-not-in-cluster", "negative-index",
-        "string-index", "evaluator-in-cluster", "master-and-chief", "two-chiefs", "no-port",
+        "string-index", "evaluator-not-a-list", "master-and-chief", "two-chiefs", "no-port",
     ],
 )  # fmt: skip
 def test_bad_tf_config_is_rejected_clearly(raw: str, message: str) -> None:

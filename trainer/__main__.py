@@ -1,8 +1,9 @@
 """`python -m trainer`: read settings and TF_CONFIG, decide this process's role, run it.
 
 Exit codes: 0 done; 1 the run failed (bad data, lost parameter server); 2 a bad flag, env
-var or TF_CONFIG. Configuration is checked before TensorFlow is imported (each role's
-module imports it), so a mistake costs a second, not a slow import or a hang.
+var or TF_CONFIG; 143 stopped by SIGTERM after saving the step (`trainer.preemption`).
+Configuration is checked before TensorFlow is imported (each role's module imports it), so
+a mistake costs a second, not a slow import or a hang.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from trainer import environment
 from trainer.data import load_mnist
 from trainer.errors import RunError, UsageError
 from trainer.plan import Plan, Role, make_plan
+from trainer.preemption import EXIT_PREEMPTED, Preempted
 from trainer.settings import Settings, parse_settings
 from trainer.tf_config import ClusterConfig, parse_tf_config
 
@@ -38,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RunError as error:
         print(f"tftrain: error: {error}", file=sys.stderr)
         return 1
+    except Preempted as stop:
+        print(f"tftrain: {stop}; a restarted run resumes there")
+        return EXIT_PREEMPTED
 
 
 def run_role(plan: Plan, settings: Settings, config: ClusterConfig | None, started: float) -> int:
@@ -48,7 +53,7 @@ def run_role(plan: Plan, settings: Settings, config: ClusterConfig | None, start
         from trainer import server
 
         assert config is not None  # servers only exist in a cluster
-        return server.serve(config)
+        return server.serve(config, settings.output_dir)
     # Before the slow TensorFlow import (each role module imports it): a broken data file
     # fails in a second.
     data = load_mnist(settings.data_dir, settings.train_examples)

@@ -42,6 +42,9 @@ class Executor(Protocol):
     def join(self) -> None:
         """Wait until every started step is done."""
 
+    def any_replica(self, flag: bool) -> bool:
+        """Whether `flag` is set in any process that trains (see `trainer.preemption`)."""
+
 
 def cluster_resolver(config: ClusterConfig) -> tf.distribute.cluster_resolver.ClusterResolver:
     """A resolver built from the parsed config, so `master` is already `chief`."""
@@ -160,6 +163,7 @@ class LocalExecutor:
 
         self._iterator = iter(strategy.distribute_datasets_from_function(dataset_fn))
         self._train_steps = train_steps
+        self._strategy = strategy
 
     def run(self, steps: int) -> Any:
         return self._train_steps(self._iterator, tf.constant(steps))
@@ -169,6 +173,13 @@ class LocalExecutor:
 
     def join(self) -> None:
         pass
+
+    def any_replica(self, flag: bool) -> bool:
+        if not isinstance(self._strategy, tf.distribute.MultiWorkerMirroredStrategy):
+            return flag
+        # One tiny all-reduce per chunk: every worker learns of any worker's SIGTERM.
+        flags = self._strategy.run(lambda: tf.constant(float(flag)))
+        return float(self._strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)) > 0
 
 
 class CoordinatorExecutor:
@@ -209,6 +220,9 @@ class CoordinatorExecutor:
 
     def join(self) -> None:
         self._coordinator.join()
+
+    def any_replica(self, flag: bool) -> bool:
+        return flag  # only the chief trains; a ps's request reaches it as a file
 
 
 def make_executor(

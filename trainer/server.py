@@ -9,14 +9,23 @@ and exits 0 at once if the run has already ended when they (re)start.
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import tensorflow as tf
 
 from trainer.distribution import cluster_resolver
+from trainer.preemption import exit_at_once, serve_until_saved
 from trainer.tf_config import ClusterConfig
 
 
-def serve(config: ClusterConfig) -> int:
+def serve(config: ClusterConfig, output_dir: Path) -> int:
     task = config.task
+    name = f"{task.type}:{task.index}"
+    if task.type == "ps":
+        serve_until_saved(output_dir, name)
+    else:
+        exit_at_once(name)
     resolver = cluster_resolver(config)
     server = tf.distribute.Server(
         resolver.cluster_spec(),
@@ -25,6 +34,8 @@ def serve(config: ClusterConfig) -> int:
         protocol="grpc",
         start=True,
     )
-    print(f"{task.type}:{task.index} serving at {server.target} until the run ends")
-    server.join()
-    return 0  # join() only returns if the server is stopped from inside the process
+    print(f"{name} serving at {server.target} until the run ends")
+    # Not `server.join()`: the SIGTERM handlers above run between Python bytecodes, and
+    # join() would hold the main thread in TensorFlow until the supervisor kills the process.
+    while True:
+        time.sleep(1.0)

@@ -5,9 +5,14 @@ Pure Python on purpose (no TensorFlow): it runs before TensorFlow is imported, s
 TensorFlow waits for tasks that do not exist.
 
 TFJob names the coordinator `master` in older operators; TensorFlow's
-ParameterServerStrategy only knows `chief`, so `master` is renamed everywhere. The
-`evaluator` is a task type but never a cluster member (TFJob leaves it out of the cluster
-so the training tasks do not wait for it).
+ParameterServerStrategy only knows `chief`, so `master` is renamed everywhere.
+
+The evaluator comes in two shapes. TF2 wants it outside the training cluster (it only reads
+checkpoints; a coordinator that knew of it would try to reach it), which is what tftrain
+generates by default. Kubeflow's training-operator lists it in the cluster like any replica
+(since PR #1146, 2020; `genClusterSpec` in pkg/controller.v1/tensorflow/tensorflow.go).
+Both are accepted: an `evaluator` key is dropped here, so no cluster resolver built from
+`ClusterConfig.cluster` ever dials it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from dataclasses import dataclass
 from trainer.errors import UsageError
 
 CLUSTER_TYPES = ("chief", "worker", "ps")
+OUTSIDE_CLUSTER = "evaluator"  # accepted as a cluster key, never kept
 TASK_TYPES = (*CLUSTER_TYPES, "evaluator")
 ALIASES = {"master": "chief"}
 
@@ -34,7 +40,8 @@ class Task:
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    """The cluster (task type -> addresses, `master` already renamed) and this task."""
+    """The training cluster (task type -> addresses, `master` already renamed, no
+    evaluator) and this task."""
 
     cluster: dict[str, tuple[str, ...]]
     task: Task
@@ -85,10 +92,10 @@ def _parse_cluster(cluster: object) -> dict[str, tuple[str, ...]]:
     parsed: dict[str, tuple[str, ...]] = {}
     for key, addresses in cluster.items():
         task_type = _canonical(key)
-        if task_type not in CLUSTER_TYPES:
+        if task_type not in (*CLUSTER_TYPES, OUTSIDE_CLUSTER):
             raise TFConfigError(
                 f"TF_CONFIG cluster has unknown task type {key!r}; allowed: "
-                f"{', '.join(CLUSTER_TYPES)} or master (the evaluator is not a cluster member)"
+                f"{', '.join(CLUSTER_TYPES)}, master or {OUTSIDE_CLUSTER}"
             )
         if task_type in parsed:
             raise TFConfigError("TF_CONFIG cluster lists both 'master' and 'chief'; use one")
@@ -97,7 +104,8 @@ def _parse_cluster(cluster: object) -> dict[str, tuple[str, ...]]:
                 f"TF_CONFIG cluster[{key!r}] must be a list of 'host:port' strings, "
                 f"got {addresses!r}"
             )
-        parsed[task_type] = tuple(addresses)
+        if task_type != OUTSIDE_CLUSTER:  # Kubeflow's shape: no training task dials it
+            parsed[task_type] = tuple(addresses)
     if len(parsed.get("chief", ())) > 1:
         raise TFConfigError(f"TF_CONFIG cluster may have one chief, got {parsed['chief']}")
     return parsed

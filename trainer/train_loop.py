@@ -33,6 +33,7 @@ from trainer.outputs import (
     restore_model,
 )
 from trainer.plan import Plan
+from trainer.preemption import Notice, Preempted
 from trainer.progress import Progress
 from trainer.settings import Settings, SettingsError
 from trainer.steps import StepPlan
@@ -55,11 +56,14 @@ def run(
     settings: Settings, plan: Plan, config: ClusterConfig | None, data: Mnist, started: float
 ) -> int:
     paths = OutputPaths(settings.output_dir)
+    notice = Notice(paths.root).install()
+    if plan.is_writer:
+        notice.acknowledge()  # a request no chief served
     steps = StepPlan.from_settings(settings, len(data.train_labels))
     trained = restore_finished(paths, steps.final_step)
     if trained is None:
         try:
-            trained = train(settings, plan, config, data, paths, steps)
+            trained = train(settings, plan, config, data, paths, steps, notice)
         except tf.errors.UnavailableError as error:
             # Under ParameterServerStrategy the coordinator retries a lost worker's steps on
             # another, but every step needs the ps: without it the run cannot go on.
@@ -108,6 +112,7 @@ def train(
     data: Mnist,
     paths: OutputPaths,
     steps: StepPlan,
+    notice: Notice,
 ) -> Trained:
     strategy = make_strategy(plan, config)
     if settings.batch_size % strategy.num_replicas_in_sync:
@@ -136,10 +141,16 @@ def train(
         chunk = steps.next_chunk(step)
         progress.add(executor.run(chunk), chunk, step + chunk)
         step += chunk
-        if steps.is_checkpoint_boundary(step):
+        reason = notice.reason()
+        # Every replica must stop at the same step (MWMS saves collectively): they agree.
+        stop = executor.any_replica(reason is not None)
+        if stop or steps.is_checkpoint_boundary(step):
             executor.join()
             progress.drain()
             checkpoints.save(step)
+        if stop:
+            notice.acknowledge()
+            raise Preempted(step, reason or "another worker's SIGTERM")
     seconds = time.perf_counter() - started
     writer.close()
     checkpoints.discard_private_copies()

@@ -13,6 +13,7 @@ from pulumi_alicloud import cs
 
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
+from infra.cluster_facts import SPOT_NODE_LABEL
 from infra.config import ClusterConfig, NodePoolConfig
 
 # Nodes of the GPU pool carry this label and taint. Manifests give GPU replicas the matching
@@ -21,6 +22,8 @@ GPU_NODE_LABEL = ("tftrain.io/accelerator", "nvidia-gpu")
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
+# Nodes of the spot GPU pool: bid at the market price (cs.NodePool `spot_strategy`).
+SPOT_STRATEGY = "SpotAsPriceGo"
 
 # Pro: its control plane comes with an SLA (ack.standard has none).
 CLUSTER_SPEC = "ack.pro.small"
@@ -67,6 +70,7 @@ def _node_pool(
     parent: pulumi.Resource,
     labels: Sequence[cs.NodePoolLabelArgsDict] = (),
     taints: Sequence[cs.NodePoolTaintArgsDict] = (),
+    spot: bool = False,
 ) -> cs.NodePool:
     """A node pool of `cluster`: a fixed size, or an autoscaling range when `max_size` is set."""
     autoscaling = pool.max_size > 0
@@ -91,8 +95,44 @@ def _node_pool(
         scaling_config=scaling,
         labels=list(labels) or None,
         taints=list(taints) or None,
+        # Spot: bid at the market price; when ECS announces a reclaim, the scaling group
+        # starts a replacement before the node goes (spot_instance_remedy).
+        spot_strategy=SPOT_STRATEGY if spot else None,
+        spot_instance_remedy=True if spot else None,
         tags=tags,
         opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def _spot_gpu_pool(
+    name: str,
+    cluster: cs.ManagedKubernetes,
+    network: Network,
+    config: ClusterConfig,
+    tags: dict[str, str],
+    parent: pulumi.Resource,
+) -> cs.NodePool:
+    """The GPU pool's spot twin: same instance types, scales from 0 to
+    `spot_gpu_pool_max_size`, labelled and tainted so that only `spot` groups land there."""
+    pool = NodePoolConfig(
+        instance_types=config.gpu_pool.instance_types,
+        size=0,
+        min_size=0,
+        max_size=config.spot_gpu_pool_max_size,
+        disk_size=config.gpu_pool.disk_size,
+    )
+    key, value = SPOT_NODE_LABEL
+    return _node_pool(
+        f"{name}-spot-gpu-pool",
+        cluster,
+        network,
+        pool,
+        "gpu",
+        tags,
+        parent,
+        labels=[{"key": key, "value": value}],
+        taints=[{"key": key, "value": value, "effect": "NoSchedule"}],
+        spot=True,
     )
 
 
@@ -167,6 +207,9 @@ class AckCluster(pulumi.ComponentResource):
                 )
             )
 
+        if config.spot_gpu_pool_max_size:
+            self.node_pools.append(_spot_gpu_pool(name, cluster, network, config, tags, self))
+
         self.kubeconfig = _kubeconfig(self, self.cluster_id, credential_minutes)
         self.register_outputs({"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig})
 
@@ -213,5 +256,6 @@ class AskCluster(pulumi.ComponentResource):
         )
         self.cluster_id = cluster.id
         self.node_pools = []
+
         self.kubeconfig = _kubeconfig(self, self.cluster_id, credential_minutes)
         self.register_outputs({"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig})

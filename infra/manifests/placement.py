@@ -1,10 +1,11 @@
 """Where a pod runs, per cluster kind: the only cluster-specific part of a pod template.
 
 - ack: GPU replicas go to the GPU node pool (node label) and tolerate its taint; everything
-  else stays off it because of that taint.
-- ask: every pod is an ECI instance; GPU replicas name their ECS GPU instance type, and pods
-  match the stack's ImageCache when it is on. ECI reads these annotations from the pod
-  template at creation time only.
+  else stays off it because of that taint. GPU replicas of a `spot` group go to the spot
+  GPU pool instead, by its label and taint (`tftrain.io/capacity=spot:NoSchedule`).
+- ask: every pod is an ECI instance; GPU replicas name their ECS GPU instance type, pods of
+  a `spot` group ask for a spot instance, and pods match the stack's ImageCache when it is
+  on. ECI reads these annotations from the pod template at creation time only.
 - existing: plain pods; the cluster's own scheduling applies.
 """
 
@@ -23,6 +24,11 @@ ECI_USE_SPECS = "k8s.aliyun.com/eci-use-specs"
 ECI_AUTO_IMAGE_CACHE = "k8s.aliyun.com/eci-auto-imc"
 # The older name of the same switch, still read by older ack-virtual-node versions.
 ECI_LEGACY_IMAGE_CACHE = "k8s.aliyun.com/eci-image-cache"
+# A spot (preemptible) ECI instance bid at the market price; ECI keeps its default one-hour
+# protection period (`eci-spot-duration`) and does not fall back to pay-as-you-go
+# (help.aliyun.com/en/eci/user-guide/pod-annotations-1, "Instances").
+ECI_SPOT_STRATEGY = "k8s.aliyun.com/eci-spot-strategy"
+ECI_SPOT_AS_PRICE_GO = "SpotAsPriceGo"
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,17 @@ class Placement:
     spec: dict[str, Any] = field(default_factory=dict)  # nodeSelector / tolerations
 
 
-def placement(config: StackConfig, facts: ClusterFacts, gpus: int) -> Placement:
+def placement(config: StackConfig, facts: ClusterFacts, gpus: int, spot: bool = False) -> Placement:
+    if facts.cluster_kind == "ack" and gpus and spot:
+        key, value = facts.spot_node_label
+        return Placement(
+            spec={
+                "nodeSelector": {key: value},
+                "tolerations": [
+                    {"key": key, "operator": "Equal", "value": value, "effect": "NoSchedule"}
+                ],
+            }
+        )
     if facts.cluster_kind == "ack" and gpus:
         key, value = facts.gpu_node_label
         return Placement(
@@ -48,5 +64,7 @@ def placement(config: StackConfig, facts: ClusterFacts, gpus: int) -> Placement:
             annotations[ECI_LEGACY_IMAGE_CACHE] = "true"
         if gpus:
             annotations[ECI_USE_SPECS] = config.cluster.eci_gpu_spec
+        if spot:
+            annotations[ECI_SPOT_STRATEGY] = ECI_SPOT_AS_PRICE_GO
         return Placement(annotations=dict(sorted(annotations.items())))
     return Placement()

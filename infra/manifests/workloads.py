@@ -131,7 +131,7 @@ def replica_job(
     config: StackConfig, facts: ClusterFacts, topology: Topology, replica: Replica
 ) -> dict[str, Any]:
     group = next(g for g in config.replica_groups if g.type == replica.type)
-    where = placement(config, facts, group.gpu_count)
+    where = placement(config, facts, group.gpu_count, group.spot)
     labels = replica_labels(config, replica)
     pod_spec = harden(
         {

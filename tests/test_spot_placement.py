@@ -1,0 +1,57 @@
+"""Spot capacity in the rendered pods: ECI spot annotations on ASK, the spot GPU pool's
+node selector and toleration on ACK, nothing for groups that did not ask for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.cluster_facts import SPOT_NODE_LABEL, cluster_facts
+from infra.config import parse_config
+from infra.manifests import build_objects
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+SPOT_TOLERATION = {
+    "key": SPOT_NODE_LABEL[0],
+    "operator": "Equal",
+    "value": SPOT_NODE_LABEL[1],
+    "effect": "NoSchedule",
+}
+
+
+def pod_templates(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each Job's pod template, by replica type."""
+    config = parse_config(raw)
+    jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
+    return {job["metadata"]["name"].split("-")[1]: job["spec"]["template"] for job in jobs}
+
+
+def test_ack_spot_gpu_workers_select_and_tolerate_only_the_spot_pool() -> None:
+    templates = pod_templates(
+        {
+            "image": IMAGE,
+            "cluster": {"kind": "ack", "gpuPool": {"maxSize": 2}, "spotGpuPool": {"maxSize": 4}},
+            "chief": {"gpuCount": 1},
+            "worker": {"gpuCount": 1, "spot": True},
+        }
+    )
+    worker, chief, ps = (
+        templates["worker"]["spec"],
+        templates["chief"]["spec"],
+        templates["ps"]["spec"],
+    )
+    assert worker["nodeSelector"] == dict([SPOT_NODE_LABEL])
+    assert worker["tolerations"] == [SPOT_TOLERATION]
+    # The on-demand GPU chief stays on the GPU pool; the ps on the CPU pool.
+    assert SPOT_NODE_LABEL[0] not in chief["nodeSelector"]
+    assert SPOT_TOLERATION not in chief["tolerations"]
+    assert "nodeSelector" not in ps and "tolerations" not in ps
+
+
+def test_ask_spot_groups_ask_eci_for_spot_instances() -> None:
+    templates = pod_templates(
+        {"image": IMAGE, "cluster": {"kind": "ask"}, "worker": {"spot": True}, "ps": {"spot": True}}
+    )
+    strategy = "k8s.aliyun.com/eci-spot-strategy"
+    for kind, spot in {"worker": True, "ps": True, "chief": False}.items():
+        annotations = templates[kind]["metadata"]["annotations"]
+        assert annotations.get(strategy) == ("SpotAsPriceGo" if spot else None), kind
