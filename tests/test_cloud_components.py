@@ -8,6 +8,8 @@ floats), and resolves the components' outputs, including whether they are secret
 from __future__ import annotations
 
 import copy
+import ipaddress
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -15,6 +17,7 @@ from typing import Any
 
 import pulumi
 import pytest
+import yaml
 
 from infra.cloud import (
     GPU_NODE_LABEL,
@@ -23,15 +26,24 @@ from infra.cloud import (
     AskCluster,
     NasStorage,
     Network,
+    needs_pod_vswitch,
 )
+from infra.cloud.cluster import AUTOSCALER_ROLE, created_only
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
+from tests.pulumi_mocks import run_program
 
 ZONE_FROM_LOOKUP = "cn-hangzhou-k"
 EXISTING_VPC_CIDR = "172.16.0.0/12"
 EXISTING_VSWITCH_ZONE = "cn-hangzhou-j"
 # The lookup answers for these existing vSwitches; any other id is not found.
 EXISTING_VSWITCHES = {"vsw-existing": "172.16.8.0/21", "vsw-secondary": "100.64.0.0/20"}
-KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
+INTERNET_API = "https://47.96.0.30:6443"
+INTRANET_API = "https://192.168.0.7:6443"
+KUBECONFIG = (
+    f"apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {INTERNET_API}\n"
+)
+# What ACK reports for a cluster created without a version.
+ACK_DEFAULT_VERSION = "1.34.1-aliyun.1"
 
 VPC = "alicloud:vpc/network:Network"
 VSWITCH = "alicloud:vpc/switch:Switch"
@@ -42,6 +54,7 @@ SNAT = "alicloud:vpc/snatEntry:SnatEntry"
 ACK = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 ASK = "alicloud:cs/serverlessKubernetes:ServerlessKubernetes"
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
+AUTOSCALER = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
 FILE_SYSTEM = "alicloud:nas/fileSystem:FileSystem"
 ACCESS_GROUP = "alicloud:nas/accessGroup:AccessGroup"
 ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
@@ -63,6 +76,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
 
     resources: list[Registered] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    autoscaler_role: bool = True  # whether the account has granted ACK's autoscaler role
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         resource_id = f"{args.name}-id"
@@ -73,6 +87,11 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["ipAddress"] = "47.96.0.10"
         elif args.typ == MOUNT_TARGET:
             outputs["mountTargetDomain"] = "0a1b2c3d4e-abc12.cn-hangzhou.nas.aliyuncs.com"
+        elif args.typ == ACK:
+            outputs["connections"] = [{"apiServerIntranet": INTRANET_API}]
+            outputs["version"] = args.inputs.get("version", ACK_DEFAULT_VERSION)
+        elif args.typ == ASK:
+            outputs["version"] = args.inputs.get("version", ACK_DEFAULT_VERSION)
         self.resources.append(Registered(args.typ, args.name, resource_id, args.inputs, outputs))
         return resource_id, outputs
 
@@ -141,6 +160,19 @@ class RecordingMocks(pulumi.runtime.Mocks):
                 "tags": {},
             }
             return {"id": "switches", "ids": [vswitch_id], "vswitches": [vswitch]}
+        if args.token == "alicloud:ram/getRoles:getRoles":
+            names = [AUTOSCALER_ROLE] if self.autoscaler_role else []
+            return {"id": "roles", "ids": names, "names": names, "roles": []}
+        if args.token == (
+            "alicloud:cs/getServerlessKubernetesClusters:getServerlessKubernetesClusters"
+        ):
+            connection = {
+                "apiServerIntranet": INTRANET_API,
+                "apiServerInternet": "",
+                "masterPublicIp": "",
+            }
+            cluster = {"id": args.args["ids"][0], "connections": [connection]}
+            return {"id": "clusters", "ids": args.args["ids"], "clusters": [cluster]}
         if args.token == "alicloud:cs/getClusterCredential:getClusterCredential":
             return {
                 "id": args.args["clusterId"],
@@ -167,10 +199,12 @@ class Resolved:
 
 
 def deploy(
-    build: Callable[[], Mapping[str, pulumi.Output[Any]]], stack_name: str = "test"
+    build: Callable[[], Mapping[str, pulumi.Output[Any]]],
+    stack_name: str = "test",
+    mocks: RecordingMocks | None = None,
 ) -> tuple[RecordingMocks, dict[str, Resolved]]:
     """Run `build` in a fresh mock runtime; return the recorded resources and its outputs."""
-    mocks = RecordingMocks()
+    mocks = mocks or RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project="tftrain", stack=stack_name, preview=False)
     resolved: dict[str, Resolved] = {}
 
@@ -200,13 +234,15 @@ def stack(name: str, **overrides: Any) -> StackConfig:
     """A checked-in stack, with some keys replaced (nested mappings are merged).
 
     Where a test brings its own network, pod and service ranges move out of the private
-    blocks it uses for VPCs, which the config model would otherwise reject as overlapping.
+    blocks it uses for VPCs, which the config model would otherwise reject as overlapping, and
+    Terway's pod vSwitch takes the last quarter of its VPC.
     """
     raw = read_stack_file(stack_file(name))
     if "network" in overrides:
-        raw = merged(
-            raw, {"network": {"podCidr": "100.96.0.0/16", "serviceCidr": "100.104.0.0/20"}}
-        )
+        vpc = ipaddress.ip_network(overrides["network"].get("vpcCidr", "192.168.0.0/16"))
+        pod_vswitch = str(list(vpc.subnets(prefixlen_diff=2))[-1])
+        moved = {"podCidr": "100.96.0.0/16", "serviceCidr": "100.104.0.0/20"}
+        raw = merged(raw, {"network": {**moved, "podVswitchCidr": pod_vswitch}})
     return parse_config(merged(raw, overrides))
 
 
@@ -226,12 +262,13 @@ def build_network(config: StackConfig) -> Callable[[], dict[str, pulumi.Output[A
 
 def build_ack(config: StackConfig, uses_gpu: bool | None = None) -> Callable[[], dict]:
     def build() -> dict[str, pulumi.Output[Any]]:
-        network = Network("tft", config.network)
+        network = Network("tft", config.network, pod_vswitch=needs_pod_vswitch(config.cluster))
         gpu = config.uses_gpu if uses_gpu is None else uses_gpu
         cluster = AckCluster("tft", config.cluster, network, uses_gpu=gpu)
         return {
             "cluster_id": cluster.cluster_id,
             "kubeconfig": cluster.kubeconfig,
+            "version": cluster.version,
             "node_pool_ids": pulumi.Output.all(*(pool.id for pool in cluster.node_pools)),
         }
 
@@ -415,20 +452,71 @@ def test_no_nat_eip_or_snat_when_nat_gateway_is_off() -> None:
 # --- ACK ---------------------------------------------------------------------------------
 
 
+def node_vswitch(mocks: RecordingMocks) -> Registered:
+    return next(switch for switch in mocks.of_type(VSWITCH) if switch.name == "tft-vswitch")
+
+
+def server_of(kubeconfig: str) -> str:
+    return yaml.safe_load(kubeconfig)["clusters"][0]["cluster"]["server"]
+
+
 def test_ack_cluster_is_private_uses_the_stack_network_and_installs_nas_csi() -> None:
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 
     ack = mocks.one(ACK)
     assert ack.inputs["slbInternetEnabled"] is False
     assert ack.inputs["newNatGateway"] is False
-    assert ack.inputs["version"] == "1.31.1-aliyun.1"
-    assert ack.inputs["vswitchIds"] == [mocks.one(VSWITCH).id]
-    assert ack.inputs["podCidr"] == "10.64.0.0/16"
+    assert ack.inputs["vswitchIds"] == [node_vswitch(mocks).id]
     assert ack.inputs["serviceCidr"] == "172.21.0.0/20"
     addons = {addon["name"]: addon for addon in ack.inputs["addons"]}
-    assert {"flannel", "csi-plugin", "csi-provisioner"} <= addons.keys()
+    assert {"csi-plugin", "csi-provisioner"} <= addons.keys()
     assert addons["nginx-ingress-controller"]["disabled"] is True
     assert out["cluster_id"].value == ack.id
+
+
+def test_latest_version_lets_ack_choose_at_creation_and_never_upgrades_behind_the_user() -> None:
+    mocks, out = deploy(build_ack(stack("ack-gpu")))
+
+    # Unset: ACK creates the newest version it offers; an unset optional+computed argument
+    # never shows a diff, so a later ACK release changes nothing on `pulumi up`.
+    assert "version" not in mocks.one(ACK).inputs
+    assert out["version"].value == ACK_DEFAULT_VERSION
+
+
+def test_explicit_version_is_passed_so_raising_it_upgrades_on_purpose() -> None:
+    config = stack("ack-gpu", cluster={"kubernetesVersion": "1.33.3-aliyun.1"})
+    mocks, out = deploy(build_ack(config))
+
+    assert mocks.one(ACK).inputs["version"] == "1.33.3-aliyun.1"
+    assert out["version"].value == "1.33.3-aliyun.1"
+
+
+def test_terway_enforces_network_policy_with_pods_on_their_own_vswitch_and_snat() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-cpu")))
+
+    ack = mocks.one(ACK)
+    addons = {addon["name"]: addon for addon in ack.inputs["addons"]}
+    assert "flannel" not in addons
+    assert json.loads(addons["terway-eniip"]["config"])["NetworkPolicy"] == "true"
+    pods = next(switch for switch in mocks.of_type(VSWITCH) if switch.name == "tft-pod-vswitch")
+    assert pods.inputs["cidrBlock"] == "192.168.64.0/18"
+    assert pods.inputs["zoneId"] == node_vswitch(mocks).inputs["zoneId"]
+    assert ack.inputs["podVswitchIds"] == [pods.id]
+    assert "podCidr" not in ack.inputs
+    assert sorted(snat.inputs["sourceVswitchId"] for snat in mocks.of_type(SNAT)) == sorted(
+        [pods.id, node_vswitch(mocks).id]
+    )
+
+
+def test_flannel_uses_the_pod_cidr_and_no_pod_vswitch() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-cpu", cluster={"networkPlugin": "flannel"})))
+
+    ack = mocks.one(ACK)
+    assert "flannel" in {addon["name"] for addon in ack.inputs["addons"]}
+    assert ack.inputs["podCidr"] == "10.64.0.0/16"
+    assert "podVswitchIds" not in ack.inputs
+    assert [switch.name for switch in mocks.of_type(VSWITCH)] == ["tft-vswitch"]
+    assert len(mocks.of_type(SNAT)) == 1
 
 
 def test_ack_api_server_is_public_only_when_configured() -> None:
@@ -440,7 +528,7 @@ def test_ack_api_server_is_public_only_when_configured() -> None:
 def test_ack_gpu_stack_gets_a_cpu_pool_and_a_labelled_tainted_gpu_pool() -> None:
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 
-    ack, vswitch = mocks.one(ACK), mocks.one(VSWITCH)
+    ack, vswitch = mocks.one(ACK), node_vswitch(mocks)
     pools = {pool.name: pool for pool in mocks.of_type(NODE_POOL)}
     assert pools.keys() == {"tft-cpu-pool", "tft-gpu-pool"}
     cpu, gpu = pools["tft-cpu-pool"], pools["tft-gpu-pool"]
@@ -448,18 +536,45 @@ def test_ack_gpu_stack_gets_a_cpu_pool_and_a_labelled_tainted_gpu_pool() -> None
         assert pool.inputs["clusterId"] == ack.id
         assert pool.inputs["vswitchIds"] == [vswitch.id]
         assert pool.inputs["systemDiskSize"] == 120
-        assert "scalingConfig" not in pool.inputs
     assert cpu.inputs["instanceTypes"] == ["ecs.g7.xlarge"]
     assert cpu.inputs["desiredSize"] == "2"
+    assert "scalingConfig" not in cpu.inputs
     assert "labels" not in cpu.inputs
     assert "taints" not in cpu.inputs
     assert gpu.inputs["instanceTypes"] == ["ecs.gn6i-c4g1.xlarge"]
-    assert gpu.inputs["desiredSize"] == "2"
     assert gpu.inputs["labels"] == [{"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]}]
     assert gpu.inputs["taints"] == [
         {"key": GPU_TAINT_KEY, "value": "present", "effect": "NoSchedule"}
     ]
     assert out["node_pool_ids"].value == [cpu.id, gpu.id]
+
+
+def test_ack_gpu_pool_autoscales_from_zero_with_the_cluster_autoscaler_configured() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-gpu")))
+
+    gpu = next(pool for pool in mocks.of_type(NODE_POOL) if pool.name == "tft-gpu-pool")
+    # No GPU node is billed while idle: no fixed size, a range from zero.
+    assert "desiredSize" not in gpu.inputs
+    scaling = {"enable": True, "minSize": 0, "maxSize": 2, "type": "gpu"}
+    assert gpu.inputs["scalingConfig"] == scaling
+    autoscaler = mocks.one(AUTOSCALER)
+    assert autoscaler.inputs["clusterId"] == mocks.one(ACK).id
+    assert autoscaler.inputs["scaleUpFromZero"] is True
+    assert autoscaler.inputs["scaleDownEnabled"] is True
+    (roles,) = mocks.calls_to("alicloud:ram/getRoles:getRoles")
+    assert re.fullmatch(roles["nameRegex"], AUTOSCALER_ROLE)
+
+
+def test_autoscaling_stops_with_a_message_when_the_account_lacks_the_autoscaler_role() -> None:
+    with pytest.raises(Exception, match=f"cluster.gpuPool.maxSize.*{AUTOSCALER_ROLE}"):
+        deploy(build_ack(stack("ack-gpu")), mocks=RecordingMocks(autoscaler_role=False))
+
+
+def test_fixed_size_pools_need_no_autoscaler() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-cpu")))
+
+    assert mocks.of_type(AUTOSCALER) == []
+    assert mocks.calls_to("alicloud:ram/getRoles:getRoles") == []
 
 
 def test_no_gpu_pool_when_no_replica_uses_a_gpu() -> None:
@@ -478,29 +593,47 @@ def test_gpu_pool_config_alone_does_not_create_gpu_nodes() -> None:
     assert [pool.name for pool in mocks.of_type(NODE_POOL)] == ["tft-cpu-pool"]
 
 
-def test_pool_with_max_size_autoscales_instead_of_a_fixed_size() -> None:
-    config = stack("ack-gpu", cluster={"gpuPool": {"size": 0, "minSize": 0, "maxSize": 4}})
-    mocks, _ = deploy(build_ack(config))
-
-    gpu = next(pool for pool in mocks.of_type(NODE_POOL) if pool.name == "tft-gpu-pool")
-    assert "desiredSize" not in gpu.inputs
-    assert gpu.inputs["scalingConfig"] == {
-        "enable": True,
-        "minSize": 0,
-        "maxSize": 4,
-        "type": "gpu",
-    }
-
-
-def test_ack_kubeconfig_is_a_secret_from_a_temporary_credential() -> None:
+def test_private_ack_kubeconfig_is_a_long_lived_secret_pointing_at_the_intranet_endpoint() -> None:
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 
     assert out["kubeconfig"].secret is True
-    assert out["kubeconfig"].value == KUBECONFIG
+    assert server_of(out["kubeconfig"].value) == INTRANET_API
     assert out["cluster_id"].secret is False
     (credential,) = mocks.calls_to("alicloud:cs/getClusterCredential:getClusterCredential")
     assert credential["clusterId"] == mocks.one(ACK).id
-    assert 15 <= credential["temporaryDurationMinutes"] <= 4320
+    # A temporary credential would expire under the state: destroy/refresh would get 401.
+    assert "temporaryDurationMinutes" not in credential
+
+
+def test_public_ack_kubeconfig_keeps_the_internet_endpoint() -> None:
+    _, out = deploy(build_ack(stack("ack-gpu", cluster={"publicApiServer": True})))
+
+    assert out["kubeconfig"].secret is True
+    assert server_of(out["kubeconfig"].value) == INTERNET_API
+
+
+@pytest.mark.parametrize(
+    ("stack_name", "field_name"),
+    [("ack-gpu", "slbInternetEnabled"), ("ask-eci", "endpointPublicAccessEnabled")],
+)
+def test_public_api_server_is_kept_from_creation_not_diffed(
+    stack_name: str, field_name: str
+) -> None:
+    recorded = run_program(stack_name)
+
+    (cluster,) = [r for r in recorded.resources if r.type in (ACK, ASK)]
+    assert cluster.ignore_changes == (field_name,)
+
+
+@pytest.mark.parametrize("created", [True, False])
+def test_changing_public_api_server_after_creation_is_rejected_naming_the_key(
+    created: bool,
+) -> None:
+    check = created_only("cluster.publicApiServer", not created)
+    with pytest.raises(ValueError, match=r"tftrain:cluster.publicApiServer = .*only at creation"):
+        check(created)
+    assert created_only("cluster.publicApiServer", created)(created) is created
+    assert created_only("cluster.publicApiServer", created)(None) is created  # not created yet
 
 
 # --- ASK ---------------------------------------------------------------------------------
@@ -520,7 +653,9 @@ def test_ask_cluster_is_private_by_default_in_the_stack_vswitch() -> None:
     assert len(mocks.of_type(SNAT)) == 1
     assert mocks.of_type(NODE_POOL) == []
     assert out["kubeconfig"].secret is True
-    assert out["kubeconfig"].value == KUBECONFIG
+    assert server_of(out["kubeconfig"].value) == INTRANET_API
+    (credential,) = mocks.calls_to("alicloud:cs/getClusterCredential:getClusterCredential")
+    assert "temporaryDurationMinutes" not in credential
     assert out["cluster_id"].value == ask.id
 
 
@@ -598,7 +733,7 @@ def test_all_components_together_have_unique_resource_names(stack_name: str) -> 
 
     def build() -> dict[str, pulumi.Output[Any]]:
         # The program may give every component the same name; their children must not clash.
-        network = Network("tftrain", config.network)
+        network = Network("tftrain", config.network, pod_vswitch=needs_pod_vswitch(config.cluster))
         if config.cluster.kind == "ack":
             cluster: AckCluster | AskCluster = AckCluster(
                 "tftrain", config.cluster, network, uses_gpu=config.uses_gpu
@@ -634,7 +769,7 @@ def test_cloud_side_names_carry_project_and_stack_so_stacks_can_share_an_account
     config = stack("ack-gpu")
 
     def build() -> dict[str, pulumi.Output[Any]]:
-        network = Network("network", config.network)
+        network = Network("network", config.network, pod_vswitch=True)
         AckCluster("cluster", config.cluster, network, uses_gpu=True)
         NasStorage("nas", config.storage, network)
         return {}

@@ -62,10 +62,10 @@ def objects_for(name: str) -> list[dict[str, Any]]:
 
 
 def schema_version(config: StackConfig) -> str:
-    """The shipped schema version of the cluster's minor, else the newest shipped."""
-    major, minor = config.cluster.kubernetes_version.split(".")[:2]
+    """The shipped schema version of the cluster's minor, else (`latest`) the newest shipped."""
+    minor = config.cluster.kubernetes_version.split(".")[:2]
     shipped = sorted(all_versions(), key=Version)
-    same_minor = [v for v in shipped if v.split(".")[:2] == [major, minor]]
+    same_minor = [v for v in shipped if v.split(".")[:2] == minor]
     return (same_minor or shipped)[-1]
 
 

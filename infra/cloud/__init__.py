@@ -11,6 +11,7 @@ from infra.cloud.cluster import (
     GPU_TAINT_VALUE,
     AckCluster,
     AskCluster,
+    needs_pod_vswitch,
 )
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
@@ -24,4 +25,5 @@ __all__ = [
     "AskCluster",
     "NasStorage",
     "Network",
+    "needs_pod_vswitch",
 ]
