@@ -8,6 +8,8 @@ floats), and resolves the components' outputs, including whether they are secret
 from __future__ import annotations
 
 import copy
+import importlib
+import inspect
 import ipaddress
 import json
 import re
@@ -30,7 +32,7 @@ from infra.cloud import (
 )
 from infra.cloud.cluster import AUTOSCALER_ROLE, created_only
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
-from tests.pulumi_mocks import run_program
+from tests.pulumi_mocks import all_stacks, run_program
 
 ZONE_FROM_LOOKUP = "cn-hangzhou-k"
 EXISTING_VPC_CIDR = "172.16.0.0/12"
@@ -798,3 +800,122 @@ def test_configured_cluster_name_wins_and_long_names_are_cut_to_63() -> None:
     vpc_name = mocks.one(VPC).inputs["vpcName"]
     assert len(vpc_name) == 63
     assert vpc_name.startswith("tftrain-test-nnn")
+
+
+# --- Against the installed provider SDK --------------------------------------------------
+# The SDK is generated from the provider schema: a deprecated argument is logged as
+# "<name> is deprecated:" and documented as such; a creation-only one is documented with
+# "Only works for **Create** Operation" (or "cannot be modified"). Mocks accept both silently.
+
+_CREATE_ONLY = re.compile(
+    r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"
+    r"does not support modif|cannot be changed",
+    re.IGNORECASE,
+)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _sdk_source(token: str) -> str:
+    """The SDK module of a type or function token, e.g. alicloud:cs/nodePool:NodePool."""
+    module, member = token.split(":")[1].split("/")
+    package = "pulumi_alicloud" if module == "index" else f"pulumi_alicloud.{module}"
+    return inspect.getsource(importlib.import_module(f"{package}.{_snake(member)}"))
+
+
+def _param_docs(source: str) -> dict[str, str]:
+    """`:param` text per argument name (the first, the resource's own, wins)."""
+    docs: dict[str, str] = {}
+    for name, text in re.findall(r":param [^\n]*?\]{1,3} (\w+): ([^\n]*)", source):
+        docs.setdefault(name, text)
+    return docs
+
+
+def _deprecated_arguments(source: str) -> set[str]:
+    logged = set(re.findall(r'pulumi\.log\.warn\("""(\w+) is deprecated:', source))
+    documented = {
+        name for name, text in _param_docs(source).items() if "deprecated" in text.lower()
+    }
+    return logged | documented
+
+
+def _resource_is_deprecated(source: str, class_name: str) -> bool:
+    return bool(
+        re.search(rf"class {class_name}\(pulumi\.CustomResource\):\s*\n\s*warnings\.warn", source)
+    )
+
+
+def _problems_with_deprecations(recorded: Any) -> list[str]:
+    problems = []
+    for resource in recorded.resources:
+        if not resource.type.startswith("alicloud:"):
+            continue
+        source = _sdk_source(resource.type)
+        class_name = resource.type.rsplit(":", 1)[1]
+        if _resource_is_deprecated(source, class_name):
+            problems.append(f"{resource.name}: {resource.type} is deprecated")
+        used = {_snake(key) for key in resource.inputs}
+        problems += [
+            f"{resource.name}: argument {name} is deprecated"
+            for name in sorted(used & _deprecated_arguments(source))
+        ]
+    for token, arguments in recorded.calls:
+        if token.startswith("alicloud:"):
+            used = {_snake(key) for key in arguments}
+            problems += [
+                f"{token}: argument {name} is deprecated"
+                for name in sorted(used & _deprecated_arguments(_sdk_source(token)))
+            ]
+    return problems
+
+
+@pytest.mark.parametrize("stack_name", all_stacks())
+def test_no_argument_the_installed_provider_marks_deprecated(stack_name: str) -> None:
+    assert _problems_with_deprecations(run_program(stack_name)) == []
+
+
+# Edits users make to a running stack (README: tune, upgrade, resize, open the API server).
+USER_EDITS: dict[str, dict[str, Any]] = {
+    "ack-gpu": {
+        "cluster": {
+            "kubernetesVersion": "1.35.1-aliyun.1",
+            "publicApiServer": True,
+            "gpuPool": {"maxSize": 8, "instanceTypes": ["ecs.gn7i-c8g1.2xlarge"]},
+            "cpuPool": {"size": 4, "diskSize": 200},
+        },
+        "storage": {"size": "50Gi"},
+    },
+    "ask-eci": {
+        "cluster": {"kubernetesVersion": "1.35.1-aliyun.1", "publicApiServer": True},
+        "storage": {"size": "50Gi"},
+    },
+}
+
+
+@pytest.mark.parametrize("stack_name", sorted(USER_EDITS))
+def test_fields_users_change_are_updatable_or_kept_from_creation(stack_name: str) -> None:
+    """A changed creation-only argument would be silently ignored or replace the resource
+    (with its data); each must be in ignore_changes, where the program checks it instead."""
+    before = {r.name: r for r in run_program(stack_name).resources}
+    raw = read_stack_file(stack_file(stack_name))
+    after = run_program(merged(raw, USER_EDITS[stack_name])).resources
+
+    problems = []
+    for resource in after:
+        old = before.get(resource.name)
+        if old is None or not resource.type.startswith("alicloud:"):
+            continue
+        docs = _param_docs(_sdk_source(resource.type))
+        changed = {
+            key
+            for key in resource.inputs.keys() | old.inputs.keys()
+            if resource.inputs.get(key) != old.inputs.get(key)
+        }
+        problems += [
+            f"{resource.name}.{key}: creation-only, changed, not in ignore_changes"
+            for key in sorted(changed)
+            if _CREATE_ONLY.search(docs.get(_snake(key), "")) and key not in resource.ignore_changes
+        ]
+    assert problems == []
