@@ -26,6 +26,10 @@ from infra.image_ref import ImageReferenceError, parse_image_reference
 
 PROJECT = "tftrain"
 CLUSTER_KINDS = ("existing", "ack", "ask")
+# Terway with its NetworkPolicy option enforces the job's NetworkPolicies; Flannel ignores them.
+NETWORK_PLUGINS = ("terway", "flannel")
+# ACK creates the cluster on the newest version it offers; later runs keep that version.
+LATEST_VERSION = "latest"
 STORAGE_KINDS = ("nas", "nfs", "hostPath")
 STRATEGIES = ("auto", "parameter_server", "multi_worker_mirrored")
 SERVICE_TYPES = ("ClusterIP", "LoadBalancer")
@@ -134,6 +138,7 @@ class ClusterConfig:
     name: str
     kubernetes_version: str
     public_api_server: bool
+    network_plugin: str
     gpu_pool: NodePoolConfig
     cpu_pool: NodePoolConfig
     eci_gpu_spec: str
@@ -153,6 +158,7 @@ class NetworkConfig:
     nat_gateway: bool
     pod_cidr: str
     service_cidr: str
+    pod_vswitch_cidr: str
 
 
 @dataclass(frozen=True)
@@ -634,11 +640,13 @@ def _cluster(reader: _Reader) -> ClusterConfig:
         name=reader.text("name", "", _DNS_LABEL, "empty (derived) or a DNS label"),
         kubernetes_version=reader.text(
             "kubernetesVersion",
-            "1.31.1-aliyun.1",
-            re.compile(r"^1\.[0-9]+\.[0-9]+(-aliyun\.[0-9]+)?$"),
-            "an ACK version such as 1.31.1-aliyun.1",
+            LATEST_VERSION,
+            re.compile(rf"^({LATEST_VERSION}|1\.[0-9]+\.[0-9]+(-aliyun\.[0-9]+)?)$"),
+            f"{LATEST_VERSION} (the newest ACK offers at creation, then kept) or a version such as "
+            "1.34.1-aliyun.1",
         ),
         public_api_server=reader.boolean("publicApiServer", False),
+        network_plugin=reader.choice("networkPlugin", NETWORK_PLUGINS[0], NETWORK_PLUGINS),
         gpu_pool=gpu_pool,
         cpu_pool=cpu_pool,
         eci_gpu_spec=reader.text(
@@ -690,6 +698,7 @@ def _network(reader: _Reader, cluster_kind: str) -> NetworkConfig:
         nat_gateway=reader.boolean("natGateway", True),
         pod_cidr=_cidr(reader, "podCidr", "10.64.0.0/16"),
         service_cidr=_cidr(reader, "serviceCidr", "172.21.0.0/20"),
+        pod_vswitch_cidr=_cidr(reader, "podVswitchCidr", "192.168.64.0/18"),
     )
     reader.check(
         "vswitchId",
@@ -736,6 +745,21 @@ def _network(reader: _Reader, cluster_kind: str) -> NetworkConfig:
     return network
 
 
+def _check_pod_vswitch(network: NetworkConfig, fail: Callable[[str, Any, str], None]) -> None:
+    """Terway's pod vSwitch: inside the VPC's primary CIDR, apart from the nodes' vSwitch."""
+    pods = ipaddress.ip_network(network.pod_vswitch_cidr)
+    vpc_cidr = ipaddress.ip_network(network.vpc_cidr)
+    key = "network.podVswitchCidr"
+    if not pods.subnet_of(vpc_cidr):  # type: ignore[arg-type]
+        fail(key, network.pod_vswitch_cidr, f"a block inside vpcCidr {network.vpc_cidr}")
+    elif not network.vswitch_id and pods.overlaps(ipaddress.ip_network(network.vswitch_cidr)):
+        fail(
+            key,
+            network.pod_vswitch_cidr,
+            f"a block that does not overlap vswitchCidr {network.vswitch_cidr}",
+        )
+
+
 def _cross_checks(stack: StackConfig, problems: list[str]) -> None:
     """Rules that span sections; each names the key a user would change."""
 
@@ -757,6 +781,8 @@ def _cross_checks(stack: StackConfig, problems: list[str]) -> None:
             "auto or parameter_server when ps.number > 0",
         )
     kind = stack.cluster.kind
+    if kind == "ack" and stack.cluster.network_plugin == "terway":
+        _check_pod_vswitch(stack.network, fail)
     for group in stack.replica_groups:
         if not group.gpu_count or not group.number:
             continue

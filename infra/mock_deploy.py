@@ -87,6 +87,7 @@ class Registration:
     custom: bool = True  # False for ComponentResources
     urn: str = ""
     parent: str = ""  # the parent's URN; the root Stack's for top-level resources
+    ignore_changes: tuple[str, ...] = ()  # the resource option, as the engine receives it
 
 
 @dataclass
@@ -159,18 +160,23 @@ class _RecordingMonitor(MockMonitor):
     def __init__(self, mocks: RecordingMocks) -> None:
         super().__init__(mocks)
         self.recording = mocks
-        self.tree: dict[tuple[str, str], tuple[str, str]] = {}  # (type, name) → (urn, parent)
+        # (type, name) → (urn, parent, ignore_changes)
+        self.tree: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {}
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
         urn = self.make_urn(request.parent, request.type, request.name)
         with self._lock:
-            self.tree[(request.type, request.name)] = (urn, request.parent)
+            self.tree[(request.type, request.name)] = (
+                urn,
+                request.parent,
+                tuple(request.ignoreChanges),
+            )
         return super().RegisterResource(request)
 
     def placed(self, registration: Registration) -> Registration:
-        urn, parent = self.tree.get((registration.type, registration.name), ("", ""))
-        return replace(registration, urn=urn, parent=parent)
+        urn, parent, ignored = self.tree.get((registration.type, registration.name), ("", "", ()))
+        return replace(registration, urn=urn, parent=parent, ignore_changes=ignored)
 
     def Invoke(self, request: Any) -> Any:
         response = super().Invoke(request)  # records the call through the mocks

@@ -96,7 +96,9 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
 
-    network = cloud.Network("network", config.network)
+    network = cloud.Network(
+        "network", config.network, pod_vswitch=cloud.needs_pod_vswitch(config.cluster)
+    )
     cluster: cloud.AckCluster | cloud.AskCluster
     if config.cluster.kind == "ack":
         cluster = cloud.AckCluster("cluster", config.cluster, network, uses_gpu=config.uses_gpu)
@@ -110,7 +112,12 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         if needs_load_balancer_acl(config)
         else None
     )
-    exports: dict[str, Any] = {"clusterId": cluster.cluster_id, "vpcId": network.vpc_id}
+    exports: dict[str, Any] = {
+        "clusterId": cluster.cluster_id,
+        "vpcId": network.vpc_id,
+        # The version the cluster runs: pin it as cluster.kubernetesVersion to upgrade on purpose.
+        "kubernetesVersion": cluster.version,
+    }
     if nas is not None:
         exports["nasDomain"] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id

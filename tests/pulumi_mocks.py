@@ -46,6 +46,10 @@ contexts:
 current-context: mock
 """
 MOCK_ZONE = "cn-hangzhou-i"
+MOCK_INTRANET_API = "https://192.168.0.7:6443"
+# The version ACK picks when a cluster is created without one.
+MOCK_DEFAULT_K8S_VERSION = "1.34.1-aliyun.1"
+MOCK_ROLES = ("AliyunCSManagedAutoScalerRole", "AliyunCSDefaultRole")
 MOCK_LB_IP = "192.168.10.20"
 
 
@@ -67,6 +71,8 @@ def _computed_outputs(
             "clusterId": resource_id,
             "kubeConfig": FAKE_KUBECONFIG,
             "vpcId": inputs.get("vpcId"),
+            "connections": [{"apiServerIntranet": MOCK_INTRANET_API}],
+            "version": inputs.get("version") or MOCK_DEFAULT_K8S_VERSION,
         }
     if (
         type_token == "kubernetes:core/v1:Service"
@@ -85,6 +91,20 @@ def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
             "kubeConfig": FAKE_KUBECONFIG,
             "certificateAuthority": {"clientCert": "", "clientKey": "", "clusterCert": ""},
             "expiration": "2099-01-01T00:00:00Z",
+        }
+    if token == "alicloud:ram/getRoles:getRoles":
+        return {"id": "roles", "ids": list(MOCK_ROLES), "names": list(MOCK_ROLES), "roles": []}
+    if token.endswith("getServerlessKubernetesClusters:getServerlessKubernetesClusters"):
+        connection = {
+            "apiServerIntranet": MOCK_INTRANET_API,
+            "apiServerInternet": "",
+            "masterPublicIp": "",
+        }
+        return {
+            "id": "clusters",
+            "ids": args.get("ids", []),
+            "names": [],
+            "clusters": [{"id": (args.get("ids") or ["ask"])[0], "connections": [connection]}],
         }
     if token.endswith("/getZones:getZones"):
         zone = {"id": MOCK_ZONE, "zoneId": MOCK_ZONE, "localName": MOCK_ZONE}

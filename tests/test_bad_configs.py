@@ -47,6 +47,26 @@ CASES: dict[str, Bad] = {
         "a Kubernetes label",
     ),
     "missing-image": Bad({}, "tftrain:worker.image", "a container image"),
+    "unknown-kubernetes-version": Bad(
+        {**BASE, "cluster": {"kubernetesVersion": "newest"}},
+        "tftrain:cluster.kubernetesVersion",
+        "latest (the newest ACK offers at creation, then kept) or a version such as",
+    ),
+    "unknown-network-plugin": Bad(
+        {**BASE, "cluster": {"networkPlugin": "calico"}},
+        "tftrain:cluster.networkPlugin",
+        "one of terway, flannel",
+    ),
+    "terway-pod-vswitch-outside-the-vpc": Bad(
+        {**ACK, "network": {"podVswitchCidr": "10.200.0.0/18"}},
+        "tftrain:network.podVswitchCidr",
+        "a block inside vpcCidr 192.168.0.0/16",
+    ),
+    "terway-pod-vswitch-on-the-node-vswitch": Bad(
+        {**ACK, "network": {"podVswitchCidr": "192.168.0.0/18"}},
+        "tftrain:network.podVswitchCidr",
+        "a block that does not overlap vswitchCidr 192.168.0.0/20",
+    ),
     "typo-in-key": Bad(
         {**BASE, "hyperparams": {"learningrate": 0.01}},
         "tftrain:hyperparams.learningrate",

@@ -8,6 +8,10 @@ floats), and resolves the components' outputs, including whether they are secret
 from __future__ import annotations
 
 import copy
+import importlib
+import inspect
+import ipaddress
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -15,6 +19,7 @@ from typing import Any
 
 import pulumi
 import pytest
+import yaml
 
 from infra.cloud import (
     GPU_NODE_LABEL,
@@ -24,15 +29,24 @@ from infra.cloud import (
     LoadBalancerAcl,
     NasStorage,
     Network,
+    needs_pod_vswitch,
 )
+from infra.cloud.cluster import AUTOSCALER_ROLE, created_only
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
+from tests.pulumi_mocks import all_stacks, run_program
 
 ZONE_FROM_LOOKUP = "cn-hangzhou-k"
 EXISTING_VPC_CIDR = "172.16.0.0/12"
 EXISTING_VSWITCH_ZONE = "cn-hangzhou-j"
 # The lookup answers for these existing vSwitches; any other id is not found.
 EXISTING_VSWITCHES = {"vsw-existing": "172.16.8.0/21", "vsw-secondary": "100.64.0.0/20"}
-KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\n"
+INTERNET_API = "https://47.96.0.30:6443"
+INTRANET_API = "https://192.168.0.7:6443"
+KUBECONFIG = (
+    f"apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {INTERNET_API}\n"
+)
+# What ACK reports for a cluster created without a version.
+ACK_DEFAULT_VERSION = "1.34.1-aliyun.1"
 
 VPC = "alicloud:vpc/network:Network"
 VSWITCH = "alicloud:vpc/switch:Switch"
@@ -43,6 +57,7 @@ SNAT = "alicloud:vpc/snatEntry:SnatEntry"
 ACK = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 ASK = "alicloud:cs/serverlessKubernetes:ServerlessKubernetes"
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
+AUTOSCALER = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
 FILE_SYSTEM = "alicloud:nas/fileSystem:FileSystem"
 ACCESS_GROUP = "alicloud:nas/accessGroup:AccessGroup"
 ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
@@ -66,6 +81,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
 
     resources: list[Registered] = field(default_factory=list)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    autoscaler_role: bool = True  # whether the account has granted ACK's autoscaler role
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         resource_id = f"{args.name}-id"
@@ -76,6 +92,11 @@ class RecordingMocks(pulumi.runtime.Mocks):
             outputs["ipAddress"] = "47.96.0.10"
         elif args.typ == MOUNT_TARGET:
             outputs["mountTargetDomain"] = "0a1b2c3d4e-abc12.cn-hangzhou.nas.aliyuncs.com"
+        elif args.typ == ACK:
+            outputs["connections"] = [{"apiServerIntranet": INTRANET_API}]
+            outputs["version"] = args.inputs.get("version", ACK_DEFAULT_VERSION)
+        elif args.typ == ASK:
+            outputs["version"] = args.inputs.get("version", ACK_DEFAULT_VERSION)
         self.resources.append(Registered(args.typ, args.name, resource_id, args.inputs, outputs))
         return resource_id, outputs
 
@@ -144,6 +165,19 @@ class RecordingMocks(pulumi.runtime.Mocks):
                 "tags": {},
             }
             return {"id": "switches", "ids": [vswitch_id], "vswitches": [vswitch]}
+        if args.token == "alicloud:ram/getRoles:getRoles":
+            names = [AUTOSCALER_ROLE] if self.autoscaler_role else []
+            return {"id": "roles", "ids": names, "names": names, "roles": []}
+        if args.token == (
+            "alicloud:cs/getServerlessKubernetesClusters:getServerlessKubernetesClusters"
+        ):
+            connection = {
+                "apiServerIntranet": INTRANET_API,
+                "apiServerInternet": "",
+                "masterPublicIp": "",
+            }
+            cluster = {"id": args.args["ids"][0], "connections": [connection]}
+            return {"id": "clusters", "ids": args.args["ids"], "clusters": [cluster]}
         if args.token == "alicloud:cs/getClusterCredential:getClusterCredential":
             return {
                 "id": args.args["clusterId"],
@@ -170,10 +204,12 @@ class Resolved:
 
 
 def deploy(
-    build: Callable[[], Mapping[str, pulumi.Output[Any]]], stack_name: str = "test"
+    build: Callable[[], Mapping[str, pulumi.Output[Any]]],
+    stack_name: str = "test",
+    mocks: RecordingMocks | None = None,
 ) -> tuple[RecordingMocks, dict[str, Resolved]]:
     """Run `build` in a fresh mock runtime; return the recorded resources and its outputs."""
-    mocks = RecordingMocks()
+    mocks = mocks or RecordingMocks()
     pulumi.runtime.set_mocks(mocks, project="tftrain", stack=stack_name, preview=False)
     resolved: dict[str, Resolved] = {}
 
@@ -203,13 +239,15 @@ def stack(name: str, **overrides: Any) -> StackConfig:
     """A checked-in stack, with some keys replaced (nested mappings are merged).
 
     Where a test brings its own network, pod and service ranges move out of the private
-    blocks it uses for VPCs, which the config model would otherwise reject as overlapping.
+    blocks it uses for VPCs, which the config model would otherwise reject as overlapping, and
+    Terway's pod vSwitch takes the last quarter of its VPC.
     """
     raw = read_stack_file(stack_file(name))
     if "network" in overrides:
-        raw = merged(
-            raw, {"network": {"podCidr": "100.96.0.0/16", "serviceCidr": "100.104.0.0/20"}}
-        )
+        vpc = ipaddress.ip_network(overrides["network"].get("vpcCidr", "192.168.0.0/16"))
+        pod_vswitch = str(list(vpc.subnets(prefixlen_diff=2))[-1])
+        moved = {"podCidr": "100.96.0.0/16", "serviceCidr": "100.104.0.0/20"}
+        raw = merged(raw, {"network": {**moved, "podVswitchCidr": pod_vswitch}})
     return parse_config(merged(raw, overrides))
 
 
@@ -229,12 +267,13 @@ def build_network(config: StackConfig) -> Callable[[], dict[str, pulumi.Output[A
 
 def build_ack(config: StackConfig, uses_gpu: bool | None = None) -> Callable[[], dict]:
     def build() -> dict[str, pulumi.Output[Any]]:
-        network = Network("tft", config.network)
+        network = Network("tft", config.network, pod_vswitch=needs_pod_vswitch(config.cluster))
         gpu = config.uses_gpu if uses_gpu is None else uses_gpu
         cluster = AckCluster("tft", config.cluster, network, uses_gpu=gpu)
         return {
             "cluster_id": cluster.cluster_id,
             "kubeconfig": cluster.kubeconfig,
+            "version": cluster.version,
             "node_pool_ids": pulumi.Output.all(*(pool.id for pool in cluster.node_pools)),
         }
 
@@ -418,20 +457,71 @@ def test_no_nat_eip_or_snat_when_nat_gateway_is_off() -> None:
 # --- ACK ---------------------------------------------------------------------------------
 
 
+def node_vswitch(mocks: RecordingMocks) -> Registered:
+    return next(switch for switch in mocks.of_type(VSWITCH) if switch.name == "tft-vswitch")
+
+
+def server_of(kubeconfig: str) -> str:
+    return yaml.safe_load(kubeconfig)["clusters"][0]["cluster"]["server"]
+
+
 def test_ack_cluster_is_private_uses_the_stack_network_and_installs_nas_csi() -> None:
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 
     ack = mocks.one(ACK)
     assert ack.inputs["slbInternetEnabled"] is False
     assert ack.inputs["newNatGateway"] is False
-    assert ack.inputs["version"] == "1.31.1-aliyun.1"
-    assert ack.inputs["vswitchIds"] == [mocks.one(VSWITCH).id]
-    assert ack.inputs["podCidr"] == "10.64.0.0/16"
+    assert ack.inputs["vswitchIds"] == [node_vswitch(mocks).id]
     assert ack.inputs["serviceCidr"] == "172.21.0.0/20"
     addons = {addon["name"]: addon for addon in ack.inputs["addons"]}
-    assert {"flannel", "csi-plugin", "csi-provisioner"} <= addons.keys()
+    assert {"csi-plugin", "csi-provisioner"} <= addons.keys()
     assert addons["nginx-ingress-controller"]["disabled"] is True
     assert out["cluster_id"].value == ack.id
+
+
+def test_latest_version_lets_ack_choose_at_creation_and_never_upgrades_behind_the_user() -> None:
+    mocks, out = deploy(build_ack(stack("ack-gpu")))
+
+    # Unset: ACK creates the newest version it offers; an unset optional+computed argument
+    # never shows a diff, so a later ACK release changes nothing on `pulumi up`.
+    assert "version" not in mocks.one(ACK).inputs
+    assert out["version"].value == ACK_DEFAULT_VERSION
+
+
+def test_explicit_version_is_passed_so_raising_it_upgrades_on_purpose() -> None:
+    config = stack("ack-gpu", cluster={"kubernetesVersion": "1.33.3-aliyun.1"})
+    mocks, out = deploy(build_ack(config))
+
+    assert mocks.one(ACK).inputs["version"] == "1.33.3-aliyun.1"
+    assert out["version"].value == "1.33.3-aliyun.1"
+
+
+def test_terway_enforces_network_policy_with_pods_on_their_own_vswitch_and_snat() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-cpu")))
+
+    ack = mocks.one(ACK)
+    addons = {addon["name"]: addon for addon in ack.inputs["addons"]}
+    assert "flannel" not in addons
+    assert json.loads(addons["terway-eniip"]["config"])["NetworkPolicy"] == "true"
+    pods = next(switch for switch in mocks.of_type(VSWITCH) if switch.name == "tft-pod-vswitch")
+    assert pods.inputs["cidrBlock"] == "192.168.64.0/18"
+    assert pods.inputs["zoneId"] == node_vswitch(mocks).inputs["zoneId"]
+    assert ack.inputs["podVswitchIds"] == [pods.id]
+    assert "podCidr" not in ack.inputs
+    assert sorted(snat.inputs["sourceVswitchId"] for snat in mocks.of_type(SNAT)) == sorted(
+        [pods.id, node_vswitch(mocks).id]
+    )
+
+
+def test_flannel_uses_the_pod_cidr_and_no_pod_vswitch() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-cpu", cluster={"networkPlugin": "flannel"})))
+
+    ack = mocks.one(ACK)
+    assert "flannel" in {addon["name"] for addon in ack.inputs["addons"]}
+    assert ack.inputs["podCidr"] == "10.64.0.0/16"
+    assert "podVswitchIds" not in ack.inputs
+    assert [switch.name for switch in mocks.of_type(VSWITCH)] == ["tft-vswitch"]
+    assert len(mocks.of_type(SNAT)) == 1
 
 
 def test_ack_api_server_is_public_only_when_configured() -> None:
@@ -443,7 +533,7 @@ def test_ack_api_server_is_public_only_when_configured() -> None:
 def test_ack_gpu_stack_gets_a_cpu_pool_and_a_labelled_tainted_gpu_pool() -> None:
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 
-    ack, vswitch = mocks.one(ACK), mocks.one(VSWITCH)
+    ack, vswitch = mocks.one(ACK), node_vswitch(mocks)
     pools = {pool.name: pool for pool in mocks.of_type(NODE_POOL)}
     assert pools.keys() == {"tft-cpu-pool", "tft-gpu-pool"}
     cpu, gpu = pools["tft-cpu-pool"], pools["tft-gpu-pool"]
@@ -451,18 +541,45 @@ def test_ack_gpu_stack_gets_a_cpu_pool_and_a_labelled_tainted_gpu_pool() -> None
         assert pool.inputs["clusterId"] == ack.id
         assert pool.inputs["vswitchIds"] == [vswitch.id]
         assert pool.inputs["systemDiskSize"] == 120
-        assert "scalingConfig" not in pool.inputs
     assert cpu.inputs["instanceTypes"] == ["ecs.g7.xlarge"]
     assert cpu.inputs["desiredSize"] == "2"
+    assert "scalingConfig" not in cpu.inputs
     assert "labels" not in cpu.inputs
     assert "taints" not in cpu.inputs
     assert gpu.inputs["instanceTypes"] == ["ecs.gn6i-c4g1.xlarge"]
-    assert gpu.inputs["desiredSize"] == "2"
     assert gpu.inputs["labels"] == [{"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]}]
     assert gpu.inputs["taints"] == [
         {"key": GPU_TAINT_KEY, "value": "present", "effect": "NoSchedule"}
     ]
     assert out["node_pool_ids"].value == [cpu.id, gpu.id]
+
+
+def test_ack_gpu_pool_autoscales_from_zero_with_the_cluster_autoscaler_configured() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-gpu")))
+
+    gpu = next(pool for pool in mocks.of_type(NODE_POOL) if pool.name == "tft-gpu-pool")
+    # No GPU node is billed while idle: no fixed size, a range from zero.
+    assert "desiredSize" not in gpu.inputs
+    scaling = {"enable": True, "minSize": 0, "maxSize": 2, "type": "gpu"}
+    assert gpu.inputs["scalingConfig"] == scaling
+    autoscaler = mocks.one(AUTOSCALER)
+    assert autoscaler.inputs["clusterId"] == mocks.one(ACK).id
+    assert autoscaler.inputs["scaleUpFromZero"] is True
+    assert autoscaler.inputs["scaleDownEnabled"] is True
+    (roles,) = mocks.calls_to("alicloud:ram/getRoles:getRoles")
+    assert re.fullmatch(roles["nameRegex"], AUTOSCALER_ROLE)
+
+
+def test_autoscaling_stops_with_a_message_when_the_account_lacks_the_autoscaler_role() -> None:
+    with pytest.raises(Exception, match=f"cluster.gpuPool.maxSize.*{AUTOSCALER_ROLE}"):
+        deploy(build_ack(stack("ack-gpu")), mocks=RecordingMocks(autoscaler_role=False))
+
+
+def test_fixed_size_pools_need_no_autoscaler() -> None:
+    mocks, _ = deploy(build_ack(stack("ack-cpu")))
+
+    assert mocks.of_type(AUTOSCALER) == []
+    assert mocks.calls_to("alicloud:ram/getRoles:getRoles") == []
 
 
 def test_no_gpu_pool_when_no_replica_uses_a_gpu() -> None:
@@ -523,15 +640,47 @@ def test_spot_gpu_pool_scales_from_zero_on_spot_instances_behind_its_own_taint()
     assert out["node_pool_ids"].value[-1] == spot.id
 
 
-def test_ack_kubeconfig_is_a_secret_from_a_temporary_credential() -> None:
+def test_private_ack_kubeconfig_is_a_long_lived_secret_pointing_at_the_intranet_endpoint() -> None:
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 
     assert out["kubeconfig"].secret is True
-    assert out["kubeconfig"].value == KUBECONFIG
+    assert server_of(out["kubeconfig"].value) == INTRANET_API
     assert out["cluster_id"].secret is False
     (credential,) = mocks.calls_to("alicloud:cs/getClusterCredential:getClusterCredential")
     assert credential["clusterId"] == mocks.one(ACK).id
-    assert 15 <= credential["temporaryDurationMinutes"] <= 4320
+    # A temporary credential would expire under the state: destroy/refresh would get 401.
+    assert "temporaryDurationMinutes" not in credential
+
+
+def test_public_ack_kubeconfig_keeps_the_internet_endpoint() -> None:
+    _, out = deploy(build_ack(stack("ack-gpu", cluster={"publicApiServer": True})))
+
+    assert out["kubeconfig"].secret is True
+    assert server_of(out["kubeconfig"].value) == INTERNET_API
+
+
+@pytest.mark.parametrize(
+    ("stack_name", "field_name"),
+    [("ack-gpu", "slbInternetEnabled"), ("ask-eci", "endpointPublicAccessEnabled")],
+)
+def test_public_api_server_is_kept_from_creation_not_diffed(
+    stack_name: str, field_name: str
+) -> None:
+    recorded = run_program(stack_name)
+
+    (cluster,) = [r for r in recorded.resources if r.type in (ACK, ASK)]
+    assert cluster.ignore_changes == (field_name,)
+
+
+@pytest.mark.parametrize("created", [True, False])
+def test_changing_public_api_server_after_creation_is_rejected_naming_the_key(
+    created: bool,
+) -> None:
+    check = created_only("cluster.publicApiServer", not created)
+    with pytest.raises(ValueError, match=r"tftrain:cluster.publicApiServer = .*only at creation"):
+        check(created)
+    assert created_only("cluster.publicApiServer", created)(created) is created
+    assert created_only("cluster.publicApiServer", created)(None) is created  # not created yet
 
 
 # --- ASK ---------------------------------------------------------------------------------
@@ -551,7 +700,9 @@ def test_ask_cluster_is_private_by_default_in_the_stack_vswitch() -> None:
     assert len(mocks.of_type(SNAT)) == 1
     assert mocks.of_type(NODE_POOL) == []
     assert out["kubeconfig"].secret is True
-    assert out["kubeconfig"].value == KUBECONFIG
+    assert server_of(out["kubeconfig"].value) == INTRANET_API
+    (credential,) = mocks.calls_to("alicloud:cs/getClusterCredential:getClusterCredential")
+    assert "temporaryDurationMinutes" not in credential
     assert out["cluster_id"].value == ask.id
 
 
@@ -707,7 +858,7 @@ def test_all_components_together_have_unique_resource_names(stack_name: str) -> 
 
     def build() -> dict[str, pulumi.Output[Any]]:
         # The program may give every component the same name; their children must not clash.
-        network = Network("tftrain", config.network)
+        network = Network("tftrain", config.network, pod_vswitch=needs_pod_vswitch(config.cluster))
         if config.cluster.kind == "ack":
             cluster: AckCluster | AskCluster = AckCluster(
                 "tftrain", config.cluster, network, uses_gpu=config.uses_gpu
@@ -743,7 +894,7 @@ def test_cloud_side_names_carry_project_and_stack_so_stacks_can_share_an_account
     config = stack("ack-gpu")
 
     def build() -> dict[str, pulumi.Output[Any]]:
-        network = Network("network", config.network)
+        network = Network("network", config.network, pod_vswitch=True)
         AckCluster("cluster", config.cluster, network, uses_gpu=True)
         NasStorage("nas", config.storage, network)
         return {}
@@ -772,3 +923,122 @@ def test_configured_cluster_name_wins_and_long_names_are_cut_to_63() -> None:
     vpc_name = mocks.one(VPC).inputs["vpcName"]
     assert len(vpc_name) == 63
     assert vpc_name.startswith("tftrain-test-nnn")
+
+
+# --- Against the installed provider SDK --------------------------------------------------
+# The SDK is generated from the provider schema: a deprecated argument is logged as
+# "<name> is deprecated:" and documented as such; a creation-only one is documented with
+# "Only works for **Create** Operation" (or "cannot be modified"). Mocks accept both silently.
+
+_CREATE_ONLY = re.compile(
+    r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"
+    r"does not support modif|cannot be changed",
+    re.IGNORECASE,
+)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _sdk_source(token: str) -> str:
+    """The SDK module of a type or function token, e.g. alicloud:cs/nodePool:NodePool."""
+    module, member = token.split(":")[1].split("/")
+    package = "pulumi_alicloud" if module == "index" else f"pulumi_alicloud.{module}"
+    return inspect.getsource(importlib.import_module(f"{package}.{_snake(member)}"))
+
+
+def _param_docs(source: str) -> dict[str, str]:
+    """`:param` text per argument name (the first, the resource's own, wins)."""
+    docs: dict[str, str] = {}
+    for name, text in re.findall(r":param [^\n]*?\]{1,3} (\w+): ([^\n]*)", source):
+        docs.setdefault(name, text)
+    return docs
+
+
+def _deprecated_arguments(source: str) -> set[str]:
+    logged = set(re.findall(r'pulumi\.log\.warn\("""(\w+) is deprecated:', source))
+    documented = {
+        name for name, text in _param_docs(source).items() if "deprecated" in text.lower()
+    }
+    return logged | documented
+
+
+def _resource_is_deprecated(source: str, class_name: str) -> bool:
+    return bool(
+        re.search(rf"class {class_name}\(pulumi\.CustomResource\):\s*\n\s*warnings\.warn", source)
+    )
+
+
+def _problems_with_deprecations(recorded: Any) -> list[str]:
+    problems = []
+    for resource in recorded.resources:
+        if not resource.type.startswith("alicloud:"):
+            continue
+        source = _sdk_source(resource.type)
+        class_name = resource.type.rsplit(":", 1)[1]
+        if _resource_is_deprecated(source, class_name):
+            problems.append(f"{resource.name}: {resource.type} is deprecated")
+        used = {_snake(key) for key in resource.inputs}
+        problems += [
+            f"{resource.name}: argument {name} is deprecated"
+            for name in sorted(used & _deprecated_arguments(source))
+        ]
+    for token, arguments in recorded.calls:
+        if token.startswith("alicloud:"):
+            used = {_snake(key) for key in arguments}
+            problems += [
+                f"{token}: argument {name} is deprecated"
+                for name in sorted(used & _deprecated_arguments(_sdk_source(token)))
+            ]
+    return problems
+
+
+@pytest.mark.parametrize("stack_name", all_stacks())
+def test_no_argument_the_installed_provider_marks_deprecated(stack_name: str) -> None:
+    assert _problems_with_deprecations(run_program(stack_name)) == []
+
+
+# Edits users make to a running stack (README: tune, upgrade, resize, open the API server).
+USER_EDITS: dict[str, dict[str, Any]] = {
+    "ack-gpu": {
+        "cluster": {
+            "kubernetesVersion": "1.35.1-aliyun.1",
+            "publicApiServer": True,
+            "gpuPool": {"maxSize": 8, "instanceTypes": ["ecs.gn7i-c8g1.2xlarge"]},
+            "cpuPool": {"size": 4, "diskSize": 200},
+        },
+        "storage": {"size": "50Gi"},
+    },
+    "ask-eci": {
+        "cluster": {"kubernetesVersion": "1.35.1-aliyun.1", "publicApiServer": True},
+        "storage": {"size": "50Gi"},
+    },
+}
+
+
+@pytest.mark.parametrize("stack_name", sorted(USER_EDITS))
+def test_fields_users_change_are_updatable_or_kept_from_creation(stack_name: str) -> None:
+    """A changed creation-only argument would be silently ignored or replace the resource
+    (with its data); each must be in ignore_changes, where the program checks it instead."""
+    before = {r.name: r for r in run_program(stack_name).resources}
+    raw = read_stack_file(stack_file(stack_name))
+    after = run_program(merged(raw, USER_EDITS[stack_name])).resources
+
+    problems = []
+    for resource in after:
+        old = before.get(resource.name)
+        if old is None or not resource.type.startswith("alicloud:"):
+            continue
+        docs = _param_docs(_sdk_source(resource.type))
+        changed = {
+            key
+            for key in resource.inputs.keys() | old.inputs.keys()
+            if resource.inputs.get(key) != old.inputs.get(key)
+        }
+        problems += [
+            f"{resource.name}.{key}: creation-only, changed, not in ignore_changes"
+            for key in sorted(changed)
+            if _CREATE_ONLY.search(docs.get(_snake(key), "")) and key not in resource.ignore_changes
+        ]
+    assert problems == []

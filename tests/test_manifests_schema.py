@@ -24,7 +24,7 @@ from kubernetes_validate.utils import all_versions
 from packaging.version import Version
 
 from infra.cluster_facts import NAS_DOMAIN_PLACEHOLDER, cluster_facts
-from infra.config import StackConfig, load_stack, parse_config
+from infra.config import StackConfig, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects, object_key
 from infra.manifests.image_cache import IMAGE_CACHE_SCHEMA
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
@@ -91,10 +91,10 @@ def objects_for(name: str) -> list[dict[str, Any]]:
 
 
 def schema_version(config: StackConfig) -> str:
-    """The shipped schema version of the cluster's minor, else the newest shipped."""
-    major, minor = config.cluster.kubernetes_version.split(".")[:2]
+    """The shipped schema version of the cluster's minor, else (`latest`) the newest shipped."""
+    minor = config.cluster.kubernetes_version.split(".")[:2]
     shipped = sorted(all_versions(), key=Version)
-    same_minor = [v for v in shipped if v.split(".")[:2] == [major, minor]]
+    same_minor = [v for v in shipped if v.split(".")[:2] == minor]
     return (same_minor or shipped)[-1]
 
 
@@ -121,9 +121,13 @@ def test_every_object_validates_against_the_clusters_schema(name: str) -> None:
 
 
 def test_schema_version_follows_the_cluster_minor_with_a_fallback() -> None:
-    assert schema_version(load_stack("ack-gpu")) == "1.31.0"
+    raw = read_stack_file(stack_file("ack-gpu"))
+    raw["cluster"] = {**raw["cluster"], "kubernetesVersion": "1.31.1-aliyun.1"}
+    pinned = parse_config(raw)
+    assert schema_version(pinned) == "1.31.0"
     newest = sorted(all_versions(), key=Version)[-1]
     assert schema_version(config_for("ask-without-cache-no-tensorboard")) == newest
+    assert schema_version(load_stack("ack-gpu")) == newest  # `latest`
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -131,7 +131,11 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
     assert gpu_pool["taints"] == "[{effect: NoSchedule, key: nvidia.com/gpu, value: present}]"
     assert gpu_pool["labels"] == "[{key: tftrain.io/accelerator, value: nvidia-gpu}]"
     assert gpu_pool["instanceTypes"] == "[ecs.gn6i-c4g1.xlarge]"
-    assert gpu_pool["desiredSize"] == "'2'"
+    # Autoscaled from zero: a range and the autoscaler, no fixed size to bill around the clock.
+    assert "desiredSize" not in gpu_pool
+    assert gpu_pool["scalingConfig"] == "{enable: true, maxSize: 2, minSize: 0, type: gpu}"
+    autoscaler = blocks["alicloud:cs/autoscalingConfig:AutoscalingConfig  cluster-autoscaler"]
+    assert autoscaler["scaleUpFromZero"] == "true"
     rule = blocks["alicloud:nas/accessRule:AccessRule  nas-access-rule"]
     assert rule["sourceCidrIp"] == config.network.vswitch_cidr
     assert blocks["alicloud:nas/fileSystem:FileSystem  nas-fs"]["encryptType"] == "1"

@@ -11,6 +11,7 @@ from infra.cloud.cluster import (
     GPU_TAINT_VALUE,
     AckCluster,
     AskCluster,
+    needs_pod_vswitch,
 )
 from infra.cloud.load_balancer_acl import LoadBalancerAcl
 from infra.cloud.nas import NasStorage
@@ -26,4 +27,5 @@ __all__ = [
     "LoadBalancerAcl",
     "NasStorage",
     "Network",
+    "needs_pod_vswitch",
 ]

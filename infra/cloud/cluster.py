@@ -6,15 +6,19 @@ its Kubernetes provider the same way for either.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pulumi
+import yaml
 from pulumi_alicloud import cs
+from pulumi_alicloud import ram as ramsdk
 
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
 from infra.cluster_facts import SPOT_NODE_LABEL
-from infra.config import ClusterConfig, NodePoolConfig
+from infra.config import LATEST_VERSION, PROJECT, ClusterConfig, NodePoolConfig
 
 # Nodes of the GPU pool carry this label and taint. Manifests give GPU replicas the matching
 # nodeSelector and toleration; everything else (ps, chief, TensorBoard) stays off the GPUs.
@@ -27,37 +31,135 @@ SPOT_STRATEGY = "SpotAsPriceGo"
 
 # Pro: its control plane comes with an SLA (ack.standard has none).
 CLUSTER_SPEC = "ack.pro.small"
-# How long an issued kubeconfig stays valid. ACK's default lasts years; a short-lived one bounds
-# the damage of a leaked stack output. Every `pulumi up`/`preview` issues a fresh one.
-DEFAULT_CREDENTIAL_MINUTES = 24 * 60
 # ESSD is supported by the current families (g7, gn6i); the provider would default to the older
 # ultra disk.
 NODE_DISK_CATEGORY = "cloud_essd"
 NODE_IMAGE_TYPE = "AliyunLinux3"
 
 # Addons, applied only when the cluster is created (the provider's rule):
-# - flannel, because `pod_cidr` is a Flannel setting (Terway would need pod vSwitches);
 # - the CSI plugin and provisioner, which mount the NAS PersistentVolume on the nodes;
 # - no NGINX ingress: it would open a public load balancer nobody asked for.
 # The NVIDIA driver and device plugin need no addon: ACK installs them on GPU instances.
-ACK_ADDONS: tuple[cs.ManagedKubernetesAddonArgsDict, ...] = (
-    {"name": "flannel"},
+COMMON_ACK_ADDONS: tuple[cs.ManagedKubernetesAddonArgsDict, ...] = (
     {"name": "csi-plugin"},
     {"name": "csi-provisioner"},
     {"name": "nginx-ingress-controller", "disabled": True},
 )
+# The pod network. Terway with its NetworkPolicy option is what enforces the job's
+# NetworkPolicies (pods get addresses from the pod vSwitch); Flannel ignores NetworkPolicy.
+NETWORK_PLUGIN_ADDONS: dict[str, cs.ManagedKubernetesAddonArgsDict] = {
+    "terway": {
+        "name": "terway-eniip",
+        "config": json.dumps({"NetworkPolicy": "true", "IPVlan": "false", "ENITrunking": "false"}),
+    },
+    "flannel": {"name": "flannel"},
+}
+
+# The RAM role ACK's managed cluster-autoscaler acts with; granted once per account in the
+# console (ACK's cloud resource authorization), so a stack checks it instead of owning it.
+AUTOSCALER_ROLE = "AliyunCSManagedAutoScalerRole"
+# Cluster-autoscaler settings: scale GPU pools up from zero nodes and back down once idle.
+AUTOSCALER_SETTINGS: dict[str, Any] = {
+    "scaler_type": "cluster-autoscaler",
+    "scale_up_from_zero": True,
+    "scale_down_enabled": True,
+    "unneeded_duration": "10m",
+    "expander": "least-waste",
+}
+
+
+def created_only(key: str, wanted: bool) -> Callable[[bool | None], bool]:
+    """A check that the cluster still has what `key` asks for; ACK reads it only at creation.
+
+    Changing such a key cannot be applied (ACK ignores it; ASK would replace the cluster with
+    its data), so `pulumi preview`/`up` stop with this error instead of pretending.
+    """
+
+    def check(created: bool | None) -> bool:
+        if created is not None and bool(created) != wanted:
+            raise ValueError(
+                f"{PROJECT}:{key} = {json.dumps(wanted)}: the cluster was created with "
+                f"{json.dumps(bool(created))} and ACK applies it only at creation; set it back, "
+                "or create a new stack with the value you want (see README, Reaching the cluster)"
+            )
+        return wanted
+
+    return check
+
+
+def needs_pod_vswitch(config: ClusterConfig) -> bool:
+    """Whether the cluster's pods take addresses from a pod vSwitch (ACK with Terway)."""
+    return config.kind == "ack" and config.network_plugin == "terway"
+
+
+def kubernetes_version(config: ClusterConfig) -> str | None:
+    """The `version` argument: none for `latest`, so ACK creates the cluster on the newest
+    version it offers then, and later runs leave it there (the argument is optional+computed:
+    an unset version never diffs, so a new ACK release upgrades nothing). An explicit version
+    is created, or upgraded to when raised."""
+    return None if config.kubernetes_version == LATEST_VERSION else config.kubernetes_version
+
+
+def _with_server(kubeconfig: str, server: str) -> str:
+    """`kubeconfig` pointing at `server` (the credential API hands out the internet one)."""
+    document = yaml.safe_load(kubeconfig)
+    for entry in document.get("clusters", []):
+        entry["cluster"]["server"] = server
+    return yaml.safe_dump(document, sort_keys=False)
 
 
 def _kubeconfig(
-    parent: pulumi.Resource, cluster_id: pulumi.Output[str], minutes: int
+    parent: pulumi.Resource,
+    cluster_id: pulumi.Output[str],
+    intranet_endpoint: pulumi.Output[str] | None,
+    endpoint_check: pulumi.Output[bool],
 ) -> pulumi.Output[str]:
-    """A temporary kubeconfig of the cluster, as a secret so it is encrypted in state."""
+    """The cluster's long-lived kubeconfig, as a secret so it is encrypted in state.
+
+    No `temporary_duration_minutes`: a temporary credential (at most 3 days) stored in the
+    Kubernetes provider's state would make `pulumi destroy`/`refresh` fail once it expired.
+    The provider always requests the internet kubeconfig; for a private API server its server
+    is replaced by `intranet_endpoint` (reachable from inside the VPC). `endpoint_check` fails
+    the run when the public/private choice was changed after creation.
+    """
     credential = cs.get_cluster_credential_output(
-        cluster_id=cluster_id,
-        temporary_duration_minutes=minutes,
-        opts=pulumi.InvokeOutputOptions(parent=parent),
+        cluster_id=cluster_id, opts=pulumi.InvokeOutputOptions(parent=parent)
     )
-    return pulumi.Output.secret(credential.kube_config)
+    if intranet_endpoint is None:
+        kubeconfig = pulumi.Output.all(credential.kube_config, endpoint_check).apply(
+            lambda args: args[0]
+        )
+    else:
+        kubeconfig = pulumi.Output.all(
+            credential.kube_config, intranet_endpoint, endpoint_check
+        ).apply(lambda args: _with_server(args[0], args[1]))
+    return pulumi.Output.secret(kubeconfig)
+
+
+def _autoscaler_role_check(found: Sequence[str]) -> bool:
+    if AUTOSCALER_ROLE not in found:
+        raise ValueError(
+            f"{PROJECT}:cluster.gpuPool.maxSize / cpuPool.maxSize: node autoscaling needs the RAM "
+            f"role {AUTOSCALER_ROLE} and the Auto Scaling service; authorize both once per "
+            "account in the ACK console (see README, GPU autoscaling)"
+        )
+    return True
+
+
+def _autoscaling_config(
+    resource_name: str, cluster: cs.ManagedKubernetes, parent: pulumi.Resource
+) -> cs.AutoscalingConfig:
+    """The cluster autoscaler, once the account's prerequisites are checked."""
+    roles = ramsdk.get_roles_output(
+        name_regex=f"^{AUTOSCALER_ROLE}$", opts=pulumi.InvokeOutputOptions(parent=parent)
+    )
+    prerequisites = roles.names.apply(_autoscaler_role_check)
+    return cs.AutoscalingConfig(
+        resource_name,
+        cluster_id=pulumi.Output.all(cluster.id, prerequisites).apply(lambda args: args[0]),
+        **AUTOSCALER_SETTINGS,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
 
 
 def _node_pool(
@@ -71,6 +173,7 @@ def _node_pool(
     labels: Sequence[cs.NodePoolLabelArgsDict] = (),
     taints: Sequence[cs.NodePoolTaintArgsDict] = (),
     spot: bool = False,
+    depends_on: Sequence[pulumi.Resource] = (),
 ) -> cs.NodePool:
     """A node pool of `cluster`: a fixed size, or an autoscaling range when `max_size` is set."""
     autoscaling = pool.max_size > 0
@@ -100,7 +203,7 @@ def _node_pool(
         spot_strategy=SPOT_STRATEGY if spot else None,
         spot_instance_remedy=True if spot else None,
         tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
     )
 
 
@@ -111,6 +214,7 @@ def _spot_gpu_pool(
     config: ClusterConfig,
     tags: dict[str, str],
     parent: pulumi.Resource,
+    autoscaler: Sequence[pulumi.Resource],
 ) -> cs.NodePool:
     """The GPU pool's spot twin: same instance types, scales from 0 to
     `spot_gpu_pool_max_size`, labelled and tainted so that only `spot` groups land there."""
@@ -133,22 +237,26 @@ def _spot_gpu_pool(
         labels=[{"key": key, "value": value}],
         taints=[{"key": key, "value": value, "effect": "NoSchedule"}],
         spot=True,
+        depends_on=autoscaler,
     )
 
 
 class AckCluster(pulumi.ComponentResource):
     """An ACK managed (Pro) cluster in `network`, a CPU node pool and, for GPU jobs, a GPU pool.
 
-    The API server gets an internet load balancer only when `config.public_api_server`.
-    The pod and service CIDRs come from `network.config`. `node_pools` lists the pools (CPU
-    first); the Kubernetes provider should depend on them, since a cluster without nodes
-    accepts objects it cannot run.
+    The API server gets an internet endpoint only when `config.public_api_server` (creation
+    only). With Terway (`config.network_plugin`) pods take addresses from the network's pod
+    vSwitch and NetworkPolicies are enforced; with Flannel they come from `pod_cidr`. A pool
+    with `max_size` autoscales, through the cluster autoscaler configured here. `node_pools`
+    lists the pools (CPU first); the Kubernetes provider should depend on them, since a
+    cluster without nodes accepts objects it cannot run.
 
-    Outputs: `cluster_id`, `kubeconfig` (secret).
+    Outputs: `cluster_id`, `kubeconfig` (secret), `version`.
     """
 
     cluster_id: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
+    version: pulumi.Output[str]
     node_pools: list[cs.NodePool]
 
     def __init__(
@@ -158,19 +266,22 @@ class AckCluster(pulumi.ComponentResource):
         network: Network,
         uses_gpu: bool,
         opts: pulumi.ResourceOptions | None = None,
-        credential_minutes: int = DEFAULT_CREDENTIAL_MINUTES,
     ) -> None:
         super().__init__("tftrain:cloud:AckCluster", name, None, opts)
         tags = resource_tags(name)
+        terway = needs_pod_vswitch(config)
+        if terway and network.pod_vswitch_id is None:
+            raise ValueError("Terway needs a Network built with pod_vswitch=True")
         cluster = cs.ManagedKubernetes(
             f"{name}-ack",
             name=config.name or physical_name(name),
             cluster_spec=CLUSTER_SPEC,
-            version=config.kubernetes_version,
+            version=kubernetes_version(config),
             # Control-plane vSwitches (`worker_vswitch_ids` is deprecated in the 4.x
             # provider); the nodes' vSwitches are set per node pool below.
             vswitch_ids=[network.vswitch_id],
-            pod_cidr=network.config.pod_cidr,
+            pod_vswitch_ids=[network.pod_vswitch_id] if terway else None,
+            pod_cidr=None if terway else network.config.pod_cidr,
             service_cidr=network.config.service_cidr,
             # The Network component owns egress; a second, cluster-made NAT would be a hidden
             # cost and a second way out.
@@ -178,55 +289,92 @@ class AckCluster(pulumi.ComponentResource):
             slb_internet_enabled=config.public_api_server,
             # Keep the cluster CA out of Pulumi state; the credential data source serves it.
             skip_set_certificate_authority=True,
-            addons=list(ACK_ADDONS),
+            addons=[NETWORK_PLUGIN_ADDONS[config.network_plugin], *COMMON_ACK_ADDONS],
             tags=tags,
             # Wait for the NAT and SNAT entry: nodes pull images while they join.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[network]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[network],
+                # The provider reads slb_internet_enabled only at creation: a change is caught
+                # by `created_only` below instead of showing a diff that does nothing.
+                ignore_changes=["slbInternetEnabled"],
+            ),
         )
         self.cluster_id = cluster.id
+        self.version = cluster.version
 
-        # The pools wait for the cluster through their cluster_id input.
-        self.node_pools = [
-            _node_pool(f"{name}-cpu-pool", cluster, network, config.cpu_pool, "cpu", tags, self)
-        ]
+        pools = [("cpu", config.cpu_pool, {})]
         gpu_pool = config.gpu_pool
         if uses_gpu and (gpu_pool.size > 0 or gpu_pool.max_size > 0):
-            self.node_pools.append(
-                _node_pool(
-                    f"{name}-gpu-pool",
-                    cluster,
-                    network,
-                    gpu_pool,
-                    "gpu",
-                    tags,
-                    self,
-                    labels=[{"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]}],
-                    taints=[
-                        {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
-                    ],
-                )
+            gpu_placement = {
+                "labels": [{"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]}],
+                "taints": [
+                    {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
+                ],
+            }
+            pools.append(("gpu", gpu_pool, gpu_placement))
+        # Autoscaling pools need the autoscaler configured before they are created.
+        autoscaler = (
+            [_autoscaling_config(f"{name}-autoscaler", cluster, self)]
+            if config.spot_gpu_pool_max_size or any(pool.max_size > 0 for _, pool, _ in pools)
+            else []
+        )
+        # The pools wait for the cluster through their cluster_id input.
+        self.node_pools = [
+            _node_pool(
+                f"{name}-{kind}-pool",
+                cluster,
+                network,
+                pool,
+                kind,
+                tags,
+                self,
+                depends_on=autoscaler,
+                **placement,
             )
+            for kind, pool, placement in pools
+        ]
 
         if config.spot_gpu_pool_max_size:
-            self.node_pools.append(_spot_gpu_pool(name, cluster, network, config, tags, self))
+            self.node_pools.append(
+                _spot_gpu_pool(name, cluster, network, config, tags, self, autoscaler)
+            )
 
-        self.kubeconfig = _kubeconfig(self, self.cluster_id, credential_minutes)
-        self.register_outputs({"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig})
+        check = cluster.slb_internet_enabled.apply(
+            created_only("cluster.publicApiServer", config.public_api_server)
+        )
+        intranet = None
+        if not config.public_api_server:
+            intranet = cluster.connections.apply(_intranet_endpoint)
+        self.kubeconfig = _kubeconfig(self, self.cluster_id, intranet, check)
+        self.register_outputs(
+            {"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig, "version": self.version}
+        )
+
+
+def _intranet_endpoint(connections: Sequence[Any]) -> str:
+    """The API server's VPC address from a cluster's `connections` (the SDK's list of one)."""
+    endpoint = getattr(connections[0], "api_server_intranet", None) if connections else None
+    if not endpoint:
+        raise ValueError("the cluster reports no intranet API server endpoint")
+    return str(endpoint)
 
 
 class AskCluster(pulumi.ComponentResource):
     """A Serverless Kubernetes (ASK) cluster in `network`: every pod is an ECI instance.
 
     ECI pods get vSwitch addresses and no public IPs, so public images come in through the
-    network's NAT. The API server is internal unless `config.public_api_server`. CoreDNS is
-    the service discovery, because TF_CONFIG addresses are `<pod>.<namespace>.svc` names.
-    `node_pools` is always empty (no nodes to wait for) so the program treats both kinds alike.
+    network's NAT. The API server is internal unless `config.public_api_server` (creation
+    only). CoreDNS is the service discovery, because TF_CONFIG addresses are
+    `<pod>.<namespace>.svc` names. `node_pools` is always empty (no nodes to wait for) so the
+    program treats both kinds alike.
 
-    Outputs: `cluster_id`, `kubeconfig` (secret).
+    Outputs: `cluster_id`, `kubeconfig` (secret), `version`.
     """
 
     cluster_id: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
+    version: pulumi.Output[str]
     node_pools: list[cs.NodePool]
 
     def __init__(
@@ -235,7 +383,6 @@ class AskCluster(pulumi.ComponentResource):
         config: ClusterConfig,
         network: Network,
         opts: pulumi.ResourceOptions | None = None,
-        credential_minutes: int = DEFAULT_CREDENTIAL_MINUTES,
     ) -> None:
         super().__init__("tftrain:cloud:AskCluster", name, None, opts)
         # No addons: ECI mounts NAS and NFS volumes itself, and the defaults cover the rest.
@@ -243,19 +390,37 @@ class AskCluster(pulumi.ComponentResource):
             f"{name}-ask",
             name=config.name or physical_name(name),
             cluster_spec=CLUSTER_SPEC,
-            version=config.kubernetes_version,
+            version=kubernetes_version(config),
             vpc_id=network.vpc_id,
             vswitch_ids=[network.vswitch_id],
             service_cidr=network.config.service_cidr,
+            # Read at creation only: without it ASK installs no DNS and `*.svc` names fail.
             service_discovery_types=["CoreDNS"],
             new_nat_gateway=False,
             endpoint_public_access_enabled=config.public_api_server,
             tags=resource_tags(name),
             # Wait for the NAT and SNAT entry: the first pods pull public images.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[network]),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[network],
+                # A change would replace the cluster (ForceNew): `created_only` rejects it.
+                ignore_changes=["endpointPublicAccessEnabled"],
+            ),
         )
         self.cluster_id = cluster.id
+        self.version = cluster.version
         self.node_pools = []
-
-        self.kubeconfig = _kubeconfig(self, self.cluster_id, credential_minutes)
-        self.register_outputs({"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig})
+        check = cluster.endpoint_public_access_enabled.apply(
+            created_only("cluster.publicApiServer", config.public_api_server)
+        )
+        intranet = None
+        if not config.public_api_server:
+            # ServerlessKubernetes has no `connections`; the cluster list reports them.
+            found = cs.get_serverless_kubernetes_clusters_output(
+                ids=[cluster.id], enable_details=True, opts=pulumi.InvokeOutputOptions(parent=self)
+            )
+            intranet = found.clusters.apply(lambda c: _intranet_endpoint(c[0].connections))
+        self.kubeconfig = _kubeconfig(self, self.cluster_id, intranet, check)
+        self.register_outputs(
+            {"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig, "version": self.version}
+        )

@@ -66,6 +66,9 @@ class Network(pulumi.ComponentResource):
     the stack config do not apply to it; it must lie in that VPC's primary CIDR. A new
     vSwitch goes into `config.zone_id`, which is never looked up (see the config rule).
 
+    With `pod_vswitch`, a second vSwitch in the same zone (`config.pod_vswitch_cidr`) gives
+    Terway's pods their addresses, with its own SNAT entry; `pod_vswitch_id` is then set.
+
     Outputs: `vpc_id`, `vswitch_id`, `vpc_cidr`, `vswitch_cidr`, `zone_id`.
     `config` is kept so clusters can read the pod and service CIDRs of the same network.
     Depending on this component (`depends_on=[network]`) waits for the NAT and SNAT entry too.
@@ -76,10 +79,15 @@ class Network(pulumi.ComponentResource):
     vpc_cidr: pulumi.Output[str]
     vswitch_cidr: pulumi.Output[str]
     zone_id: pulumi.Output[str]
+    pod_vswitch_id: pulumi.Output[str] | None
     config: NetworkConfig
 
     def __init__(
-        self, name: str, config: NetworkConfig, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        config: NetworkConfig,
+        opts: pulumi.ResourceOptions | None = None,
+        pod_vswitch: bool = False,
     ) -> None:
         super().__init__("tftrain:cloud:Network", name, None, opts)
         self.config = config
@@ -129,6 +137,20 @@ class Network(pulumi.ComponentResource):
             self.vswitch_id = switch.id
             self.vswitch_cidr = switch.cidr_block
 
+        self.pod_vswitch_id = None
+        if pod_vswitch:
+            # Terway requires pod vSwitches in the zones of the nodes' vSwitches.
+            self.pod_vswitch_id = vpc.Switch(
+                f"{name}-pod-vswitch",
+                vswitch_name=physical_name(name, "pods"),
+                vpc_id=self.vpc_id,
+                cidr_block=config.pod_vswitch_cidr,
+                zone_id=self.zone_id,
+                description=f"tftrain pod addresses (Terway) of {name}",
+                tags=tags,
+                opts=child,
+            ).id
+
         if config.nat_gateway:
             self._nat_egress(name, tags, child)
 
@@ -175,13 +197,18 @@ class Network(pulumi.ComponentResource):
             opts=child,
         )
         # An SNAT entry may only use an EIP that is already bound to its NAT gateway.
-        vpc.SnatEntry(
-            f"{name}-snat",
-            snat_table_id=nat.snat_table_ids,
-            source_vswitch_id=self.vswitch_id,
-            snat_ip=eip.ip_address,
-            snat_entry_name=physical_name(name, "vswitch"),
-            opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(depends_on=[association])
-            ),
+        after_binding = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[association])
         )
+        sources = {"snat": ("vswitch", self.vswitch_id)}
+        if self.pod_vswitch_id is not None:
+            sources["pod-snat"] = ("pods", self.pod_vswitch_id)
+        for suffix, (label, vswitch_id) in sources.items():
+            vpc.SnatEntry(
+                f"{name}-{suffix}",
+                snat_table_id=nat.snat_table_ids,
+                source_vswitch_id=vswitch_id,
+                snat_ip=eip.ip_address,
+                snat_entry_name=physical_name(name, label),
+                opts=after_binding,
+            )
