@@ -62,11 +62,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "ack-spot-gpu-workers": {
         "image": IMAGE,
         "cluster": {"kind": "ack", "gpuPool": {"maxSize": 2}, "spotGpuPool": {"maxSize": 4}},
+        "network": {"zoneId": "cn-hangzhou-i"},
         "worker": {"gpuCount": 1, "spot": True},
     },
     "ask-spot-evaluator-in-cluster": {
         "image": IMAGE,
         "cluster": {"kind": "ask"},
+        "network": {"zoneId": "cn-hangzhou-i"},
         "job": {"evaluatorInCluster": True},
         "worker": {"spot": True},
         "evaluator": {"number": 1, "spot": True},
