@@ -11,10 +11,11 @@ import time
 
 import tensorflow as tf
 
+from trainer.checkpoint_store import Damaged
 from trainer.data import Mnist
 from trainer.done_marker import DoneWatcher
 from trainer.model import build_model, test_accuracy
-from trainer.outputs import OutputPaths, latest_saved_step, restore_model
+from trainer.outputs import OutputPaths, latest_checkpoint, latest_saved_step, restore_model
 from trainer.settings import Settings
 from trainer.steps import StepPlan
 
@@ -31,13 +32,13 @@ def run(settings: Settings, data: Mnist, watcher: DoneWatcher) -> int:
     while True:
         # Look at the marker first: a checkpoint found after seeing it is the final one.
         done = complete or watcher.is_done()
-        latest = tf.train.latest_checkpoint(str(paths.checkpoints))
+        latest = latest_checkpoint(paths)
         if latest and latest != evaluated:
             try:
                 step = restore_model(model, latest)
-            except (tf.errors.NotFoundError, tf.errors.DataLossError) as error:
-                # Rotated away or still being written; the next poll sees a newer one.
-                print(f"Skipping checkpoint {latest}: {error.message.splitlines()[0]}")
+            except Damaged as error:
+                # Deleted by retention meanwhile, or damaged; the next poll sees a newer one.
+                print(f"Skipping checkpoint {latest}: {error}")
             else:
                 accuracy = test_accuracy(model, data.test_images, data.test_labels)
                 print(f"Checkpoint {latest}: step {step}, Test-Accuracy: {accuracy:.4f}")
