@@ -104,13 +104,14 @@ def state_names_a_missing_checkpoint(output: Path) -> None:
     ("damage", "resumed_at"),
     [
         (truncate_data, 20),
-        (flip_data, 20),
-        (flip_index, 20),
-        (delete_index, 20),
         (unpublish, 20),
         (garble_state, 30),  # the state file is not a checkpoint: ckpt-30 is intact
-        (empty_state, 30),
-        (state_names_a_missing_checkpoint, 30),
+        # The same mechanisms again (SHA-256 mismatch, state file ignored): under -m slow.
+        pytest.param(flip_data, 20, marks=pytest.mark.slow),
+        pytest.param(flip_index, 20, marks=pytest.mark.slow),
+        pytest.param(delete_index, 20, marks=pytest.mark.slow),
+        pytest.param(empty_state, 30, marks=pytest.mark.slow),
+        pytest.param(state_names_a_missing_checkpoint, 30, marks=pytest.mark.slow),
     ],
 )
 def test_resumes_from_the_newest_intact_checkpoint(
@@ -148,6 +149,7 @@ def test_resumes_from_the_newest_intact_checkpoint(
     assert ckpt(output, "checkpoint").read_text().startswith('model_checkpoint_path: "ckpt-40"')
 
 
+@pytest.mark.slow
 def test_a_damaged_final_checkpoint_is_trained_again(
     died_at_30: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
