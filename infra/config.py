@@ -93,6 +93,7 @@ class Hyperparams:
     learning_rate: float
     strategy: str
     checkpoint_steps: int
+    keep_checkpoints: int
     log_steps: int
     steps_per_execution: int
     max_steps: int
@@ -498,6 +499,8 @@ def _hyperparams(reader: _Reader) -> Hyperparams:
         learning_rate=reader.number("learningRate", 0.003),
         strategy=reader.choice("strategy", "auto", STRATEGIES),
         checkpoint_steps=reader.integer("checkpointSteps", 500, 1),
+        # >= 2: a damaged newest checkpoint must always have a predecessor to resume from.
+        keep_checkpoints=reader.integer("keepCheckpoints", 3, 2),
         log_steps=reader.integer("logSteps", 100, 1),
         steps_per_execution=reader.integer("stepsPerExecution", 50, 1, 1000),
         max_steps=reader.integer("maxSteps", 0, 0),
@@ -831,6 +834,11 @@ def derive_run_id(raw: Mapping[str, Any]) -> str:
     relevant = {
         key: raw.get(key) for key in ("image", "hyperparams", "chief", "worker", "ps", "evaluator")
     }
+    # How many checkpoints are kept changes nothing the training computes: the same run.
+    if isinstance(relevant["hyperparams"], dict):
+        relevant["hyperparams"] = {
+            key: value for key, value in relevant["hyperparams"].items() if key != "keepCheckpoints"
+        }
     relevant["job"] = {
         key: value
         for key, value in (raw.get("job") or {}).items()

@@ -19,6 +19,7 @@ def hyperparam_env(config: StackConfig) -> dict[str, str]:
         "TFTRAIN_LEARNING_RATE": repr(hyper.learning_rate),
         "TFTRAIN_STRATEGY": hyper.strategy,
         "TFTRAIN_CHECKPOINT_STEPS": str(hyper.checkpoint_steps),
+        "TFTRAIN_KEEP_CHECKPOINTS": str(hyper.keep_checkpoints),
         "TFTRAIN_LOG_STEPS": str(hyper.log_steps),
         "TFTRAIN_STEPS_PER_EXECUTION": str(hyper.steps_per_execution),
         "TFTRAIN_MAX_STEPS": str(hyper.max_steps),

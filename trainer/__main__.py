@@ -1,9 +1,11 @@
 """`python -m trainer`: read settings and TF_CONFIG, decide this process's role, run it.
 
-Exit codes: 0 done; 1 the run failed (bad data, lost parameter server); 2 a bad flag, env
-var or TF_CONFIG; 143 stopped by SIGTERM after saving the step (`trainer.preemption`).
-Configuration is checked before TensorFlow is imported (each role's module imports it), so
-a mistake costs a second, not a slow import or a hang.
+Exit codes: 0 done; 1 the run failed (bad data, lost parameter server); 2 a person must
+act, and a restart would fail the same way: a bad flag, env var, TF_CONFIG or output dir,
+or checkpoints none of which restores; 143 stopped by SIGTERM after saving the step
+(`trainer.preemption`). Configuration and the output dir are checked before TensorFlow is
+imported (each role's module imports it), so a mistake costs a second, not a slow import or
+a hang.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from collections.abc import Sequence
 
 from trainer import environment
 from trainer.data import load_mnist
-from trainer.errors import RunError, UsageError
+from trainer.errors import NoUsableCheckpoint, RunError, UsageError
+from trainer.output_dir import prepare_output_dir
 from trainer.plan import Plan, Role, make_plan
 from trainer.preemption import EXIT_PREEMPTED, Preempted
 from trainer.settings import Settings, parse_settings
@@ -30,11 +33,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = parse_settings(sys.argv[1:] if argv is None else argv, os.environ)
         config = parse_tf_config(os.environ.get("TF_CONFIG"))
         plan = make_plan(settings.strategy, config)
+        prepare_output_dir(settings.output_dir)
         environment.prepare(config, plan)
         task = f"{config.task.type}:{config.task.index}" if config else "single process"
         print(f"tftrain: {task}, strategy {plan.strategy}, role {plan.role.value}")
         return run_role(plan, settings, config, started)
-    except UsageError as error:
+    except (UsageError, NoUsableCheckpoint) as error:
         print(f"tftrain: error: {error}", file=sys.stderr)
         return 2
     except RunError as error:

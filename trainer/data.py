@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from trainer.checksums import parse_sha256sums
 from trainer.errors import RunError
 
 CHECKSUMS = "SHA256SUMS"
@@ -103,16 +104,12 @@ def count_train_examples(data_dir: Path, train_examples: int = 0) -> int:
 
 
 def _read_checksums(path: Path) -> dict[str, str]:
-    """Parse `sha256sum` output: `<hex digest>  <file name>` per line."""
     try:
-        lines = path.read_text().splitlines()
+        return parse_sha256sums(path.read_text())
     except OSError as error:
         raise DataError(f"cannot read checksum file {path}: {error.strerror}") from None
-    checksums = {}
-    for line in filter(str.strip, lines):
-        digest, _, name = line.strip().partition(" ")
-        checksums[name.strip().lstrip("*")] = digest.lower()
-    return checksums
+    except ValueError as error:
+        raise DataError(f"checksum file {path}: {error}") from None
 
 
 def _read_idx(path: Path, sha256: str) -> np.ndarray:

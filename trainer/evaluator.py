@@ -20,9 +20,10 @@ import threading
 import keras
 import tensorflow as tf
 
+from trainer.checkpoint_store import Damaged
 from trainer.data import Mnist
 from trainer.model import build_model, test_accuracy
-from trainer.outputs import OutputPaths, restore_model
+from trainer.outputs import OutputPaths, latest_checkpoint, restore_model
 from trainer.settings import Settings
 from trainer.steps import StepPlan
 
@@ -43,7 +44,7 @@ def run(settings: Settings, data: Mnist) -> int:
         while True:
             # Read before looking: a checkpoint found after SIGTERM is the last one to score.
             stopping = stop.is_set()
-            latest = tf.train.latest_checkpoint(str(paths.checkpoints))
+            latest = latest_checkpoint(paths)
             if latest and latest != evaluated:
                 with writer.as_default():
                     step = _evaluate(model, latest, data, step)
@@ -63,9 +64,9 @@ def _evaluate(model: keras.Model, checkpoint: str, data: Mnist, step: int | None
     """Score `checkpoint` and write the summary; the step evaluated (`step` if it failed)."""
     try:
         restored = restore_model(model, checkpoint)
-    except (tf.errors.NotFoundError, tf.errors.DataLossError) as error:
-        # Rotated away or still being written; the next poll sees a newer one.
-        print(f"Skipping checkpoint {checkpoint}: {error.message.splitlines()[0]}")
+    except Damaged as error:
+        # Deleted by retention meanwhile, or damaged; the next poll sees a newer one.
+        print(f"Skipping checkpoint {checkpoint}: {error}")
         return step
     accuracy = test_accuracy(model, data.test_images, data.test_labels)
     print(f"Checkpoint {checkpoint}: step {restored}, Test-Accuracy: {accuracy:.4f}")

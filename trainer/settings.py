@@ -40,6 +40,7 @@ class Settings:
     learning_rate: float
     strategy: str
     checkpoint_steps: int
+    keep_checkpoints: int
     log_steps: int
     steps_per_execution: int
     max_steps: int  # 0 = no cap
@@ -107,6 +108,10 @@ _OPTIONS: dict[str, _Option] = {
     ),
     "checkpoint_steps": _Option(
         "500", _integer(1), "an integer >= 1", "save a checkpoint every N global steps"
+    ),
+    "keep_checkpoints": _Option(
+        "3", _integer(2), "an integer >= 2",
+        "checkpoints kept; at least 2, so a damaged newest one always has a predecessor",
     ),
     "log_steps": _Option("100", _integer(1), "an integer >= 1", "progress line every N steps"),
     "steps_per_execution": _Option(

@@ -30,7 +30,7 @@ from trainer.outputs import (
     OutputPaths,
     export_saved_model,
     latest_saved_step,
-    restore_model,
+    resume_model,
 )
 from trainer.plan import Plan
 from trainer.preemption import Notice, Preempted
@@ -60,7 +60,7 @@ def run(
     if plan.is_writer:
         notice.acknowledge()  # a request no chief served
     steps = StepPlan.from_settings(settings, len(data.train_labels))
-    trained = restore_finished(paths, steps.final_step)
+    trained = restore_finished(paths, steps.final_step, plan)
     if trained is None:
         try:
             trained = train(settings, plan, config, data, paths, steps, notice)
@@ -89,7 +89,7 @@ def run(
     return 0
 
 
-def restore_finished(paths: OutputPaths, final_step: int) -> Trained | None:
+def restore_finished(paths: OutputPaths, final_step: int, plan: Plan) -> Trained | None:
     """The final weights if training already reached `final_step`, else None.
 
     Then there is nothing to train: a chief restarted after its last checkpoint only
@@ -98,9 +98,11 @@ def restore_finished(paths: OutputPaths, final_step: int) -> Trained | None:
     """
     if latest_saved_step(paths) != final_step:
         return None
-    latest = tf.train.latest_checkpoint(str(paths.checkpoints))
     model = build_model()
-    step = restore_model(model, latest)
+    step = resume_model(model, paths, may_change=plan.is_writer)
+    if step != final_step:
+        return None  # the final checkpoint is damaged (and set aside): train from an earlier one
+    latest = paths.checkpoints / f"ckpt-{step}"
     print(f"Resumed from checkpoint {latest} at step {step}: training is complete")
     return Trained(model, step, steps_run=0, seconds=0.0)
 
@@ -126,7 +128,7 @@ def train(
         optimizer = build_optimizer(settings.learning_rate, steps.final_step)
         # Create the optimizer's slots now, so a restore fills them instead of deferring.
         optimizer.build(model.trainable_variables)
-    checkpoints = Checkpoints(model, optimizer, plan, paths)
+    checkpoints = Checkpoints(model, optimizer, plan, paths, settings.keep_checkpoints)
     first_step = step = checkpoints.restore_latest()
     train_steps = make_train_steps(strategy, model, optimizer, settings.batch_size)
     executor = make_executor(plan, config, strategy, train_steps, settings, len(data.train_labels))

@@ -28,6 +28,7 @@ from infra.local.plan import (
 )
 from infra.local.ports import HOST, PortReservation
 from infra.local.supervisor import LAUNCHER, Backoff, Stopped, Supervisor, Timing
+from trainer.output_dir import OutputDirError, prepare_output_dir
 
 # SIGHUP too: closing the terminal must not orphan a training cluster.
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -128,7 +129,6 @@ def _print_plan(plan: LocalPlan) -> None:
 
 
 def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> int:
-    plan.output_dir.mkdir(parents=True, exist_ok=True)
     sidecars = []
     if args.tensorboard:
         # The parent of the run dir holds every run of the job: TensorBoard overlays them.
@@ -187,6 +187,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     output_dir = (
         args.output_dir.resolve() if args.output_dir else default_output_dir(args.stack, config)
     )
+    if not args.dry_run:
+        try:
+            prepare_output_dir(output_dir)
+        except OutputDirError as error:
+            print(f"python -m infra.local: {error}", file=sys.stderr)
+            return EXIT_CONFIG
     names = replica_names(config)
     with PortReservation([*names, *([TENSORBOARD] if args.tensorboard else [])]) as ports:
         plan = build_plan(config, {name: ports.port(name) for name in names}, output_dir)

@@ -1,0 +1,186 @@
+"""The checkpoint directory's rules without TensorFlow: what counts as published, what
+verifies, what resume sets aside, what retention deletes. Files stand in for TensorFlow's;
+the store only reads their bytes. `test_checkpoint_resume.py` runs the real trainer."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from trainer.checkpoint_store import DAMAGED_DIR, CheckpointStore, Damaged
+from trainer.errors import NoUsableCheckpoint
+
+
+def write_checkpoint(store: CheckpointStore, step: int, keep: int = 10) -> None:
+    """What TensorFlow's write leaves (an index and one data shard), then published."""
+    prefix = store.prefix(step)
+    prefix.with_name(f"{prefix.name}.index").write_bytes(f"index {step}".encode())
+    prefix.with_name(f"{prefix.name}.data-00000-of-00001").write_bytes(bytes(range(256)) * 40)
+    store.publish(step, keep)
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every file under `root` by relative path, with its SHA-256."""
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> CheckpointStore:
+    store = CheckpointStore(tmp_path / "checkpoints")
+    store.directory.mkdir()
+    for step in (10, 20, 30):
+        write_checkpoint(store, step)
+    return store
+
+
+def accept_all(_prefix: Path) -> None:
+    pass
+
+
+def test_publish_writes_a_manifest_and_the_state_file(store: CheckpointStore) -> None:
+    assert store.published_steps() == [30, 20, 10]
+    manifest = store.manifest(30).read_text().splitlines()
+    assert [line.split("  ")[1] for line in manifest] == [
+        "ckpt-30.data-00000-of-00001",
+        "ckpt-30.index",
+    ]
+    state = (store.directory / "checkpoint").read_text()
+    assert state.startswith('model_checkpoint_path: "ckpt-30"\n')
+    assert 'all_model_checkpoint_paths: "ckpt-10"' in state
+    for step in (10, 20, 30):
+        store.verify(step)
+
+
+def test_retention_keeps_the_newest_and_clears_older_leftovers(store: CheckpointStore) -> None:
+    leftover = store.directory / "ckpt-5_temp"  # TensorFlow's, from an interrupted save
+    leftover.mkdir()
+    (leftover / "part-00000-of-00001.data-00000-of-00001").write_bytes(b"x")
+    write_checkpoint(store, 40, keep=2)
+    assert store.published_steps() == [40, 30]
+    assert sorted(path.name for path in store.directory.iterdir()) == [
+        "checkpoint",
+        *(f"ckpt-{step}.{suffix}" for step in (30, 40)
+          for suffix in ("data-00000-of-00001", "index", "sha256")),
+    ]  # fmt: skip
+
+
+def damage_truncate(store: CheckpointStore) -> None:
+    data = store.directory / "ckpt-30.data-00000-of-00001"
+    data.write_bytes(data.read_bytes()[:1000])
+
+
+def damage_flip(store: CheckpointStore) -> None:
+    data = store.directory / "ckpt-30.data-00000-of-00001"
+    raw = bytearray(data.read_bytes())
+    raw[5000] ^= 0xFF
+    data.write_bytes(bytes(raw))
+
+
+def damage_delete_index(store: CheckpointStore) -> None:
+    (store.directory / "ckpt-30.index").unlink()
+
+
+def damage_unpublish(store: CheckpointStore) -> None:
+    store.manifest(30).unlink()  # the save was killed before its manifest
+
+
+def damage_garble_manifest(store: CheckpointStore) -> None:
+    store.manifest(30).write_bytes(b"\xff\xfe not a manifest")
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (damage_truncate, "ckpt-30.data-00000-of-00001 (1000 bytes) does not match its SHA-256"),
+        (damage_flip, "ckpt-30.data-00000-of-00001 (10240 bytes) does not match its SHA-256"),
+        (damage_delete_index, "ckpt-30.index is missing"),
+        (damage_unpublish, "unpublished: it has no manifest ckpt-30.sha256"),
+        (damage_garble_manifest, "its manifest ckpt-30.sha256 is unreadable"),
+    ],
+)
+def test_a_damaged_newest_is_set_aside_and_the_one_before_restored(
+    store: CheckpointStore, damage, reason: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damage(store)
+    before = tree(store.directory)
+    restored: list[str] = []
+    assert store.resume(lambda prefix: restored.append(prefix.name), may_change=True) == 20
+    assert restored == ["ckpt-20"]  # the damaged one never reached TensorFlow
+    out = capsys.readouterr().out
+    assert f"Checkpoint ckpt-30 is damaged ({reason}" in out
+    [aside] = (store.directory / DAMAGED_DIR).iterdir()
+    assert aside.name.startswith("ckpt-30.")
+    assert reason in (aside / "reason.txt").read_text()
+    after = tree(store.directory)
+    # Every file of ckpt-30 moved, byte for byte; ckpt-10 and ckpt-20 untouched.
+    for name, digest in before.items():
+        if name.startswith("ckpt-30"):
+            assert after[f"{DAMAGED_DIR}/{aside.name}/{name}"] == digest
+        elif name != "checkpoint":
+            assert after[name] == digest
+    assert store.published_steps() == [20, 10]
+    assert '"ckpt-20"' in (store.directory / "checkpoint").read_text().splitlines()[0]
+
+
+def test_a_checkpoint_tensorflow_cannot_restore_falls_back_too(store: CheckpointStore) -> None:
+    def restore(prefix: Path) -> None:
+        if prefix.name == "ckpt-30":
+            raise Damaged("TensorFlow cannot restore it completely: Unresolved object")
+
+    assert store.resume(restore, may_change=True) == 20
+    assert (store.directory / DAMAGED_DIR).exists()
+
+
+def test_other_processes_only_skip(store: CheckpointStore) -> None:
+    damage_truncate(store)
+    before = tree(store.directory)
+    assert store.resume(accept_all, may_change=False) == 20
+    assert tree(store.directory) == before
+
+
+def test_the_state_file_is_not_trusted(store: CheckpointStore) -> None:
+    for garbage in (b"", b"model_checkpoint_path: \xff{{", b'model_checkpoint_path: "ckpt-99"'):
+        (store.directory / "checkpoint").write_bytes(garbage)
+        assert store.resume(accept_all, may_change=False) == 30
+
+
+def test_when_nothing_restores_nothing_changes(store: CheckpointStore) -> None:
+    damage_truncate(store)
+    (store.directory / "ckpt-20.index").unlink()
+    damage_unpublish(store)
+    store.manifest(10).write_text("garbage\n")
+    before = tree(store.directory)
+    with pytest.raises(NoUsableCheckpoint) as error:
+        store.resume(accept_all, may_change=True)
+    message = str(error.value)
+    assert message.startswith(f"none of the 3 checkpoints in {store.directory} restores")
+    for text in ("ckpt-30: unpublished", "ckpt-20: ckpt-20.index is missing", "ckpt-10: its"):
+        assert text in message
+    assert "\n" not in message
+    assert tree(store.directory) == before
+
+
+def test_only_leftovers_of_unfinished_saves_start_from_zero(tmp_path: Path) -> None:
+    store = CheckpointStore(tmp_path)
+    (tmp_path / "ckpt-10.index").write_bytes(b"killed before its manifest")
+    assert store.resume(accept_all, may_change=True) is None
+    assert not (tmp_path / "ckpt-10.index").exists()
+    assert list((tmp_path / DAMAGED_DIR).glob("ckpt-10.*/ckpt-10.index"))
+
+
+def test_no_directory_no_checkpoint(tmp_path: Path) -> None:
+    assert CheckpointStore(tmp_path / "missing").resume(accept_all, may_change=True) is None
+
+
+def test_a_new_save_never_writes_over_files_of_its_step(store: CheckpointStore) -> None:
+    digest = tree(store.directory)["ckpt-30.index"]
+    store.make_room(30)
+    [aside] = (store.directory / DAMAGED_DIR).iterdir()
+    assert tree(aside)["ckpt-30.index"] == digest
+    assert store.published_steps() == [20, 10]
