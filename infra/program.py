@@ -17,7 +17,13 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime import config as runtime_config
 
 from infra.cluster_facts import cluster_facts
-from infra.config import ConfigError, StackConfig, parse_config, strip_project_prefix
+from infra.config import (
+    KUBECONFIG_KEY,
+    ConfigError,
+    StackConfig,
+    parse_config,
+    strip_project_prefix,
+)
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
@@ -28,7 +34,6 @@ from infra.topology import build_topology
 if TYPE_CHECKING:
     from infra.cloud import NasStorage
 
-KUBECONFIG_KEY = "kubeconfig"
 
 # Typed pulumi-kubernetes resources for each (apiVersion, kind) layer 3 produces; anything
 # else (the ECI ImageCache) is a CustomResource.
