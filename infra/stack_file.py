@@ -108,7 +108,7 @@ class _Builder:
             try:
                 return self.yaml.constructor.construct_object(node)
             except (ValueError, YAMLError):
-                raise self.fail(node, f"{node.value!r} is not a number Python can hold") from None
+                raise self.fail(node, f"{node.value[:20]!r}... is too big a number") from None
         if node.tag not in (_TAG + "seq", _TAG + "map"):
             raise self.fail(node, f"the tag {node.tag} is not allowed: plain YAML values only")
         self.open.add(id(node))
@@ -149,7 +149,8 @@ def _parse(text: str, where: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
         position = getattr(error, "position", None)  # a reader error: a character offset
         line = f":{mark.line + 1}" if mark is not None else ""
         line = f":{text[:position].count(chr(10)) + 1}" if position is not None else line
-        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        parts = (getattr(error, "context", None), getattr(error, "problem", None))
+        reason = " ".join(filter(None, parts)) or str(error).splitlines()[0]
         raise ConfigError([f"{where}{line}: not valid YAML: {reason}"]) from None
     except RecursionError:
         raise ConfigError([f"{where}: nested too deeply to read"]) from None
@@ -181,7 +182,7 @@ def read_stack(path: Path) -> StackFile:
     if not isinstance(document, dict):
         raise ConfigError([f"{path}:1: a stack file is a mapping with a `config:` key"])
     problems = [
-        f"{path}:{lines[(key,)]}: {key}: unknown key{did_you_mean(key, TOP_LEVEL_KEYS)} "
+        f"{path}:{lines[(key,)]}: {key}: unknown key{did_you_mean(key, TOP_LEVEL_KEYS) or ';'} "
         f"a stack file has {', '.join(TOP_LEVEL_KEYS)}"
         for key in document
         if key not in TOP_LEVEL_KEYS
@@ -197,7 +198,7 @@ def read_stack(path: Path) -> StackFile:
                 did_you_mean(namespace, NAMESPACES) if colon else f", did you mean {PROJECT}:{key}?"
             )
             problems.append(
-                f"{path}:{lines[('config', key)]}: {key}: unknown config namespace{hint} "
+                f"{path}:{lines[('config', key)]}: {key}: unknown config namespace{hint or ';'} "
                 f"keys are <namespace>:<name> with a namespace of {', '.join(NAMESPACES)}"
             )
     if problems:

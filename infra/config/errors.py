@@ -27,7 +27,8 @@ def problem(key: str, value: Any, allowed: str) -> str:
 
 
 def unknown_key(key: str, name: str, known: Sequence[str]) -> str:
-    return f"{key}: unknown key{did_you_mean(name, known)} known keys here: {', '.join(known)}"
+    hint = did_you_mean(name, known) or ";"
+    return f"{key}: unknown key{hint} known keys here: {', '.join(known)}"
 
 
 def _aliases(section: type) -> list[str]:

@@ -20,7 +20,11 @@ from infra.config import types as t
 
 # Keys only as typed (camelCase); snake_case names are for code (e.g. dataclasses.replace).
 _KEYS = ConfigDict(
-    extra="forbid", alias_generator=to_camel, validate_by_alias=True, validate_by_name=True
+    extra="forbid",
+    alias_generator=to_camel,
+    validate_by_alias=True,
+    validate_by_name=True,
+    field_title_generator=lambda name, _: to_camel(name),
 )
 section = partial(dataclass, frozen=True, config=_KEYS)
 

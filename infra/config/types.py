@@ -64,7 +64,7 @@ def _number_as_text(value: Any) -> Any:
 
 def integer(low: int, high: int) -> Any:
     bounds = f"an integer from {low} to {high}"
-    return Annotated[int, BeforeValidator(not_bool), Field(ge=low, le=high, description=bounds)]
+    return Annotated[int, Field(ge=low, le=high, description=bounds), BeforeValidator(not_bool)]
 
 
 def text(pattern: str, allowed: str, max_length: int | None = None) -> Any:
@@ -168,8 +168,8 @@ DataDir = checked(
 )
 LearningRate = Annotated[
     float,
-    BeforeValidator(not_bool),
     Field(gt=0, lt=10, allow_inf_nan=False, description="a number > 0 and < 10"),
+    BeforeValidator(not_bool),
 ]
 Steps = integer(1, INT32_MAX)
 StorageSize = text(r"^[1-9][0-9]*(Mi|Gi|Ti)$", "a size in Mi, Gi or Ti such as 5Gi")
