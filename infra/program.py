@@ -29,6 +29,7 @@ from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
+from infra.stack_file import namespace_problem
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
@@ -58,6 +59,9 @@ def read_stack_config() -> tuple[dict[str, Any], str | None]:
     it with `set_all_config`, which takes precedence, as it does for `pulumi.Config`.
     """
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    misspelt = [problem for key in values if (problem := namespace_problem(key))]
+    if misspelt:
+        raise ConfigError(misspelt)
     raw = strip_project_prefix(values)
     kubeconfig = raw.pop(KUBECONFIG_KEY, None)
     return {key: _decode(value) for key, value in raw.items()}, kubeconfig or None
@@ -232,8 +236,8 @@ def export_outputs(
 
 
 def build() -> None:
-    raw, kubeconfig = read_stack_config()
     try:
+        raw, kubeconfig = read_stack_config()
         config = parse_config(raw)
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.

@@ -192,21 +192,26 @@ def read_stack(path: Path) -> StackFile:
         problems.append(f"{path}:{lines[('config',)]}: config: must be a mapping of keys")
         entries = {}
     for key in entries:
-        namespace, colon, name = key.partition(":")
-        if not (colon and name) or namespace not in NAMESPACES:
-            hint = (
-                did_you_mean(namespace, NAMESPACES) if colon else f", did you mean {PROJECT}:{key}?"
-            )
-            problems.append(
-                f"{path}:{lines[('config', key)]}: {key}: unknown config namespace{hint or ';'} "
-                f"keys are <namespace>:<name> with a namespace of {', '.join(NAMESPACES)}"
-            )
+        wrong = namespace_problem(key)
+        problems += [f"{path}:{lines[('config', key)]}: {wrong}"] if wrong else []
     if problems:
         raise ConfigError(problems)
     return StackFile(
         path,
         entries,
         {_config_key(p): n for p, n in lines.items() if len(p) > 1 and p[0] == "config"},
+    )
+
+
+def namespace_problem(key: str) -> str | None:
+    """Why a config key's namespace is wrong (a typo Pulumi would keep and ignore), or None."""
+    namespace, colon, name = key.partition(":")
+    if colon and name and namespace in NAMESPACES:
+        return None
+    hint = did_you_mean(namespace, NAMESPACES) if colon else f", did you mean {PROJECT}:{key}?"
+    return (
+        f"{key}: unknown config namespace{hint or ';'} keys are <namespace>:<name> with a "
+        f"namespace of {', '.join(NAMESPACES)}"
     )
 
 

@@ -238,3 +238,11 @@ def test_a_good_config_does_register() -> None:
     run = run_program(BASE)
     assert run.error is None
     assert run.of_type("pulumi:providers:kubernetes")
+
+
+def test_a_misspelt_namespace_fails_the_program() -> None:
+    # Pulumi keeps config of any namespace; `tftrian:worker` would be silently ignored.
+    run = run_program({**BASE, "tftrian:worker": {"number": 4}}, raise_errors=False)
+    assert isinstance(run.error, pulumi.RunError)
+    assert "tftrian:worker: unknown config namespace, did you mean tftrain?" in str(run.error)
+    assert run.resources == []

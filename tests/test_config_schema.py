@@ -17,9 +17,8 @@ VALIDATOR = jsonschema.Draft202012Validator(stack_file_schema())
 
 
 def test_the_committed_schema_is_current() -> None:
-    assert SCHEMA_FILE.read_text() == render(), (
-        "schema/stack.schema.json is stale: python -m infra.config_schema > schema/stack.schema.json"
-    )
+    command = "python -m infra.config_schema > schema/stack.schema.json"
+    assert SCHEMA_FILE.read_text() == render(), f"schema/stack.schema.json is stale: {command}"
 
 
 def test_the_schema_is_a_valid_draft_2020_12_schema() -> None:
