@@ -1,14 +1,16 @@
 """Reading a stack file the way the Pulumi engine does, for every offline target.
 
-`stacks/Pulumi.<stack>.yaml` is read as YAML 1.2 (`010` is 10, `1:30` and `yes` are strings,
-dates stay strings, as the engine hands them to the program), one document, no duplicate
-keys, no tags, no recursive aliases. Whatever is wrong with the file is a ConfigError that
-names the file and line; nothing else is raised.
+`stacks/Pulumi.<stack>.yaml` is read as YAML 1.2 (`1:30` and `yes` are strings, dates stay
+strings, as the engine hands them to the program; `010`, which YAML 1.1 reads as 8, is
+refused as ambiguous), one document, no duplicate keys, no tags, no recursive aliases.
+Whatever is wrong with the file is a ConfigError that names the file and line; nothing else
+is raised.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +28,8 @@ MAX_DEPTH = 32
 MAX_VALUES = 100_000  # an alias bomb expands to billions
 _TAG = "tag:yaml.org,2002:"
 _PLAIN = {_TAG + name for name in ("int", "float", "bool", "null")}
+# `010`: 8 to YAML 1.1 readers (PyYAML, Go's yaml.v3), 10 to YAML 1.2 ones: refused as ambiguous.
+_OCTAL_1_1 = re.compile(r"^[-+]?0[0-9_]+$")
 _AS_TEXT = {_TAG + "str", _TAG + "timestamp"}
 
 
@@ -102,13 +106,8 @@ class _Builder:
             raise self.fail(node, f"nested deeper than {MAX_DEPTH} or over {MAX_VALUES} values")
         if id(node) in self.open:
             raise self.fail(node, "an alias that contains itself")
-        if isinstance(node, ScalarNode) and node.tag in _AS_TEXT:
-            return node.value
-        if isinstance(node, ScalarNode) and node.tag in _PLAIN:
-            try:
-                return self.yaml.constructor.construct_object(node)
-            except (ValueError, YAMLError):
-                raise self.fail(node, f"{node.value[:20]!r}... is too big a number") from None
+        if isinstance(node, ScalarNode):
+            return self.scalar(node)
         if node.tag not in (_TAG + "seq", _TAG + "map"):
             raise self.fail(node, f"the tag {node.tag} is not allowed: plain YAML values only")
         self.open.add(id(node))
@@ -130,6 +129,19 @@ class _Builder:
         finally:
             self.open.discard(id(node))
 
+    def scalar(self, node: ScalarNode) -> Any:
+        if node.tag in _AS_TEXT:
+            return node.value
+        if node.tag == _TAG + "int" and _OCTAL_1_1.match(node.value):
+            message = "a leading 0 is octal in YAML 1.1, decimal in 1.2: drop it, or quote it"
+            raise self.fail(node, f"{node.value}: {message}")
+        if node.tag not in _PLAIN:
+            raise self.fail(node, f"the tag {node.tag} is not allowed: plain YAML values only")
+        try:
+            return self.yaml.constructor.construct_object(node)
+        except (ValueError, YAMLError):
+            raise self.fail(node, f"{node.value[:20]!r}... is too big a number") from None
+
     def item(self, node: Node, path: tuple[Any, ...]) -> Any:
         self.lines[path] = node.start_mark.line + 1
         return self.value(node, path)
@@ -141,6 +153,10 @@ def parse_yaml(text: str, where: str) -> Any:
 
 
 def _parse(text: str, where: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    # A %YAML 1.1 directive would switch the reader to 1.1 (`yes` a boolean): not here.
+    directive = next((n for n, line in enumerate(text.splitlines(), 1) if line[:1] == "%"), 0)
+    if directive:
+        raise ConfigError([f"{where}:{directive}: directives (%YAML, %TAG) are not allowed"])
     yaml = YAML(typ="safe", pure=True)
     try:
         node = yaml.compose(text)

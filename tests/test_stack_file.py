@@ -44,6 +44,12 @@ FAULTS: dict[str, tuple[bytes, int, str]] = {
     "no-namespace": (b"config:\n  worker: {}\n", 2, "did you mean tftrain:worker?"),
     "misspelt-config": (b"confg:\n  tftrain:worker: {}\n", 1, "did you mean config?"),
     "merge-key": (b"config:\n  tftrain:worker:\n    <<: {number: 1}\n", 3, "not allowed"),
+    "leading-zero": (
+        b"config:\n  tftrain:worker: {number: 010}\n",
+        2,
+        "a leading 0 is octal in YAML 1.1",
+    ),
+    "yaml-1.1-directive": (b"%YAML 1.1\n---\nconfig: {}\n", 1, "directives"),
     "huge-number": (b"config:\n  tftrain:worker: {number: " + b"9" * 5000 + b"}\n", 2, "big"),
 }
 
@@ -63,7 +69,6 @@ def test_every_fault_is_a_config_error_with_file_and_line(name: str, tmp_path: P
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        ("010", 10),  # YAML 1.1 (PyYAML) read 8
         ("1:30", "1:30"),  # YAML 1.1 read 90
         ("yes", "yes"),  # YAML 1.1 read True
         ("on", "on"),
