@@ -230,12 +230,8 @@ def api_server_problems(obj: dict[str, Any]) -> list[str]:
     if not (len(namespace) <= 63 and _DNS_1123_LABEL.match(namespace)):
         problems.append(f"namespace {namespace!r}")
     for key, value in meta.get("labels", {}).items():
-        if (
-            len(key.rpartition("/")[2]) > 63
-            or len(value) > 63
-            or (value and not _LABEL.match(value))
-        ):
-            problems.append(f"label {key}={value!r}")  # fmt: skip
+        if len(key.rpartition("/")[2]) > 63 or len(value) > 63 or not _LABEL.match(value or "x"):
+            problems.append(f"label {key}={value!r}")
 
     def ints(node: Any, path: str) -> None:
         if isinstance(node, dict):
@@ -351,16 +347,16 @@ def _check_equivalent_spellings_are_one_run(pair: tuple[dict[str, Any], dict[str
 
 
 test_random_yaml_loads_or_says_where, test_random_yaml_loads_or_says_where_slow = _twins(
-    300, 5000, text=yaml_texts()
+    200, 5000, text=yaml_texts()
 )(_check_loads_or_says_where)
 test_mutated_stacks_load_or_say_where, test_mutated_stacks_load_or_say_where_slow = _twins(
-    300, 5000, mutated=mutated_stacks()
+    200, 5000, mutated=mutated_stacks()
 )(_check_mutation_loads_or_says_where)
 test_refused_stacks_register_nothing, test_refused_stacks_register_nothing_slow = _twins(
     10, 500, mutated=mutated_stacks(PLAUSIBLE)
 )(_check_refused_stacks_register_nothing)
 test_accepted_stacks_deploy_valid_objects, test_accepted_stacks_deploy_valid_objects_slow = _twins(
-    10, 1000, mutated=mutated_stacks(PLAUSIBLE)
+    10, 500, mutated=mutated_stacks(PLAUSIBLE)
 )(_check_accepted_stacks_deploy_valid_objects)
 test_equivalent_spellings_are_one_run, test_equivalent_spellings_are_one_run_slow = _twins(
     200, 3000, pair=respelt_stacks()
