@@ -73,6 +73,20 @@ def test_run_id_follows_what_the_training_computes() -> None:
     assert derive_run_id({**MINIMAL, "tensorboard": {"serviceType": "ClusterIP"}}) == base
 
 
+def test_run_id_ignores_how_the_config_is_spelt() -> None:
+    base = derive_run_id({**MINIMAL, "hyperparams": {"batchSize": 128}})
+    image = MINIMAL["image"]
+    for same in (
+        {**MINIMAL, "hyperparams": {"batchSize": 128.0}},
+        {**MINIMAL, "hyperparams": {"batchSize": "128", "strategy": "auto"}},
+        {**MINIMAL, "hyperparams": {"strategy": "parameter_server", "logSteps": 100}},
+        {"worker": {"image": image}, "chief": {"image": image}, "ps": {"image": image},
+         "tensorboard": {"image": image}},
+        {**MINIMAL, "evaluator": {"number": 0, "memory": "8Gi"}, "worker": {"memory": "8Gi"}},
+    ):  # fmt: skip
+        assert derive_run_id(same) == base, same
+
+
 def test_explicit_run_id_wins() -> None:
     assert parse_config({**MINIMAL, "job": {"runId": "lr-sweep-1"}}).job.run_id == "lr-sweep-1"
 

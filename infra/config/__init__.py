@@ -81,7 +81,7 @@ def _run_id(stack: StackConfig) -> str:
     job = stack.job
     relevant = {
         "job": {"command": job.command, "args": job.args, "dataDir": job.data_dir},
-        "hyperparams": {**asdict(stack.hyperparams), "strategy": stack.strategy},
+        "hyperparams": {**asdict(stack.hyperparams), "strategy": stack.effective_strategy},
         "replicas": {
             group.type: {"number": group.number, "image": group.image, "gpus": group.gpu_count}
             for group in stack.replica_groups

@@ -218,7 +218,7 @@ class StackConfig:
         return any(group.gpu_count > 0 for group in self.replica_groups if group.number)
 
     @property
-    def strategy(self) -> str:
+    def effective_strategy(self) -> str:
         """The strategy the trainer resolves `auto` to for this topology."""
         if self.hyperparams.strategy != "auto":
             return self.hyperparams.strategy
@@ -230,6 +230,6 @@ class StackConfig:
         a worker's devices under parameter_server, every trainer's under mirrored."""
         trainers = [g for g in (self.chief, self.worker) if g.number]
         devices = max(trainers[-1].gpu_count, 1) if trainers else 1
-        if self.strategy == "parameter_server":
+        if self.effective_strategy == "parameter_server":
             return devices
         return devices * sum(group.number for group in trainers)

@@ -50,13 +50,13 @@ def check_rules(stack: StackConfig) -> list[str]:
          hyper.strategy, "auto or multi_worker_mirrored with 0 ps")
     rule(hyper.strategy != "multi_worker_mirrored" or not ps.number, "hyperparams.strategy",
          hyper.strategy, "auto or parameter_server when ps.number > 0")
-    if stack.strategy == "multi_worker_mirrored" and chief.number and worker.number:
+    if stack.effective_strategy == "multi_worker_mirrored" and chief.number and worker.number:
         rule(max(chief.gpu_count, 1) == max(worker.gpu_count, 1), "chief.gpuCount",
              chief.gpu_count, "worker.gpuCount (or both <= 1): multi_worker_mirrored needs "
              "as many devices on every replica")
-    replicas = stack.replicas_in_sync
+    replicas, strategy = stack.replicas_in_sync, stack.effective_strategy
     rule(hyper.batch_size % replicas == 0, "hyperparams.batchSize", hyper.batch_size,
-         f"a multiple of {replicas}: {stack.strategy} splits each batch over {replicas} replicas")
+         f"a multiple of {replicas}: {strategy} splits each batch over {replicas} replicas")
 
     # GPUs need nodes that have them; GPU nodes need work.
     pool = cluster.gpu_pool
