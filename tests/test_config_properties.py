@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from infra.config import ConfigError, StackConfig, load_stack_file, parse_config, read_stack_file
+from infra.config_schema import stack_file_schema
 from infra.manifests.image_cache import IMAGE_CACHE_SCHEMA
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.mock_deploy import pulumi_config
@@ -59,7 +60,7 @@ def _twins(fast: int, slow: int, **strategies: Any) -> Callable[[Callable[..., N
 
 # ---- what a user might type ---------------------------------------------------------------
 
-VALUES = st.sampled_from(
+VALUES_LIST = (
     ["", " ", "1mnist", "mnist", "a" * 64, "kube-system", "default", "//tmp", "/data/../tmp",
      "/tmp", "/data", "/", "100m", "1.5Gi", "4Gi", "500m", "2", "2.5", "0", "fd00::/8",
      "10.0.0.0/8", "192.168.0.0/16", "10.0.0.1/8", "true", "false", "yes", "on", "2024-01-15",
@@ -70,6 +71,7 @@ VALUES = st.sampled_from(
      "vsw-abc", "1.31.1-aliyun.1", "ecs.gn6i-c4g1.xlarge", "5Gi", "0Gi", "ümlaut", "a\tb",
      "j" * 49, "j" * 50, "n" * 63, "example.com/team", "r" * 63 + "-1", "a-b.c_d"]
 )  # fmt: skip
+VALUES = st.sampled_from(VALUES_LIST)
 NUMBERS = st.one_of(
     st.sampled_from([0, 1, 2, 3, 4, 5, 8, 16, 17, 63, 64, 128, 1000, 1001, 2**31, -1]),
     st.integers(-(2**40), 2**40),
@@ -97,6 +99,52 @@ def _model_keys(section: type, prefix: tuple[str, ...] = ()) -> list[tuple[str, 
 
 
 KEYS = _model_keys(StackConfig)
+SCHEMA = stack_file_schema()
+# Existing VPCs and vSwitches are looked up in the cloud, which the fake cloud cannot answer
+# for ids it has not seen (tests/test_cloud_components.py covers those lookups).
+TYPED_KEYS = [key for key in KEYS if key not in (("network", "vpcId"), ("network", "vswitchId"))]
+
+
+def _from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
+    """Values a key's JSON Schema allows: the model's own per-key rules, so a mutation made of
+    them is refused, if at all, by a rule between keys, and otherwise must deploy."""
+    if "$ref" in schema:
+        return _from_schema(SCHEMA["$defs"][schema["$ref"].rpartition("/")[2]])
+    if "anyOf" in schema or "enum" in schema or "const" in schema:
+        options = [_from_schema(option) for option in schema.get("anyOf", [])]
+        return st.one_of(*options, st.sampled_from(schema.get("enum", [schema.get("const")])))
+    kind = schema.get("type")
+    if kind == "integer":
+        return st.integers(schema.get("minimum"), schema.get("maximum"))
+    if kind == "number":
+        low, high = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+        bounded = {"exclude_min": low is not None, "exclude_max": high is not None}
+        return st.floats(low, high, allow_nan=False, allow_infinity=False, **bounded)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "array":
+        return st.lists(
+            _from_schema(schema["items"]), min_size=schema.get("minItems", 0), max_size=3
+        )
+    if kind == "object" and "properties" in schema:
+        return st.just({})
+    if kind == "object":
+        return st.dictionaries(
+            st.sampled_from(VALUES_LIST), st.sampled_from(VALUES_LIST), min_size=1, max_size=2
+        )
+    if "pattern" in schema:
+        longest = schema.get("maxLength", 1000)
+        return st.from_regex(schema["pattern"], fullmatch=True).filter(lambda v: len(v) <= longest)
+    return VALUES
+
+
+def _key_schema(path: tuple[str, ...]) -> dict[str, Any]:
+    schema = SCHEMA["properties"]["config"]["properties"][f"tftrain:{path[0]}"]
+    for part in path[1:]:
+        while "$ref" in schema:
+            schema = SCHEMA["$defs"][schema["$ref"].rpartition("/")[2]]
+        schema = schema["properties"][part]
+    return schema
 
 
 def _set(config: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
@@ -124,29 +172,28 @@ def _misspell(name: str, draw: Any) -> str:
                                  name[:i] + name[i:i + 2][::-1] + name[i + 2:]]))  # fmt: skip
 
 
-# Values a user would plausibly type: more of the mutations are accepted, and run.
-PLAUSIBLE = st.one_of(VALUES, st.booleans(), st.sampled_from([0, 1, 2, 3, 4, 8, 64, 2.0, 0.01]))
-
-
 @st.composite
-def mutated_stacks(
-    draw: Any, values: st.SearchStrategy[Any] = ANY_VALUE
-) -> tuple[str, dict[str, Any]]:
-    """A stack of stacks/ (prefix-less `tftrain:` config) after 1-3 random edits."""
+def mutated_stacks(draw: Any, typed: bool = False) -> tuple[str, dict[str, Any]]:
+    """A stack of stacks/ (prefix-less `tftrain:` config) after 1-3 random edits; `typed`
+    edits set keys the model knows to values their own type allows, or delete keys."""
     stack = draw(st.sampled_from(sorted(STACKS)))
     config = copy.deepcopy(STACKS[stack])
     for _ in range(draw(st.integers(1, 3))):
         existing = _existing(config)
-        edit = draw(st.sampled_from(["set", "set", "replace", "delete", "misspell"]))
+        edits = (
+            ["set", "set", "delete"] if typed else ["set", "set", "replace", "delete", "misspell"]
+        )
+        edit = draw(st.sampled_from(edits))
         if edit == "set" or not existing:
-            _set(config, draw(st.sampled_from(KEYS)), draw(values))
+            path = draw(st.sampled_from(TYPED_KEYS if typed else KEYS))
+            _set(config, path, draw(_from_schema(_key_schema(path)) if typed else ANY_VALUE))
             continue
         path = draw(st.sampled_from(existing))
         parent = config
         for part in path[:-1]:
             parent = parent[part]
         if edit == "replace":
-            parent[path[-1]] = draw(values)
+            parent[path[-1]] = draw(ANY_VALUE)
         elif edit == "delete":
             del parent[path[-1]]
         elif isinstance(parent, dict):
@@ -353,10 +400,10 @@ test_mutated_stacks_load_or_say_where, test_mutated_stacks_load_or_say_where_slo
     200, 5000, mutated=mutated_stacks()
 )(_check_mutation_loads_or_says_where)
 test_refused_stacks_register_nothing, test_refused_stacks_register_nothing_slow = _twins(
-    10, 500, mutated=mutated_stacks(PLAUSIBLE)
+    10, 500, mutated=mutated_stacks(typed=True)
 )(_check_refused_stacks_register_nothing)
 test_accepted_stacks_deploy_valid_objects, test_accepted_stacks_deploy_valid_objects_slow = _twins(
-    10, 500, mutated=mutated_stacks(PLAUSIBLE)
+    10, 500, mutated=mutated_stacks(typed=True)
 )(_check_accepted_stacks_deploy_valid_objects)
 test_equivalent_spellings_are_one_run, test_equivalent_spellings_are_one_run_slow = _twins(
     200, 3000, pair=respelt_stacks()
