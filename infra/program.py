@@ -17,7 +17,13 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime import config as runtime_config
 
 from infra.cluster_facts import cluster_facts, needs_load_balancer_acl
-from infra.config import ConfigError, StackConfig, parse_config, strip_project_prefix
+from infra.config import (
+    KUBECONFIG_KEY,
+    ConfigError,
+    StackConfig,
+    parse_config,
+    strip_project_prefix,
+)
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
@@ -25,12 +31,12 @@ from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLAC
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
+from infra.stack_file import namespace_problem
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
     from infra.cloud import LoadBalancerAcl, NasStorage
 
-KUBECONFIG_KEY = "kubeconfig"
 
 # Typed pulumi-kubernetes resources for each (apiVersion, kind) layer 3 produces; anything
 # else (the ECI ImageCache) is a CustomResource.
@@ -60,6 +66,9 @@ def read_stack_config() -> tuple[dict[str, Any], str | None]:
     it with `set_all_config`, which takes precedence, as it does for `pulumi.Config`.
     """
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    misspelt = [problem for key in values if (problem := namespace_problem(key))]
+    if misspelt:
+        raise ConfigError(misspelt)
     raw = strip_project_prefix(values)
     kubeconfig = raw.pop(KUBECONFIG_KEY, None)
     return {key: _decode(value) for key, value in raw.items()}, kubeconfig or None
@@ -257,8 +266,8 @@ def export_outputs(
 
 
 def build() -> None:
-    raw, kubeconfig = read_stack_config()
     try:
+        raw, kubeconfig = read_stack_config()
         config = parse_config(raw)
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.

@@ -14,10 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from infra import mock_deploy
-from infra.config import PROJECT
+from infra.config import PROJECT, read_stack_entries, stack_file
 from infra.mock_deploy import Recorded, Registration
 
 __all__ = [
@@ -127,8 +125,7 @@ class PlausibleCloud:
 def stack_config_map(stack: str | Mapping[str, Any]) -> tuple[dict[str, str], str]:
     """Pulumi's config map for a stack file name, or for a prefix-less `tftrain:` dict."""
     if isinstance(stack, str):
-        document = yaml.safe_load((STACKS_DIR / f"Pulumi.{stack}.yaml").read_text()) or {}
-        return mock_deploy.pulumi_config(document.get("config") or {}), stack
+        return mock_deploy.pulumi_config(read_stack_entries(stack_file(stack, STACKS_DIR))), stack
     return mock_deploy.pulumi_config(stack), "test"
 
 

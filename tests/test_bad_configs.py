@@ -224,6 +224,79 @@ CASES: dict[str, Bad] = {
         "tftrain:cluster.spotGpuPool.maxSize",
         "0 unless cluster.kind is ack",
     ),
+    # Accepted before, then refused by Kubernetes or the cloud mid-deploy (issue 14).
+    "job-name-starting-with-a-digit": Bad(
+        {**BASE, "job": {"name": "1mnist"}}, "tftrain:job.name", "starting with a letter"
+    ),
+    "namespace-over-63": Bad(
+        {**BASE, "job": {"namespace": "a" * 64}}, "tftrain:job.namespace", "at most 63"
+    ),
+    "run-id-over-63": Bad({**BASE, "job": {"runId": "r" * 64}}, "tftrain:job.runId", "DNS label"),
+    "ttl-past-int32": Bad(
+        {**BASE, "job": {"ttlSecondsAfterFinished": 2**31}},
+        "tftrain:job.ttlSecondsAfterFinished",
+        "an integer from 0 to 2147483647",
+    ),
+    "image-with-a-space": Bad(
+        {"image": "registry.example.com/trainer :1"}, "tftrain:image", "a container image"
+    ),
+    "empty-storage-size": Bad(
+        {**BASE, "storage": {"size": ""}}, "tftrain:storage.size", "a size in Mi, Gi or Ti"
+    ),
+    "empty-instance-types": Bad(
+        {**ACK, "cluster": {**ACK["cluster"], "cpuPool": {"size": 2, "instanceTypes": []}}},
+        "tftrain:cluster.cpuPool.instanceTypes",
+        "a non-empty list",
+    ),
+    "blank-instance-type": Bad(
+        {**ACK, "cluster": {**ACK["cluster"], "cpuPool": {"size": 2, "instanceTypes": [" "]}}},
+        "tftrain:cluster.cpuPool.instanceTypes[0]",
+        "ECS instance type",
+    ),
+    "unknown-zone-string": Bad(
+        {**BASE, "network": {"zoneId": "zone a"}}, "tftrain:network.zoneId", "a zone id"
+    ),
+    # Accepted before, but wrong.
+    "mount-path-double-slash-tmp": Bad(
+        {**BASE, "storage": {"mountPath": "//tmp"}}, "tftrain:storage.mountPath", "normalised"
+    ),
+    "mount-path-dot-dot-tmp": Bad(
+        {**BASE, "storage": {"mountPath": "/data/../tmp"}}, "tftrain:storage.mountPath", "/tmp"
+    ),
+    "memory-in-millibytes": Bad(
+        {**BASE, "worker": {"memory": "100m"}}, "tftrain:worker.memory", "quantity of memory"
+    ),
+    "cpu-in-gibibytes": Bad(
+        {**BASE, "worker": {"cpu": "1.5Gi"}}, "tftrain:worker.cpu", "quantity of CPU"
+    ),
+    "command-as-empty-string": Bad(
+        {**BASE, "job": {"command": ""}}, "tftrain:job.command", "a non-empty list"
+    ),
+    "kube-system-namespace": Bad(
+        {**BASE, "job": {"namespace": "kube-system"}}, "tftrain:job.namespace", "kube-*"
+    ),
+    "ipv6-vpc": Bad(
+        {**BASE, "network": {"vpcCidr": "fd00::/8"}}, "tftrain:network.vpcCidr", "an IPv4 CIDR"
+    ),
+    "section-as-scalar": Bad({**BASE, "job": "mnist"}, "tftrain:job", "a mapping with the keys"),
+    "misspelt-section": Bad({**BASE, "confg": {}}, "tftrain:confg", "unknown key"),
+    # What the trainer would refuse at start, retried backoffLimit times.
+    "batch-not-divisible-by-mirrored-replicas": Bad(
+        {**BASE, "ps": {"number": 0}},
+        "tftrain:hyperparams.batchSize",
+        "a multiple of 3: multi_worker_mirrored",
+    ),
+    "mirrored-replicas-with-unequal-gpus": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"},
+            "storage": {"kind": "nas"},
+            "ps": {"number": 0},
+            "worker": {"number": 2, "gpuCount": 2},
+        },
+        "tftrain:chief.gpuCount",
+        "as many devices",
+    ),
 }
 
 
@@ -250,3 +323,11 @@ def test_a_good_config_does_register() -> None:
     run = run_program(BASE)
     assert run.error is None
     assert run.of_type("pulumi:providers:kubernetes")
+
+
+def test_a_misspelt_namespace_fails_the_program() -> None:
+    # Pulumi keeps config of any namespace; `tftrian:worker` would be silently ignored.
+    run = run_program({**BASE, "tftrian:worker": {"number": 4}}, raise_errors=False)
+    assert isinstance(run.error, pulumi.RunError)
+    assert "tftrian:worker: unknown config namespace, did you mean tftrain?" in str(run.error)
+    assert run.resources == []

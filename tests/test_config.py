@@ -57,8 +57,8 @@ def test_every_problem_is_reported_at_once_with_its_key() -> None:
 def test_unknown_keys_are_typos_and_name_the_known_ones() -> None:
     with pytest.raises(
         ConfigError,
-        match=r"tftrain:hyperparams\.learningrate: unknown key; known"
-        r" keys here: .*learningRate",
+        match=r"tftrain:hyperparams\.learningrate: unknown key, did you mean learningRate\?"
+        r" known keys here: batchSize, .*learningRate",
     ):
         parse_config({**MINIMAL, "hyperparams": {"learningrate": 0.1}})
 
@@ -73,13 +73,27 @@ def test_run_id_follows_what_the_training_computes() -> None:
     assert derive_run_id({**MINIMAL, "tensorboard": {"serviceType": "ClusterIP"}}) == base
 
 
+def test_run_id_ignores_how_the_config_is_spelt() -> None:
+    base = derive_run_id({**MINIMAL, "hyperparams": {"batchSize": 128}})
+    image = MINIMAL["image"]
+    for same in (
+        {**MINIMAL, "hyperparams": {"batchSize": 128.0}},
+        {**MINIMAL, "hyperparams": {"batchSize": "128", "strategy": "auto"}},
+        {**MINIMAL, "hyperparams": {"strategy": "parameter_server", "logSteps": 100}},
+        {"worker": {"image": image}, "chief": {"image": image}, "ps": {"image": image},
+         "tensorboard": {"image": image}},
+        {**MINIMAL, "evaluator": {"number": 0, "memory": "8Gi"}, "worker": {"memory": "8Gi"}},
+    ):  # fmt: skip
+        assert derive_run_id(same) == base, same
+
+
 def test_explicit_run_id_wins() -> None:
     assert parse_config({**MINIMAL, "job": {"runId": "lr-sweep-1"}}).job.run_id == "lr-sweep-1"
 
 
 def test_kubeconfig_is_accepted_but_kept_out_of_the_model() -> None:
     config = parse_config({**MINIMAL, "kubeconfig": "apiVersion: v1"})
-    assert "kubeconfig" not in config.raw
+    assert config == parse_config(MINIMAL)
 
 
 def test_stack_files_are_read_without_foreign_namespaces() -> None:

@@ -85,7 +85,7 @@ def test_process_env_precedence_and_proxy_bypass() -> None:
     ("groups", "primary"),
     [
         ({}, "mnist-chief-0"),
-        ({"chief": {"number": 0}, "ps": {"number": 0}, "worker": {"number": 3}}, "mnist-worker-0"),
+        ({"chief": {"number": 0}, "ps": {"number": 0}, "worker": {"number": 4}}, "mnist-worker-0"),
     ],
 )
 def test_primary_is_chief_else_worker_0(groups: dict, primary: str) -> None:

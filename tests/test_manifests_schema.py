@@ -39,7 +39,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "storage": {"kind": "nfs", "nfsServer": "10.0.0.5", "nfsPath": "/exports/train"},
         "chief": {"number": 0},
         "ps": {"number": 0},
-        "worker": {"number": 3},
+        "worker": {"number": 4},
         "evaluator": {"number": 1},
         "job": {
             "args": ["--verbose"],

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from infra.cluster_facts import cluster_facts
-from infra.config import load_stack, stack_file
+from infra.config import load_stack, read_stack_entries, stack_file
 from infra.lifecycle import MARKER_NAME, run_key
 from infra.manifests import build_objects
 from infra.render import render_stack
@@ -165,7 +165,7 @@ def test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out() -> No
 def test_existing_cluster_summary_says_no_cloud_resources_and_hides_the_kubeconfig(
     tmp_path: Path, kubeconfig: Any
 ) -> None:
-    document = yaml.safe_load(stack_file("dev").read_text())
+    document = {"config": read_stack_entries(stack_file("dev"))}
     document["config"]["tftrain:kubeconfig"] = kubeconfig
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
     text = render_stack("dev", tmp_path, only="cloud")
@@ -186,7 +186,7 @@ def test_existing_cluster_without_a_kubeconfig_says_which_one_is_used() -> None:
 def test_bad_config_exits_2_with_the_config_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    document = yaml.safe_load(stack_file("dev").read_text())
+    document = {"config": read_stack_entries(stack_file("dev"))}
     document["config"]["tftrain:worker"] = {"number": -1}
     (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump(document))
     assert main(["bad", "--stacks-dir", str(tmp_path)]) == 2
@@ -266,7 +266,7 @@ def repo(origin: Path, tmp_path: Path) -> Path:
 
 def edit_stack(repo: Path, stack: str, change: Callable[[dict[str, Any]], None]) -> None:
     path = stack_file(stack, repo / "stacks")
-    document = yaml.safe_load(path.read_text())
+    document = {"config": read_stack_entries(path)}
     change(document["config"])
     path.write_text(yaml.safe_dump(document, sort_keys=False))
 

@@ -27,8 +27,8 @@ CASES = [
         id="parameter-server",
     ),
     pytest.param(
-        {"chief": {"number": 0}, "worker": {"number": 3}, "ps": {"number": 0}},
-        {"worker": [svc("mnist", "worker", i) for i in range(3)]},
+        {"chief": {"number": 0}, "worker": {"number": 4}, "ps": {"number": 0}},
+        {"worker": [svc("mnist", "worker", i) for i in range(4)]},
         id="workers-only",
     ),
     pytest.param(

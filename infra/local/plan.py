@@ -16,10 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from infra.config import PROJECT, StackConfig, parse_config, read_stack_file, stack_file
+from infra.config import (
+    PROJECT,
+    ConfigError,
+    StackConfig,
+    parse_config,
+    read_stack_file,
+    stack_file,
+)
 from infra.lifecycle import SCRIPT, ends_run, supervision
+from infra.stack_file import parse_yaml
 from infra.topology import Topology, build_topology
 from infra.trainer_env import replica_env
 
@@ -54,7 +60,8 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
     """`hyperparams.maxSteps=50` → raw["hyperparams"]["maxSteps"] = 50 (in place).
 
     Keys are the stack file's (as for `pulumi config set --path`, with or without the
-    `tftrain:` prefix); the value is YAML, so numbers, booleans and `[a, b]` lists work.
+    `tftrain:` prefix); the value is YAML 1.2, read as stack files are, so numbers,
+    booleans and `[a, b]` lists work.
     """
     key, sep, text = assignment.partition("=")
     path = key.strip().removeprefix(f"{PROJECT}:").split(".")
@@ -67,9 +74,9 @@ def apply_override(raw: dict[str, Any], assignment: str) -> None:
             child = node[part] = {}
         node = child
     try:
-        node[path[-1]] = yaml.safe_load(text) if text.strip() else ""
-    except yaml.YAMLError as error:
-        raise ValueError(f"--set {assignment!r}: the value is not valid YAML: {error}") from None
+        node[path[-1]] = parse_yaml(text, f"--set {key.strip()}") if text.strip() else ""
+    except ConfigError as error:
+        raise ValueError(f"--set {assignment!r}: {error.problems[0]}") from None
 
 
 def load_config(

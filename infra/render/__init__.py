@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.config import parse_config, read_stack_file, stack_file
+from infra.config import load_stack_file, stack_file
 from infra.render.kubernetes import render_kubernetes
 
 SECTIONS = ("kubernetes", "cloud")
@@ -21,7 +21,7 @@ SECTIONS = ("kubernetes", "cloud")
 def render_stack(stack: str, stacks_dir: Path | None = None, only: str | None = None) -> str:
     """Both sections of `stack`, or just one (`only`). Raises ConfigError for a bad stack."""
     path = stack_file(stack, stacks_dir)
-    config = parse_config(read_stack_file(path))
+    config = load_stack_file(path)
     parts = [f"# Stack {stack}, rendered offline by `python -m infra.render`: nothing deployed.\n"]
     if only in (None, "cloud"):
         from infra.render.cloud import render_cloud  # imports Pulumi

@@ -1,0 +1,260 @@
+"""The stack config model: one frozen dataclass per section of a stack file, one line per key.
+
+Attributes are snake_case; the keys a user types are their camelCase aliases
+(`tftrain:hyperparams.batchSize` is `config.hyperparams.batch_size`). A key's type says what
+it accepts (`infra.config.types`); rules between keys live in `infra.config.rules`. To add a
+key: add its line here, a row to README's config table, and a rule if it has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+from typing import Any, ClassVar, Literal
+
+from pydantic import ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass
+
+from infra.config import types as t
+
+# Keys only as typed (camelCase); snake_case names are for code (e.g. dataclasses.replace).
+_KEYS = ConfigDict(
+    extra="forbid",
+    alias_generator=to_camel,
+    validate_by_alias=True,
+    validate_by_name=True,
+    field_title_generator=lambda name, _: to_camel(name),
+)
+section = partial(dataclass, frozen=True, config=_KEYS)
+
+
+@section
+class JobConfig:
+    name: t.JobName = "mnist"
+    namespace: t.Namespace = "tftrain"
+    run_id: t.RunId = ""
+    command: t.Command = ("python", "-m", "trainer")
+    args: tuple[str, ...] = ()
+    data_dir: t.DataDir = ""
+    # Never only: podFailurePolicy (fail at once on exit 2, ignore preemptions) requires it;
+    # a failed replica still gets a new pod, up to backoffLimit.
+    restart_policy: Literal["Never"] = "Never"
+    backoff_limit: t.integer(0, 100) = 3
+    ttl_seconds_after_finished: t.Int32 = 86400
+    active_deadline_seconds: t.integer(1, t.INT32_MAX) | None = None  # None: no deadline
+    gang_scheduling: t.Bool = True  # ACK's coscheduling: all replicas start together or none
+    evaluator_in_cluster: t.Bool = False  # Kubeflow's TF_CONFIG shape: evaluator in `cluster`
+
+
+@section
+class ReplicaGroup:
+    """One replica type (`chief`, `worker`, `ps`, `evaluator`) of the training job."""
+
+    type: ClassVar[str] = ""
+    number: t.integer(0, 1000) = 0
+    image: t.Image = ""  # defaults to the stack's `image`
+    image_pull_policy: Literal["IfNotPresent", "Always", "Never"] = "IfNotPresent"
+    gpu_count: t.integer(0, 16) = 0
+    cpu: t.Cpu = "1"
+    memory: t.Memory = "2Gi"
+    spot: t.Bool = False  # preemptible capacity: ECI spot pods (ask), the spot GPU pool (ack)
+
+
+@section
+class ChiefGroup(ReplicaGroup):
+    type: ClassVar[str] = "chief"
+    number: t.integer(0, 1) = 1
+
+
+@section
+class WorkerGroup(ReplicaGroup):
+    type: ClassVar[str] = "worker"
+    number: t.integer(0, 1000) = 2
+
+
+@section
+class PsGroup(ReplicaGroup):
+    type: ClassVar[str] = "ps"
+    number: t.integer(0, 100) = 1
+    memory: t.Memory = "1Gi"
+
+
+@section
+class EvaluatorGroup(ReplicaGroup):
+    type: ClassVar[str] = "evaluator"
+    number: t.integer(0, 1) = 0
+
+
+@section
+class Hyperparams:
+    epochs: t.integer(1, 100000) = 4
+    batch_size: t.integer(1, 65536) = 128
+    learning_rate: t.LearningRate = 0.003
+    strategy: Literal["auto", "parameter_server", "multi_worker_mirrored"] = "auto"
+    checkpoint_steps: t.Steps = 500
+    log_steps: t.Steps = 100
+    steps_per_execution: t.integer(1, 1000) = 50
+    max_steps: t.integer(0, t.INT32_MAX) = 0
+    # >= 2: a damaged newest checkpoint must always have a predecessor to resume from.
+    keep_checkpoints: t.integer(2, 1000) = 3
+
+
+@section
+class TensorBoardConfig:
+    enabled: t.Bool = True
+    image: t.Image = ""  # defaults to the stack's `image`
+    service_type: Literal["ClusterIP", "LoadBalancer"] = "LoadBalancer"
+    public: t.Bool = False
+    allowed_source_ranges: tuple[t.SourceRange, ...] = ()  # who may reach a public TensorBoard
+    cpu: t.Cpu = "500m"
+    memory: t.Memory = "1Gi"
+
+
+@section
+class StorageConfig:
+    kind: Literal["nas", "nfs", "hostPath"] = "nas"  # hostPath when cluster.kind is existing
+    size: t.StorageSize = "5Gi"
+    mount_path: t.MountPath = "/data"
+    pv_labels: t.Labels = Field(default_factory=lambda: {"train": "mnist"})
+    nfs_server: t.Host = ""
+    nfs_path: t.AbsolutePath = "/"
+    host_path: t.AbsolutePath = "/var/lib/tftrain"
+    nas_storage_type: Literal["Performance", "Capacity"] = "Performance"
+    nas_protocol: Literal["NFS"] = "NFS"
+    retain_on_destroy: t.Bool = True  # `pulumi destroy` keeps the NAS file system (the runs)
+
+
+@section
+class NodePoolConfig:
+    instance_types: t.InstanceTypes = ("ecs.g7.xlarge",)
+    size: t.integer(0, 1000) = 0
+    min_size: t.integer(0, 1000) = 0
+    max_size: t.integer(0, 1000) = 0
+    disk_size: t.integer(40, 2048) = 120
+
+
+@section
+class GpuPoolConfig(NodePoolConfig):
+    instance_types: t.InstanceTypes = ("ecs.gn6i-c4g1.xlarge",)
+
+
+@section
+class CpuPoolConfig(NodePoolConfig):
+    size: t.integer(0, 1000) = 2
+
+
+@section
+class SpotGpuPoolConfig:
+    """The GPU pool's spot twin (ack): same instance types, scales from 0 to maxSize."""
+
+    max_size: t.integer(0, 1000) = 0  # 0: no spot pool
+
+
+@section
+class ClusterConfig:
+    kind: Literal["existing", "ack", "ask"] = "existing"
+    name: t.ClusterName = ""
+    kubernetes_version: t.AckVersion = t.LATEST_VERSION
+    public_api_server: t.Bool = False
+    # Terway with its NetworkPolicy option enforces the job's NetworkPolicies; Flannel does not.
+    network_plugin: Literal["terway", "flannel"] = "terway"
+    gpu_pool: GpuPoolConfig = Field(default_factory=GpuPoolConfig)
+    cpu_pool: CpuPoolConfig = Field(default_factory=CpuPoolConfig)
+    spot_gpu_pool: SpotGpuPoolConfig = Field(default_factory=SpotGpuPoolConfig)
+    eci_gpu_spec: t.EciSpec = ""
+    image_cache: t.Bool = False  # true when kind is ask
+    image_cache_size: t.integer(20, 2048) = 40
+
+    @property
+    def spot_gpu_pool_max_size(self) -> int:
+        return self.spot_gpu_pool.max_size
+
+
+@section
+class NetworkConfig:
+    vpc_id: t.VpcId = ""
+    vswitch_id: t.VswitchId = ""
+    vpc_cidr: t.Ipv4Cidr = "192.168.0.0/16"
+    vswitch_cidr: t.Ipv4Cidr = "192.168.0.0/20"
+    zone_id: t.ZoneId = ""
+    nat_gateway: t.Bool = True
+    pod_cidr: t.Ipv4Cidr = "10.64.0.0/16"
+    service_cidr: t.Ipv4Cidr = "172.21.0.0/20"
+    pod_vswitch_cidr: t.Ipv4Cidr = "192.168.64.0/18"  # Terway's pods (ack), inside vpcCidr
+
+
+def _default(section: Any, key: str, value: Any) -> Any:
+    """`section` with `key: value` added if it is a mapping without that key."""
+    if section is None:
+        section = {}
+    if isinstance(section, Mapping) and key not in section:
+        return {key: value, **section}
+    return section
+
+
+@section
+class StackConfig:
+    image: t.Image = ""  # every replica group's and TensorBoard's image, unless they set one
+    job: JobConfig = Field(default_factory=JobConfig)
+    cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    network: NetworkConfig = Field(default_factory=NetworkConfig)
+    storage: StorageConfig = Field(default_factory=StorageConfig)
+    chief: ChiefGroup = Field(default_factory=ChiefGroup)
+    worker: WorkerGroup = Field(default_factory=WorkerGroup)
+    ps: PsGroup = Field(default_factory=PsGroup)
+    evaluator: EvaluatorGroup = Field(default_factory=EvaluatorGroup)
+    hyperparams: Hyperparams = Field(default_factory=Hyperparams)
+    tensorboard: TensorBoardConfig = Field(default_factory=TensorBoardConfig)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults_that_follow_other_keys(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data  # construction in code, or a non-mapping the model rejects
+        data = dict(data)
+        image = data.get("image")
+        if isinstance(image, str) and t.is_image_reference(image):
+            for name in ("chief", "worker", "ps", "evaluator", "tensorboard"):
+                data[name] = _default(data.get(name), "image", image)
+        cluster = data.get("cluster")
+        kind = cluster.get("kind", "existing") if isinstance(cluster, Mapping) else "existing"
+        data["cluster"] = _default(cluster, "imageCache", kind == "ask")
+        storage_kind = "hostPath" if kind == "existing" else "nas"
+        data["storage"] = _default(data.get("storage"), "kind", storage_kind)
+        return data
+
+    @property
+    def replica_groups(self) -> tuple[ReplicaGroup, ...]:
+        """Groups in TFJob order, including empty ones."""
+        return (self.chief, self.worker, self.ps, self.evaluator)
+
+    @property
+    def logs_root(self) -> str:
+        """Where every run of this job writes, so TensorBoard can overlay runs."""
+        return f"{self.storage.mount_path.rstrip('/')}/{self.job.name}"
+
+    @property
+    def output_dir(self) -> str:
+        return f"{self.logs_root}/{self.job.run_id}"
+
+    @property
+    def uses_gpu(self) -> bool:
+        return any(group.gpu_count > 0 for group in self.replica_groups if group.number)
+
+    @property
+    def effective_strategy(self) -> str:
+        """The strategy the trainer resolves `auto` to for this topology."""
+        if self.hyperparams.strategy != "auto":
+            return self.hyperparams.strategy
+        return "parameter_server" if self.ps.number else "multi_worker_mirrored"
+
+    @property
+    def replicas_in_sync(self) -> int:
+        """Over how many replicas the trainer splits each batch (TensorFlow's count):
+        a worker's devices under parameter_server, every trainer's under mirrored."""
+        trainers = [g for g in (self.chief, self.worker) if g.number]
+        devices = max(trainers[-1].gpu_count, 1) if trainers else 1
+        if self.effective_strategy == "parameter_server":
+            return devices
+        return devices * sum(group.number for group in trainers)

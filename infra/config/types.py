@@ -1,0 +1,211 @@
+"""What each stack config key accepts, as `Annotated` types: one line per field in the model.
+
+A type's description completes "must be ..." in the error a user reads and is the key's
+description in the JSON Schema. Coercions are only those the Pulumi engine needs: it hands
+scalars over as strings ("4", "true") and numbers inside objects as floats (2.0). Nothing
+else is guessed: `yes` is not a boolean and 2.5 is not a replica count.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import posixpath
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from infra.image_ref import FORMAT as IMAGE_REFERENCE_FORMAT
+from infra.image_ref import ImageReferenceError, parse_image_reference
+
+# Kubernetes' own limits: RFC 1123 labels (namespaces), RFC 1035 labels (Services).
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+SERVICE_NAME = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+INT32_MAX = 2**31 - 1
+# Replica names are `<job>-<type>-<index>`: the longest type ("evaluator") and a three-digit
+# index must still fit the 63 characters of a Service name.
+MAX_JOB_NAME = 63 - len("-evaluator-999")
+_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+_FACTORS = {"": 1, "m": 1e-3} | {s: 1000.0 ** (i + 1) for i, s in enumerate("kMGTPE")}
+_FACTORS |= {f"{s}i": 1024.0 ** (i + 1) for i, s in enumerate("KMGTPE")}
+# The stack creates its namespace: one every cluster already has would fail mid-deploy.
+_RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# A volume must not hide the root, /tmp (the pods' scratch emptyDir) or system trees.
+_SYSTEM_DIRS = ("/", "/tmp", "/proc", "/sys", "/dev", "/etc", "/usr", "/bin", "/sbin", "/lib")
+
+
+def not_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a number, not true or false")
+    return value
+
+
+def _bool(value: Any) -> Any:
+    # Pulumi passes booleans set on the command line as the strings "true" and "false".
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    if not isinstance(value, bool):
+        raise ValueError("true or false")
+    return value
+
+
+def _number_as_text(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def integer(low: int, high: int) -> Any:
+    bounds = f"an integer from {low} to {high}"
+    return Annotated[int, Field(ge=low, le=high, description=bounds), BeforeValidator(not_bool)]
+
+
+def text(pattern: str, allowed: str, max_length: int | None = None) -> Any:
+    return Annotated[str, Field(pattern=pattern, max_length=max_length, description=allowed)]
+
+
+def checked(check: Callable[[str], bool], allowed: str, base: Any = str) -> Any:
+    def validate(value: Any) -> Any:
+        if not check(value):
+            raise ValueError(allowed)
+        return value
+
+    return Annotated[base, Field(description=allowed), AfterValidator(validate)]
+
+
+def _amount(value: str, suffixes: tuple[str | None, ...], minimum: float) -> bool:
+    match = _QUANTITY.fullmatch(value)
+    if not match or match.group(2) not in suffixes:
+        return False
+    return float(match.group(1)) * _FACTORS[match.group(2) or ""] >= minimum
+
+
+def is_image_reference(value: str) -> bool:
+    try:
+        parse_image_reference(value)
+    except ImageReferenceError:
+        return False
+    return True
+
+
+def _image(value: str) -> str:
+    if value:
+        try:
+            parse_image_reference(value)
+        except ImageReferenceError as error:
+            # The grammar's reason follows the description (`errors.describe` shows it).
+            raise ValueError(f"{_IMAGE}: {error}") from None
+    return value
+
+
+def _absolute(value: str) -> bool:
+    return value.startswith("/") and "//" not in value and posixpath.normpath(value) == value
+
+
+def _mount_ok(value: str) -> bool:
+    inside = ("/tmp/", "/proc/", "/sys/", "/dev/")
+    return _absolute(value) and value not in _SYSTEM_DIRS and not value.startswith(inside)
+
+
+def _ipv4_block(value: str) -> bool:
+    try:
+        return ipaddress.ip_network(value, strict=True).version == 4
+    except ValueError:
+        return False
+
+
+def _label_key_ok(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    prefix_ok = not prefix or (len(prefix) <= 253 and bool(_LABEL_PREFIX.fullmatch(prefix)))
+    return prefix_ok and len(name) <= 63 and bool(_LABEL_NAME.fullmatch(name))
+
+
+_LABEL = (
+    "a Kubernetes label: key [prefix/]name and value of at most 63 characters, "
+    "alphanumeric with - _ . inside"
+)
+_LabelValue = checked(
+    lambda v: v == "" or (len(v) <= 63 and bool(_LABEL_NAME.fullmatch(v))), _LABEL
+)
+_BYTE_SUFFIXES = (None, *(suffix for suffix in _FACTORS if suffix not in ("", "m")))
+_CPU = "a positive Kubernetes quantity of CPU such as 500m, 1 or 2.5"
+_MEMORY = "a positive Kubernetes quantity of memory such as 512Mi or 4Gi (at least 64Mi)"
+_AS_TEXT = BeforeValidator(_number_as_text, json_schema_input_type=str | float)
+
+Int32 = integer(0, INT32_MAX)
+Bool = Annotated[bool, BeforeValidator(_bool), Field(description="true or false")]
+Cpu = Annotated[checked(lambda v: _amount(v, (None, "m"), 0.001), _CPU), _AS_TEXT]
+Memory = Annotated[checked(lambda v: _amount(v, _BYTE_SUFFIXES, 64 * 2**20), _MEMORY), _AS_TEXT]
+_IMAGE = f"an image reference {IMAGE_REFERENCE_FORMAT}"
+Image = Annotated[str, Field(description=_IMAGE), AfterValidator(_image)]
+AbsolutePath = checked(_absolute, "an absolute, normalised path such as /data (no //, . or ..)")
+MountPath = checked(
+    _mount_ok, "an absolute, normalised path outside /tmp (the pods' scratch), / and system dirs"
+)
+Ipv4Cidr = checked(_ipv4_block, "an IPv4 CIDR block such as 192.168.0.0/16")
+# Who may reach a public endpoint: a prefix written out, so a bare address is not taken for /32.
+SourceRange = checked(
+    lambda v: "/" in v and _ipv4_block(v), "an IPv4 CIDR block such as 203.0.113.0/24"
+)
+_NAMESPACE = "a DNS label of at most 63 characters, not default or kube-* (every cluster has them)"
+Namespace = checked(
+    lambda v: not v.startswith("kube-") and v not in _RESERVED_NAMESPACES,
+    _NAMESPACE,
+    text(DNS_LABEL, _NAMESPACE, 63),
+)
+NonBlank = text(r"^\S(.*\S)?$", "a non-blank string")
+Labels = Annotated[
+    dict[checked(_label_key_ok, _LABEL), _LabelValue],
+    Field(
+        min_length=1, description="a non-empty mapping of Kubernetes labels, e.g. {train: mnist}"
+    ),
+]
+
+# Keys with a format of their own.
+JobName = text(
+    SERVICE_NAME,
+    f"a DNS label starting with a letter, of at most {MAX_JOB_NAME} characters",
+    MAX_JOB_NAME,
+)
+RunId = text(
+    f"^$|{DNS_LABEL}", "empty (derived from the config) or a DNS label such as lr-0-01", 63
+)
+Command = Annotated[
+    tuple[NonBlank, ...], Field(min_length=1, description="a non-empty list of non-blank strings")
+]
+DataDir = checked(
+    lambda v: v == "" or _absolute(v), "empty (the trainer's bundled MNIST) or an absolute path"
+)
+LearningRate = Annotated[
+    float,
+    Field(gt=0, lt=10, allow_inf_nan=False, description="a number > 0 and < 10"),
+    BeforeValidator(not_bool),
+]
+Steps = integer(1, INT32_MAX)
+StorageSize = text(r"^[1-9][0-9]*(Mi|Gi|Ti)$", "a size in Mi, Gi or Ti such as 5Gi")
+Host = text(r"^$|^[A-Za-z0-9][-A-Za-z0-9.:]*$", "empty or a host name or IP address")
+InstanceType = text(r"^ecs\.[a-z0-9][a-z0-9.-]*$", "an ECS instance type such as ecs.g7.xlarge")
+InstanceTypes = Annotated[
+    tuple[InstanceType, ...],
+    Field(min_length=1, description="a non-empty list of ECS instance types"),
+]
+ClusterName = text(f"^$|{DNS_LABEL}", "empty (derived) or a DNS label", 63)
+# ACK creates the cluster on the newest version it offers; later runs keep that version.
+LATEST_VERSION = "latest"
+AckVersion = text(
+    rf"^({LATEST_VERSION}|1\.[0-9]+\.[0-9]+(-aliyun\.[0-9]+)?)$",
+    f"{LATEST_VERSION} (the newest ACK offers at creation, then kept) or a version such as "
+    "1.34.1-aliyun.1",
+)
+EciSpec = text(
+    r"^$|^ecs\.[a-z0-9][a-z0-9.-]*$",
+    "empty or an ECS GPU instance type such as ecs.gn6i-c4g1.xlarge",
+)
+VpcId = text(r"^$|^vpc-[a-z0-9]+$", "empty or a VPC id vpc-...")
+VswitchId = text(r"^$|^vsw-[a-z0-9]+$", "empty or a vSwitch id vsw-...")
+ZoneId = text(
+    r"^$|^[a-z]{2}(-[a-z0-9]+)+-[a-z0-9]*[a-z]$", "empty or a zone id such as cn-hangzhou-i", 64
+)

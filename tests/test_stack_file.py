@@ -1,0 +1,99 @@
+"""The stack-file reader: YAML 1.2 as the Pulumi engine reads it; every fault a ConfigError
+naming the file and line, never another exception."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infra.config import load_stack_file
+from infra.stack_file import ConfigError, parse_yaml, read_stack
+
+IMAGE = b"  tftrain:image: registry.example.com/tftrain/trainer:1\n"
+
+# name: (file content, the line named, a fragment of the message)
+FAULTS: dict[str, tuple[bytes, int, str]] = {
+    "syntax-error": (b"config:\n  tftrain:job: {name: [\n", 3, "not valid YAML"),
+    "two-documents": (b"config: {}\n---\nconfig: {}\n", 2, "a single document"),
+    "python-tag": (b"config:\n  tftrain:job: !!python/object:os.system {}\n", 2, "tag"),
+    "custom-tag": (b"config:\n  tftrain:image: !Ref x\n", 2, "the tag !Ref is not allowed"),
+    "binary-tag": (b"config:\n  tftrain:image: !!binary aGk=\n", 2, "not allowed"),
+    "recursive-alias": (b"config:\n  tftrain:job: &a\n    args: *a\n", 2, "contains itself"),
+    "alias-bomb": (
+        b"a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\n"
+        b"c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\n"
+        b"e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n",
+        1,
+        "values",
+    ),
+    "nul-byte": (b"config:\n  tftrain:image: a\x00b\n", 2, "#x0000"),
+    "not-utf8": (b"config:\n  tftrain:image: caf\xe9\n", 2, "not UTF-8"),
+    "deep-nesting": (b"config:\n  tftrain:job: " + b"[" * 40 + b"]" * 40, 2, "deeper than 32"),
+    "config-not-a-mapping": (b"config: [1, 2]\n", 1, "config: must be a mapping"),
+    "document-not-a-mapping": (b"hello\n", 1, "a stack file is a mapping"),
+    "integer-key": (b"config:\n  tftrain:worker:\n    1: x\n", 3, "not a string: quote it"),
+    "duplicate-key": (b"config:\n" + IMAGE + IMAGE, 3, "duplicate key 'tftrain:image'"),
+    "duplicate-nested-key": (
+        b"config:\n  tftrain:worker:\n    number: 1\n    number: 2\n",
+        4,
+        "(first on line 3)",
+    ),
+    "misspelt-namespace": (b"config:\n  tftrian:worker: {}\n", 2, "did you mean tftrain?"),
+    "capitalised-namespace": (b"config:\n  Tftrain:worker: {}\n", 2, "did you mean tftrain?"),
+    "no-namespace": (b"config:\n  worker: {}\n", 2, "did you mean tftrain:worker?"),
+    "misspelt-config": (b"confg:\n  tftrain:worker: {}\n", 1, "did you mean config?"),
+    "merge-key": (b"config:\n  tftrain:worker:\n    <<: {number: 1}\n", 3, "not allowed"),
+    "leading-zero": (
+        b"config:\n  tftrain:worker: {number: 010}\n",
+        2,
+        "a leading 0 is octal in YAML 1.1",
+    ),
+    "yaml-1.1-directive": (b"%YAML 1.1\n---\nconfig: {}\n", 1, "directives"),
+    "huge-number": (b"config:\n  tftrain:worker: {number: " + b"9" * 5000 + b"}\n", 2, "big"),
+}
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_every_fault_is_a_config_error_with_file_and_line(name: str, tmp_path: Path) -> None:
+    content, line, fragment = FAULTS[name]
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as error:
+        read_stack(path)
+    assert any(p.startswith(f"{path}:{line}") and fragment in p for p in error.value.problems), (
+        error.value.problems
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1:30", "1:30"),  # YAML 1.1 read 90
+        ("yes", "yes"),  # YAML 1.1 read True
+        ("on", "on"),
+        ("2024-01-15", "2024-01-15"),  # handed to the program as a string, not a date
+        ("0x10", 16),
+        ("1e3", 1000.0),
+        ("true", True),
+        ("~", None),
+        ("[a, 2]", ["a", 2]),
+    ],
+)
+def test_scalars_are_read_as_yaml_1_2(text: str, value: object) -> None:
+    assert parse_yaml(text, "--set") == value
+
+
+def test_model_problems_name_the_line_of_their_key(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_bytes(b"config:\n" + IMAGE + b"  tftrain:worker:\n    number: -1\n")
+    with pytest.raises(
+        ConfigError, match=r"tftrain:worker\.number = -1: .*\(Pulumi\.bad\.yaml:4\)"
+    ):
+        load_stack_file(path)
+
+
+def test_a_date_like_run_id_is_the_string_written(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.dated.yaml"
+    path.write_bytes(b"config:\n" + IMAGE + b"  tftrain:job: {runId: 2024-01-15}\n")
+    assert load_stack_file(path).job.run_id == "2024-01-15"
