@@ -130,8 +130,8 @@ CASES: dict[str, Bad] = {
     ),
     "tensorboard-range-not-a-cidr": Bad(
         {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["0.0.0.0/0", "me"]}},
-        "tftrain:tensorboard.allowedSourceRanges",
-        "a list of IPv4 CIDR blocks",
+        "tftrain:tensorboard.allowedSourceRanges[1]",
+        "an IPv4 CIDR block such as 203.0.113.0/24",
     ),
     "tensorboard-ranges-on-clusterip": Bad(
         {
@@ -147,12 +147,12 @@ CASES: dict[str, Bad] = {
     "on-failure-restart-policy": Bad(
         {**BASE, "job": {"restartPolicy": "OnFailure"}},
         "tftrain:job.restartPolicy",
-        "Never: a failed replica always gets a new pod",
+        "one of Never",
     ),
     "zero-deadline": Bad(
         {**BASE, "job": {"activeDeadlineSeconds": 0}},
         "tftrain:job.activeDeadlineSeconds",
-        "an integer >= 1",
+        "an integer from 1 to 2147483647",
     ),
     "gang-scheduling-not-a-bool": Bad(
         {**ACK, "job": {"gangScheduling": "yes"}}, "tftrain:job.gangScheduling", "true or false"
@@ -238,7 +238,7 @@ CASES: dict[str, Bad] = {
         "an integer from 0 to 2147483647",
     ),
     "image-with-a-space": Bad(
-        {"image": "registry.example.com/trainer :1"}, "tftrain:image", "a container image"
+        {"image": "registry.example.com/trainer :1"}, "tftrain:image", "an image reference"
     ),
     "empty-storage-size": Bad(
         {**BASE, "storage": {"size": ""}}, "tftrain:storage.size", "a size in Mi, Gi or Ti"

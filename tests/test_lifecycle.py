@@ -99,7 +99,7 @@ def test_gang_labels_on_ack_only(name: str) -> None:
 
 
 def test_gang_scheduling_can_be_switched_off_on_ack() -> None:
-    ack = {**IMAGE, "cluster": {"kind": "ack"}}
+    ack = {**IMAGE, "cluster": {"kind": "ack"}, "network": {"zoneId": "cn-hangzhou-i"}}
     for gang, expected in ((True, True), (False, False)):
         config = parse_config({**ack, "job": {"gangScheduling": gang}})
         labels = [

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from infra.cluster_facts import cluster_facts
-from infra.config import StackConfig, parse_config
+from infra.config import StackConfig
 from infra.manifests import build_objects
 from infra.manifests.common import REPLICA_TYPE_LABEL, RUN_ID_LABEL
 from infra.manifests.network_policy import METADATA_SERVICE
@@ -57,8 +57,7 @@ class World:
 
 
 def _variant(config: StackConfig, **job: str) -> StackConfig:
-    raw = {**config.raw, "job": {**(config.raw.get("job") or {}), **job}}
-    return parse_config(raw)
+    return dataclasses.replace(config, job=dataclasses.replace(config.job, **job))
 
 
 def _render(config: StackConfig) -> list[dict[str, Any]]:
@@ -73,7 +72,7 @@ def _replicas(pods: list[Pod]) -> list[Pod]:
 def world(name: str) -> World:
     config = config_for(name)
     objects = _render(config)
-    elsewhere = _variant(config, namespace=OTHER_NAMESPACE, runId=config.job.run_id)
+    elsewhere = _variant(config, namespace=OTHER_NAMESPACE)
     elsewhere_objects = _render(elsewhere)
     pods = pods_of(objects, "10.64.0.10")
     policies = [o for o in objects + elsewhere_objects if o["kind"] == "NetworkPolicy"]
@@ -89,7 +88,7 @@ def world(name: str) -> World:
         namespaces=namespaces,
         training=_replicas(pods),
         tensorboard=[p for p in pods if REPLICA_TYPE_LABEL not in p.labels],
-        other_run=_replicas(pods_of(_render(_variant(config, runId="another-run")), "10.64.1.10")),
+        other_run=_replicas(pods_of(_render(_variant(config, run_id="another-run")), "10.64.1.10")),
         other_namespace=pods_of(elsewhere_objects, "10.64.2.10"),
     )
 

@@ -30,6 +30,7 @@ def test_ack_spot_gpu_workers_select_and_tolerate_only_the_spot_pool() -> None:
         {
             "image": IMAGE,
             "cluster": {"kind": "ack", "gpuPool": {"maxSize": 2}, "spotGpuPool": {"maxSize": 4}},
+            "network": {"zoneId": "cn-hangzhou-i"},
             "chief": {"gpuCount": 1},
             "worker": {"gpuCount": 1, "spot": True},
         }
@@ -49,7 +50,13 @@ def test_ack_spot_gpu_workers_select_and_tolerate_only_the_spot_pool() -> None:
 
 def test_ask_spot_groups_ask_eci_for_spot_instances() -> None:
     templates = pod_templates(
-        {"image": IMAGE, "cluster": {"kind": "ask"}, "worker": {"spot": True}, "ps": {"spot": True}}
+        {
+            "image": IMAGE,
+            "cluster": {"kind": "ask"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "worker": {"spot": True},
+            "ps": {"spot": True},
+        }
     )
     strategy = "k8s.aliyun.com/eci-spot-strategy"
     for kind, spot in {"worker": True, "ps": True, "chief": False}.items():

@@ -44,8 +44,8 @@ __all__ = [
     "KUBECONFIG_KEY", "LATEST_VERSION", "PROJECT", "ClusterConfig", "ConfigError", "Hyperparams",
     "JobConfig", "NetworkConfig", "NodePoolConfig", "ReplicaGroup", "StackConfig", "StackFile",
     "StorageConfig", "TensorBoardConfig", "derive_run_id", "load_stack", "load_stack_file",
-    "parse_config", "read_stack", "read_stack_entries", "read_stack_file", "stack_file",
-    "strip_project_prefix",
+    "parse_config", "read_stack", "read_stack_entries", "read_stack_file",
+    "settings_fingerprint", "stack_file", "strip_project_prefix",
 ]
 # fmt: on
 
@@ -75,7 +75,7 @@ def _validate(raw: Mapping[str, Any]) -> StackConfig:
     return stack
 
 
-def _run_id(stack: StackConfig) -> str:
+def settings_fingerprint(stack: StackConfig) -> str:
     """A digest of what the training computes and runs, from the validated values: so 20 and
     20.0, a default written out or left out, `auto` or the strategy it resolves to, the stack's
     `image` or the same image per group, all give the same run id."""
@@ -100,7 +100,7 @@ def _run_id(stack: StackConfig) -> str:
 
 def derive_run_id(raw: Mapping[str, Any]) -> str:
     """The run id a stack's config gets when `job.runId` is not set (validated first)."""
-    return _run_id(_validate(raw))
+    return settings_fingerprint(_validate(raw))
 
 
 def parse_config(raw: Mapping[str, Any]) -> StackConfig:
@@ -108,7 +108,7 @@ def parse_config(raw: Mapping[str, Any]) -> StackConfig:
     stack = _validate(raw)
     if stack.job.run_id:
         return stack
-    return replace(stack, job=replace(stack.job, run_id=_run_id(stack)))
+    return replace(stack, job=replace(stack.job, run_id=settings_fingerprint(stack)))
 
 
 def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:

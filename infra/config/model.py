@@ -42,7 +42,9 @@ class JobConfig:
     restart_policy: Literal["Never"] = "Never"
     backoff_limit: t.integer(0, 100) = 3
     ttl_seconds_after_finished: t.Int32 = 86400
-    active_deadline_seconds: t.integer(1, t.INT32_MAX) | None = None  # None: no deadline
+    active_deadline_seconds: t.integer(1, t.INT32_MAX) | None = Field(
+        None, description="unset (no deadline) or an integer from 1 to 2147483647"
+    )
     gang_scheduling: t.Bool = True  # ACK's coscheduling: all replicas start together or none
     evaluator_in_cluster: t.Bool = False  # Kubeflow's TF_CONFIG shape: evaluator in `cluster`
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.config import StackConfig, derive_run_id
+from infra.config import StackConfig, settings_fingerprint
 from infra.topology import Replica, Topology
 
 SCRIPT_NAME = "supervise.sh"
@@ -55,7 +55,7 @@ def run_key(config: StackConfig) -> str:
     continue a finished run with new settings (more epochs, a lower learning rate): that is
     a new run for the supervisor, which must not take the earlier run's marker for its own.
     """
-    fingerprint = derive_run_id(config.raw)
+    fingerprint = settings_fingerprint(config)
     if config.job.run_id == fingerprint:
         return fingerprint
     return f"{config.job.run_id}.{fingerprint.removeprefix('run-')}"
