@@ -40,6 +40,14 @@ def _set(path: str, value: Any) -> Edit:
     return edit
 
 
+def _both(*edits: Edit) -> Edit:
+    def edit(entries: dict[str, Any]) -> None:
+        for each in edits:
+            each(entries)
+
+    return edit
+
+
 def _no_edit(entries: dict[str, Any]) -> None:
     """A no-op: the stack file is rewritten (comments and key order lost), nothing else."""
 
@@ -59,7 +67,14 @@ CASES = (
     Case("learning-rate", "ack-gpu", _set("hyperparams.learningRate", 0.01)),
     Case("worker-added", "ack-cpu", _set("worker.number", 5)),
     Case("gpu-added", "ask-eci", _set("worker.gpuCount", 2)),
-    Case("tensorboard-public", "ack-gpu", _set("tensorboard.public", True)),
+    Case(
+        "tensorboard-public",
+        "ack-gpu",
+        _both(
+            _set("tensorboard.public", True),
+            _set("tensorboard.allowedSourceRanges", ["203.0.113.0/24"]),
+        ),
+    ),
     Case("no-op", "ack-gpu", _no_edit),
     Case("gpu-worker-removed", "ack-gpu", _set("worker.number", 1)),
     Case("cpu-pool-grown", "ack-cpu", _set("cluster.cpuPool.size", 4)),

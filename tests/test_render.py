@@ -417,7 +417,9 @@ def test_diff_opens_with_the_consequences_of_the_change(repo: Path) -> None:
     assert done.stdout.startswith(
         "Consequences for dev, HEAD → working-tree:\n"
         f"Run: {old.job.run_id} is stopped; {new.job.run_id} starts, in a directory of its own\n"
-        f"Kubernetes objects: update {jobs} (Service {jobs}); replace {jobs} (Job {jobs})\n"
+        # The training NetworkPolicy selects the run by its id: updated, not replaced.
+        f"Kubernetes objects: update {jobs + 1} (NetworkPolicy 1, Service {jobs}); "
+        f"replace {jobs} (Job {jobs})\n"
         "Cloud resources: no change\n"
         "GPUs requested: none\n"
         "New public endpoints: none\n"
