@@ -102,10 +102,13 @@ def parse_render(text: str) -> Render:
             break  # the Kubernetes section begins
         found = title_of(line)
         if found is not None:
-            is_resource = "  " in found and not found.endswith(_LOOKUP)
+            # A component is a grouping, not something the cloud holds; a lookup holds nothing.
+            is_resource = (
+                "  " in found
+                and not found.endswith(_LOOKUP)
+                and not found.startswith(_COMPONENT_PREFIX)
+            )
             current = cloud.setdefault(found, []) if is_resource else None
-            if found.startswith(_COMPONENT_PREFIX):
-                current = None  # a component is a grouping, not something the cloud holds
         elif current is not None and line.startswith("# "):
             current.append(line.lstrip("# "))
     return Render(objects=objects, cloud=cloud)
