@@ -225,3 +225,33 @@ def test_a_killed_supervisor_takes_its_command_along(tmp_path: Path) -> None:
     process.kill()
     process.wait()
     assert wait_until(lambda: not alive(child), timeout=5)
+
+
+def test_a_final_failure_anywhere_stops_every_replica_with_exit_2(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    follower = supervise(marker, "--follows-run", *SERVE_FOREVER)
+    chief = supervise(marker, "--ends-run", *SERVE_FOREVER)
+    time.sleep(1)
+    # A ps whose TF_CONFIG is bad: exit 2, which no retry can fix.
+    status, out = finish(supervise(marker, "--follows-run", "sh", "-c", "exit 2"))
+    assert status == 2 and "cannot succeed (exit 2)" in out, out
+    failed = time.monotonic()
+    for replica in (follower, chief):
+        status, out = finish(replica)
+        assert status == 2, out
+        assert "failed in another replica" in out, out
+    assert time.monotonic() - failed < 2.5
+    assert marker.read_text().startswith("r1 failed 2 ")
+
+
+def test_an_earlier_attempts_failure_does_not_end_a_new_attempt(tmp_path: Path) -> None:
+    marker = tmp_path / "marker"
+    marker.write_text("r1 failed 2 old-pod 1\n")
+    # A new `pulumi up` of the same run: its replicas start, and the chief's success ends it.
+    follower = supervise(marker, "--follows-run", *SERVE_FOREVER)
+    time.sleep(1)
+    assert follower.poll() is None
+    assert finish(supervise(marker, "--ends-run", "true"))[0] == 0
+    status, out = finish(follower)
+    assert status == 0, out
+    assert marker.read_text() == "r1\n"

@@ -11,6 +11,11 @@
 # once; a FILE holding another key (an earlier run) is ignored. SIGTERM/SIGINT are
 # forwarded to CMD, and the exit status is CMD's (128+N if a signal ended it), except a
 # follower stopped by the run's end, which exits 0. Usage errors exit 2.
+# A run that cannot succeed: when any replica's CMD exits 2, 126 or 127 (final: a retry
+# fails the same way), its supervisor writes "KEY failed ..." to FILE, and every other
+# replica's supervisor stops its CMD and exits 2 too, so every Job fails at once instead of
+# serving until a deadline. Only a failure written after this supervisor started counts:
+# a new attempt of the run (a new `pulumi up`) is not ended by the last attempt's failure.
 # See infra/lifecycle/__init__.py for why, and README "Lifecycle".
 
 say() { printf 'tftrain-supervise: %s\n' "$*" >&2; }
@@ -49,15 +54,28 @@ case $grace in '' | *[!0-9]*) usage "--stop-grace must be whole seconds" ;; esac
 # the watcher must not hold the replica's stdout/stderr open.
 nap() { sleep "$1" >/dev/null 2>&1 || sleep 1 >/dev/null 2>&1; }
 
-run_ended() {
+marker_line() {
     first=''
     { IFS= read -r first <"$marker"; } 2>/dev/null
-    [ "$first" = "$run" ]
+    printf '%s' "$first"
+}
+
+run_ended() { [ "$(marker_line)" = "$run" ]; }
+
+# A failure of this run written after `at_start` (what FILE held when this shell started).
+run_failed() {
+    line=$(marker_line)
+    case $line in "$run failed "*) [ "$line" != "$at_start" ] ;; *) false ;; esac
+}
+
+# write TEXT to FILE atomically: a temp file, then rename.
+write_marker() {
+    partial="$marker.$$.partial"
+    mkdir -p "${marker%/*}" && printf '%s\n' "$1" >"$partial" && mv -f "$partial" "$marker"
 }
 
 publish() {
-    partial="$marker.$$.partial"
-    if mkdir -p "${marker%/*}" && printf '%s\n' "$run" >"$partial" && mv -f "$partial" "$marker"; then
+    if write_marker "$run"; then
         say "run $run succeeded: published $marker"
     else
         # The run's result stands; the other replicas then end with their Jobs' deadline.
@@ -65,12 +83,25 @@ publish() {
     fi
 }
 
+is_final() { case $1 in 2 | 126 | 127) true ;; *) false ;; esac; }
+
+publish_failure() {
+    run_ended && return 0 # the run already succeeded: a late replica's failure changes nothing
+    if write_marker "$run failed $1 $(hostname 2>/dev/null || echo "$$") $$"; then
+        say "run $run cannot succeed (exit $1): published $marker, the other replicas stop"
+    else
+        say "run $run cannot succeed (exit $1), but $marker could not be written"
+    fi
+}
+
 if run_ended; then
     say "run $run has already ended ($marker): nothing to do"
     exit 0
 fi
+at_start=$(marker_line)
 command -v "$1" >/dev/null 2>&1 || {
     say "cannot run $1: command not found"
+    publish_failure 127
     exit 127
 }
 
@@ -103,6 +134,11 @@ stop_child() {
             stop_child
             exit 0
         fi
+        if run_failed; then
+            say "run $run failed in another replica ($(marker_line)): stopping $1"
+            stop_child
+            exit 0
+        fi
         nap 0.5
     done
     kill -KILL "$child" 2>/dev/null
@@ -118,6 +154,13 @@ done
 # SIGKILL: a SIGTERM arriving before the watcher has reset the inherited trap is lost.
 kill -KILL "$watcher" 2>/dev/null
 
+if run_failed; then
+    exit 2 # stopped because another replica failed: this Job fails at once too
+fi
+if is_final "$status"; then
+    publish_failure "$status"
+    exit "$status"
+fi
 if [ "$role" = ends ]; then
     [ "$status" -eq 0 ] && publish
     exit "$status"
