@@ -43,7 +43,7 @@ TARGETS = {"worker": "mnist-worker-1", "chief": CHIEF, "ps": "mnist-ps-0"}
 FAULTS = tuple(TARGETS)
 SIGNALS = ("KILL", "TERM")
 # A kill trigger that is not a step: the chief's accuracy line, printed after the final
-# checkpoint and before the export and the done marker.
+# checkpoint and before the export and the supervisor's end-of-run marker.
 AFTER_TRAINING = "Test-Accuracy"
 
 # `[name]   text`, as the launcher prefixes every line.
