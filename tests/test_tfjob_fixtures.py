@@ -67,7 +67,8 @@ def test_a_usage_error_fails_the_run_at_once(
     assert "error: unrecognized arguments: --no-such-flag" in out
     assert re.search(r"FAILED: mnist-\S+ exit 2 \(exit code 2 is final: no restarts", out), out
     assert "restart 1 of 3" not in out and "restarts:" not in out.split("summary:")[1]
-    assert not (tmp_path / "out" / MARKER_NAME).exists()
+    # The failure is published for the replicas on other nodes: they stop with exit 2 too.
+    assert re.match(rf"{RUN_ID}\.\w+ failed 2 ", (tmp_path / "out" / MARKER_NAME).read_text())
 
 
 @pytest.mark.slow
