@@ -55,7 +55,10 @@ def test_parameter_server_trainer_ends_with_its_chief(
     for name in REPLICAS[1:]:
         assert re.search(rf"^\[{name}\] +tftrain-supervise: run {RUN_ID}\.\w+ succeeded: stopping",
                          out, re.MULTILINE), out  # fmt: skip
-        assert _AFTER_SUCCESS.search(summary_line(out, name)), out  # stopped, not finished
+    # No check of the launcher's "(ended …s after the job succeeded)" note here: a follower
+    # polling the marker can end before the launcher has reaped the chief, which is a race of
+    # the launcher's bookkeeping, not of the run. The supervisor's "stopping" line above is
+    # the proof that each replica was stopped by the run's end rather than finishing alone.
     assert (tmp_path / "out" / MARKER_NAME).read_text().startswith(f"{RUN_ID}.")
 
 
