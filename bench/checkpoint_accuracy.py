@@ -25,7 +25,8 @@ import tensorflow as tf
 
 from trainer.data import Mnist, load_mnist
 from trainer.model import build_model, test_accuracy
-from trainer.outputs import OutputPaths, restore_model
+from trainer.output_dir import OutputPaths
+from trainer.outputs import restore_model
 from trainer.settings import BUNDLED_DATA_DIR
 
 

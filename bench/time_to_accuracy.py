@@ -102,6 +102,8 @@ class Run:
     output_dir: str
     started_at: float  # epoch seconds, to place checkpoint mtimes on the run's clock
     other_cores_before: float = 0.0  # the same, in the seconds before the launch
+    first_progress_s: float | None = None  # launch → the first `Step:` line
+    accuracy_line_s: float | None = None  # launch → the `Test-Accuracy:` line
     checkpoints: list[dict[str, float]] = field(default_factory=list)
 
     @property
@@ -399,7 +401,8 @@ def run_once(setup: Setup, round_: int, output_dir: Path, batch_size: int, timeo
         arrived, run.trainer_total_s = first_match(lines, _TOTAL_TIME)
         run.wall_s = round(arrived, 2)
         run.examples_per_sec = first_match(lines, _EXAMPLES_PER_SEC)[1]
-        run.test_accuracy = first_match(lines, _TEST_ACCURACY)[1]
+        run.accuracy_line_s, run.test_accuracy = first_match(lines, _TEST_ACCURACY)
+        run.first_progress_s = round(first_match(lines, _STEP)[0], 2)
         run.examples_trained = int(last_match(lines, _STEP)) * batch_size
     return run
 
@@ -482,6 +485,16 @@ def end_to_end(run: Run) -> float | None:
     return 1 / run.wall_s if run.wall_s else None
 
 
+def all_exited(run: Run) -> float | None:
+    """Whole-job speed: one over the wall time from launch until every process exited."""
+    return 1 / run.exit_s if run.exit_s else None
+
+
+def exited_after_accuracy(run: Run) -> float | None:
+    """Seconds from the accuracy line until every replica had exited: the run's tail."""
+    return run.exit_s - run.accuracy_line_s if run.accuracy_line_s is not None else None
+
+
 def time_to_target(run: Run) -> float | None:
     point = run.first_checkpoint_at_target()
     return point["seconds"] if point else None
@@ -514,6 +527,8 @@ _SUMMARY_COLUMNS: dict[str, Callable[[Run], float | None]] = {
     "examples_per_sec": throughput,
     "test_accuracy": lambda run: run.test_accuracy,
     "first_checkpoint_at_target_s": time_to_target,
+    "first_progress_s": lambda run: run.first_progress_s,
+    "exited_after_accuracy_s": exited_after_accuracy,
     "tree_cpu_s": lambda run: run.tree_cpu_s,
     "other_cores": lambda run: run.other_cores,
 }
@@ -532,6 +547,7 @@ def summary(setups: Sequence[Setup], runs: Sequence[Run]) -> dict[str, dict[str,
             **{name: stats(column(mine, get)) for name, get in _SUMMARY_COLUMNS.items()},
             "throughput_ratio_to_single": stats(ratios_to_single(runs, setup.key, throughput)),
             "end_to_end_ratio_to_single": stats(ratios_to_single(runs, setup.key, end_to_end)),
+            "all_exited_ratio_to_single": stats(ratios_to_single(runs, setup.key, all_exited)),
         }
     return result
 
@@ -570,7 +586,11 @@ def ratio_lines(setups: Sequence[Setup], runs: Sequence[Run]) -> Iterator[str]:
     for setup in setups:
         if setup.key == "single":
             continue
-        for what, speed in (("examples/s", throughput), ("end to end", end_to_end)):
+        for what, speed in (
+            ("examples/s", throughput),
+            ("end to end (launch to final accuracy)", end_to_end),
+            ("end to end (launch until every process exited)", all_exited),
+        ):
             ratios = ratios_to_single(runs, setup.key, speed)
             if ratios:
                 yield f"- {setup.label} ÷ single, {what}: {spread(ratios, '.2f')}"
@@ -580,10 +600,11 @@ def runs_markdown(setups: Sequence[Setup], runs: Sequence[Run]) -> Iterator[str]
     """Every run, in the order run, with the load other programs put on the machine."""
     labels = {setup.key: setup.label for setup in setups}
     yield (
-        "| round | setup | wall s | examples/s | test accuracy | first checkpoint ≥ target "
-        "| others' cores before / during | note |"
+        "| round | setup | first progress line s | wall s | all exited s "
+        "| exited after accuracy line s | examples/s | test accuracy "
+        "| first checkpoint ≥ target | others' cores before / during | note |"
     )
-    yield "| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |"
+    yield "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     for run in runs:
         point = run.first_checkpoint_at_target()
         first = f"{point['step']:.0f} @ {point['seconds']:.1f} s" if point else "-"
@@ -591,11 +612,34 @@ def runs_markdown(setups: Sequence[Setup], runs: Sequence[Run]) -> Iterator[str]
         notes = [f"exit {run.returncode}"] if run.returncode else []
         notes += [f"{extra} restart(s), not counted"] if extra > 0 else []
         yield (
-            f"| {run.round} | {labels[run.setup]} | {spread([run.wall_s], '.1f')} "
+            f"| {run.round} | {labels[run.setup]} | {spread([run.first_progress_s], '.1f')} "
+            f"| {spread([run.wall_s], '.1f')} | {run.exit_s:.1f} "
+            f"| {spread([exited_after_accuracy(run)], '.1f')} "
             f"| {spread([run.examples_per_sec], '.0f')} "
             f"| {spread([run.test_accuracy], '.4f')} "
             f"| {first} | {run.other_cores_before:.2f} / {run.other_cores:.2f} "
             f"| {', '.join(notes)} |"
+        )
+
+
+def timeline_markdown(setups: Sequence[Setup], runs: Sequence[Run]) -> Iterator[str]:
+    """When a run shows life, gives its result and is gone, seconds from launch; the largest
+    tail is the one that matters (a replica left running holds its node)."""
+    yield (
+        "| setup | first progress line s | accuracy line s | all exited s "
+        "| exited after accuracy line s (max) | all exited ÷ single |"
+    )
+    yield "| --- | ---: | ---: | ---: | ---: | ---: |"
+    for setup in setups:
+        mine = [run for run in runs if run.setup == setup.key]
+        tails = [tail for tail in column(mine, exited_after_accuracy) if tail is not None]
+        ratio = [1 / r for r in ratios_to_single(runs, setup.key, all_exited)]
+        yield (
+            f"| {setup.label} | {spread(column(mine, lambda r: r.first_progress_s), '.1f')} "
+            f"| {spread(column(mine, lambda r: r.accuracy_line_s), '.1f')} "
+            f"| {spread(column(mine, lambda r: r.exit_s), '.1f')} "
+            f"| {f'{max(tails):.1f}' if tails else '-'} "
+            f"| {'1' if setup.key == 'single' else spread(ratio, '.2f')} |"
         )
 
 
@@ -724,6 +768,7 @@ def report(
         f"{hyper.batch_size}, learning rate {hyper.learning_rate}; {rounds}\n"
     )
     print("\n".join(markdown(setups, runs)) + "\n")
+    print("\n".join(timeline_markdown(setups, runs)) + "\n")
     print("\n".join(ratio_lines(setups, runs)) + "\n")
     print("\n".join(cpu_markdown(setups, runs)) + "\n")
     print("\n".join(runs_markdown(setups, runs)))

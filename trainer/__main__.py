@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import Sequence
 
 from trainer import environment
@@ -21,12 +20,14 @@ from trainer.errors import NoUsableCheckpoint, RunError, UsageError
 from trainer.output_dir import prepare_output_dir
 from trainer.plan import Plan, Role, make_plan
 from trainer.preemption import EXIT_PREEMPTED, Preempted
+from trainer.process_exit import exit_now
 from trainer.settings import Settings, parse_settings
+from trainer.startup import StartupClock
 from trainer.tf_config import ClusterConfig, parse_tf_config
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    started = time.monotonic()
+    clock = StartupClock()
     # Progress lines must reach `kubectl logs` as they happen, not when a buffer fills.
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     try:
@@ -37,19 +38,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         environment.prepare(config, plan)
         task = f"{config.task.type}:{config.task.index}" if config else "single process"
         print(f"tftrain: {task}, strategy {plan.strategy}, role {plan.role.value}")
-        return run_role(plan, settings, config, started)
+        clock.lap("settings")
+        return run_role(plan, settings, config, clock)
     except (UsageError, NoUsableCheckpoint) as error:
-        print(f"tftrain: error: {error}", file=sys.stderr)
+        report_error(error)
         return 2
     except RunError as error:
-        print(f"tftrain: error: {error}", file=sys.stderr)
+        report_error(error)
         return 1
     except Preempted as stop:
         print(f"tftrain: {stop}; a restarted run resumes there")
         return EXIT_PREEMPTED
 
 
-def run_role(plan: Plan, settings: Settings, config: ClusterConfig | None, started: float) -> int:
+def report_error(error: Exception) -> None:
+    # One write of the whole line: `print` writes the text and the newline separately, and
+    # TensorFlow's threads logging their own errors in between glued their lines to ours.
+    sys.stderr.write(f"tftrain: error: {error}\n")
+    sys.stderr.flush()
+
+
+def run_role(
+    plan: Plan, settings: Settings, config: ClusterConfig | None, clock: StartupClock
+) -> int:
     if plan.role is Role.IDLE:
         print("strategy single trains in the chief (or worker 0) alone; nothing to do here")
         return 0
@@ -57,18 +68,20 @@ def run_role(plan: Plan, settings: Settings, config: ClusterConfig | None, start
         from trainer import server
 
         assert config is not None  # servers only exist in a cluster
-        return server.serve(config, settings.output_dir)
+        return server.serve(config, settings)
     # Before the slow TensorFlow import (each role module imports it): a broken data file
     # fails in a second.
     data = load_mnist(settings.data_dir, settings.train_examples)
+    clock.lap("data")
     if plan.role is Role.EVALUATOR:
         from trainer import evaluator
 
         return evaluator.run(settings, data)
     from trainer import train_loop
 
-    return train_loop.run(settings, plan, config, data, started)
+    clock.lap("TensorFlow import")
+    return train_loop.run(settings, plan, config, data, clock)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

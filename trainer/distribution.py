@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import keras
 import tensorflow as tf
 
+from trainer.cluster import cluster_resolver
 from trainer.data import FILES, idx_header_size
 from trainer.plan import Plan
 from trainer.settings import Settings
@@ -44,16 +45,6 @@ class Executor(Protocol):
 
     def any_replica(self, flag: bool) -> bool:
         """Whether `flag` is set in any process that trains (see `trainer.preemption`)."""
-
-
-def cluster_resolver(config: ClusterConfig) -> tf.distribute.cluster_resolver.ClusterResolver:
-    """A resolver built from the parsed config, so `master` is already `chief`."""
-    return tf.distribute.cluster_resolver.SimpleClusterResolver(
-        tf.train.ClusterSpec({kind: list(tasks) for kind, tasks in config.cluster.items()}),
-        task_type=config.task.type,
-        task_id=config.task.index,
-        rpc_layer="grpc",
-    )
 
 
 def make_strategy(plan: Plan, config: ClusterConfig | None) -> tf.distribute.Strategy:
@@ -165,6 +156,15 @@ class LocalExecutor:
         self._train_steps = train_steps
         self._strategy = strategy
 
+        # A traced function: run eagerly, the all-reduce costs more and TensorFlow warns
+        # about it ("Using CollectiveAllReduceStrategy eagerly") on every call.
+        @tf.function
+        def count_flags(flag: tf.Tensor) -> tf.Tensor:
+            flags = strategy.run(lambda value: value, args=(flag,))
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)
+
+        self._count_flags = count_flags
+
     def run(self, steps: int) -> Any:
         return self._train_steps(self._iterator, tf.constant(steps))
 
@@ -178,8 +178,7 @@ class LocalExecutor:
         if not isinstance(self._strategy, tf.distribute.MultiWorkerMirroredStrategy):
             return flag
         # One tiny all-reduce per chunk: every worker learns of any worker's SIGTERM.
-        flags = self._strategy.run(lambda: tf.constant(float(flag)))
-        return float(self._strategy.reduce(tf.distribute.ReduceOp.SUM, flags, axis=None)) > 0
+        return float(self._count_flags(tf.constant(float(flag)))) > 0
 
 
 class CoordinatorExecutor:

@@ -23,7 +23,8 @@ import tensorflow as tf
 from trainer.checkpoint_store import Damaged
 from trainer.data import Mnist
 from trainer.model import build_model, test_accuracy
-from trainer.outputs import OutputPaths, latest_checkpoint, restore_model
+from trainer.output_dir import OutputPaths
+from trainer.outputs import latest_checkpoint, restore_model
 from trainer.settings import Settings
 from trainer.steps import StepPlan
 

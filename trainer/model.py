@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 EVAL_BATCH = 2000
 
@@ -51,9 +52,15 @@ def local_copy(model: keras.Model) -> keras.Model:
 
 def test_accuracy(model: keras.Model, images: np.ndarray, labels: np.ndarray) -> float:
     """Accuracy of `model` (local variables) on the given examples."""
+
+    # Traced once: called eagerly, every convolution takes TensorFlow's eager fallback path,
+    # and the 10,000 test images took twice as long (1.3 s against 0.6 s, one thread).
+    @tf.function
+    def predict(batch: tf.Tensor) -> tf.Tensor:
+        return tf.argmax(model(batch, training=False), axis=-1)
+
     correct = 0
     for start in range(0, len(images), EVAL_BATCH):
         batch = slice(start, start + EVAL_BATCH)
-        predicted = np.argmax(model(images[batch], training=False), axis=-1)
-        correct += int(np.sum(predicted == labels[batch]))
+        correct += int(np.sum(predict(images[batch]).numpy() == labels[batch]))
     return correct / len(images)

@@ -1,5 +1,5 @@
-"""The output dir's one early check: it exists or can be created, is a directory, and
-this process can write in it.
+"""The output dir: its layout (`OutputPaths`) and its one early check: it exists or can be
+created, is a directory, and this process can write in it.
 
 Pure standard library, so `python -m trainer` runs it before TensorFlow is imported and
 the local launcher (`infra.local`) runs the same check before it starts any replica: a
@@ -11,9 +11,31 @@ checkpoint).
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from trainer.errors import UsageError
+
+
+@dataclass(frozen=True)
+class OutputPaths:
+    root: Path
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def train(self) -> Path:
+        return self.root / "train"
+
+    @property
+    def eval(self) -> Path:
+        return self.root / "eval"
+
+    @property
+    def saved_model(self) -> Path:
+        return self.root / "saved_model"
 
 
 class OutputDirError(UsageError):

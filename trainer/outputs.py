@@ -23,13 +23,13 @@ import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import keras
 import tensorflow as tf
 
 from trainer.checkpoint_store import CheckpointStore, Damaged
+from trainer.output_dir import OutputPaths
 from trainer.plan import Plan
 
 CHIEF_CPU = "/job:chief/replica:0/task:0/device:CPU:0"
@@ -42,27 +42,6 @@ _TRANSIENT = (
     tf.errors.CancelledError,
     tf.errors.ResourceExhaustedError,
 )
-
-
-@dataclass(frozen=True)
-class OutputPaths:
-    root: Path
-
-    @property
-    def checkpoints(self) -> Path:
-        return self.root / "checkpoints"
-
-    @property
-    def train(self) -> Path:
-        return self.root / "train"
-
-    @property
-    def eval(self) -> Path:
-        return self.root / "eval"
-
-    @property
-    def saved_model(self) -> Path:
-        return self.root / "saved_model"
 
 
 class Checkpoints:

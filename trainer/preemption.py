@@ -21,12 +21,13 @@ replica, and the restarted chief resumes from the checkpoint just written.
 
 from __future__ import annotations
 
-import os
 import signal
-import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+
+from trainer.process_exit import exit_now
 
 EXIT_PREEMPTED = 128 + signal.SIGTERM
 REQUEST_NAME = ".tftrain-preempt"
@@ -75,15 +76,21 @@ class Notice:
             return None
 
 
-def serve_until_saved(output_dir: Path, task: str) -> None:
+def serve_until_saved(output_dir: Path, task: str, training_complete: Callable[[], bool]) -> None:
     """Install the ps's SIGTERM handler: ask the chief for a checkpoint, wait for it, exit.
 
-    The handler runs in the main thread between Python bytecodes, so the server must wait
-    in a Python loop (`time.sleep`), not in `tf.distribute.Server.join()`.
+    Once the final checkpoint exists there is nothing left to save (the SIGTERM is then
+    usually the run's end stopping this ps), so it exits at once instead of waiting for a
+    chief that has finished. The handler runs in the main thread between Python bytecodes,
+    so the server must wait in a Python loop (`time.sleep`), not in
+    `tf.distribute.Server.join()`.
     """
     request = output_dir / REQUEST_NAME
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        if training_complete():
+            print(f"{task}: SIGTERM after the run's final checkpoint; nothing to save")
+            exit_now(EXIT_PREEMPTED)
         request.write_text(f"{task} got SIGTERM\n")
         print(f"{task}: SIGTERM; serving until the chief has saved a checkpoint")
         deadline = time.monotonic() + PS_GRACE_SECONDS
@@ -94,7 +101,7 @@ def serve_until_saved(output_dir: Path, task: str) -> None:
             time.sleep(0.1)
         else:
             print(f"{task}: the chief has saved; exiting")
-        _exit_now()
+        exit_now(EXIT_PREEMPTED)
 
     signal.signal(signal.SIGTERM, on_sigterm)
 
@@ -104,14 +111,6 @@ def exit_at_once(task: str) -> None:
 
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         print(f"{task}: SIGTERM; the chief re-runs this worker's steps elsewhere")
-        _exit_now()
+        exit_now(EXIT_PREEMPTED)
 
     signal.signal(signal.SIGTERM, on_sigterm)
-
-
-def _exit_now() -> None:
-    """Exit without unwinding: a server's TensorFlow threads may be mid-closure, and tearing
-    them down at interpreter exit crashed a worker (SIGSEGV after ~7 s) in a fault run."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(EXIT_PREEMPTED)

@@ -10,20 +10,24 @@ and exits 0 at once if the run has already ended when they (re)start.
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import tensorflow as tf
 
-from trainer.distribution import cluster_resolver
+from trainer.checkpoint_store import CheckpointStore
+from trainer.cluster import cluster_resolver
+from trainer.data import DataError, count_train_examples
+from trainer.output_dir import OutputPaths
 from trainer.preemption import exit_at_once, serve_until_saved
+from trainer.settings import Settings
+from trainer.steps import StepPlan
 from trainer.tf_config import ClusterConfig
 
 
-def serve(config: ClusterConfig, output_dir: Path) -> int:
+def serve(config: ClusterConfig, settings: Settings) -> int:
     task = config.task
     name = f"{task.type}:{task.index}"
     if task.type == "ps":
-        serve_until_saved(output_dir, name)
+        serve_until_saved(settings.output_dir, name, lambda: training_complete(settings))
     else:
         exit_at_once(name)
     resolver = cluster_resolver(config)
@@ -39,3 +43,15 @@ def serve(config: ClusterConfig, output_dir: Path) -> int:
     # join() would hold the main thread in TensorFlow until the supervisor kills the process.
     while True:
         time.sleep(1.0)
+
+
+def training_complete(settings: Settings) -> bool:
+    """Whether the run's final checkpoint is published. Read when asked, never at start: a
+    ps needs no data to serve, and a data dir it cannot read only means "not known"."""
+    try:
+        examples = count_train_examples(settings.data_dir, settings.train_examples)
+    except DataError:
+        return False
+    final_step = StepPlan.from_settings(settings, examples).final_step
+    steps = CheckpointStore(OutputPaths(settings.output_dir).checkpoints).published_steps()
+    return bool(steps) and steps[0] >= final_step

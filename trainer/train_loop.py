@@ -13,7 +13,6 @@ on the ps concurrently) and only the chief knows how many steps it has scheduled
 
 from __future__ import annotations
 
-import gc
 import re
 import time
 from dataclasses import dataclass
@@ -25,17 +24,19 @@ from trainer.data import Mnist
 from trainer.distribution import make_executor, make_strategy, make_train_steps
 from trainer.errors import RunError
 from trainer.model import build_model, build_optimizer, local_copy, test_accuracy
+from trainer.output_dir import OutputPaths
 from trainer.outputs import (
     Checkpoints,
-    OutputPaths,
     export_saved_model,
     latest_saved_step,
     resume_model,
 )
 from trainer.plan import Plan
 from trainer.preemption import Notice, Preempted
+from trainer.process_exit import keep_until_exit
 from trainer.progress import Progress
 from trainer.settings import Settings, SettingsError
+from trainer.startup import StartupClock
 from trainer.steps import StepPlan
 from trainer.tf_config import ClusterConfig
 
@@ -53,7 +54,7 @@ class Trained:
 
 
 def run(
-    settings: Settings, plan: Plan, config: ClusterConfig | None, data: Mnist, started: float
+    settings: Settings, plan: Plan, config: ClusterConfig | None, data: Mnist, clock: StartupClock
 ) -> int:
     paths = OutputPaths(settings.output_dir)
     notice = Notice(paths.root).install()
@@ -63,18 +64,13 @@ def run(
     trained = restore_finished(paths, steps.final_step, plan)
     if trained is None:
         try:
-            trained = train(settings, plan, config, data, paths, steps, notice)
+            trained = train(settings, plan, config, data, paths, steps, notice, clock)
         except tf.errors.UnavailableError as error:
             # Under ParameterServerStrategy the coordinator retries a lost worker's steps on
             # another, but every step needs the ps: without it the run cannot go on.
             if plan.strategy != "parameter_server":
                 raise
             raise ParameterServerLost(_lost_message(error, latest_saved_step(paths))) from None
-        # Remote variables, iterators and functions are deleted by RPCs to the ps and
-        # workers. Drop them while those still serve: once this process has exited they are
-        # stopped, and deletions sent then end the chief with a screenful of gRPC errors.
-        keras.backend.clear_session()
-        gc.collect()
     if not plan.is_writer:
         print(f"Training finished at step {trained.step}; the chief or worker 0 saves the model")
         return 0
@@ -85,7 +81,7 @@ def run(
     export_saved_model(trained.model, paths.saved_model)
     if trained.steps_run:
         print(f"Examples/sec: {trained.steps_run * settings.batch_size / trained.seconds:.1f}")
-    print(f"Total Time: {time.monotonic() - started:.1f}s")
+    print(f"Total Time: {clock.elapsed():.1f}s")
     return 0
 
 
@@ -115,8 +111,14 @@ def train(
     paths: OutputPaths,
     steps: StepPlan,
     notice: Notice,
+    clock: StartupClock,
 ) -> Trained:
     strategy = make_strategy(plan, config)
+    # Again: MultiWorkerMirroredStrategy's coordination service installs TensorFlow's own
+    # SIGTERM handler (its C++ `SigtermNotifier`), which replaced ours, so the SIGTERM
+    # reached a worker and it trained on (seen with sigaction before and after).
+    notice.install()
+    clock.lap("cluster")
     if settings.batch_size % strategy.num_replicas_in_sync:
         raise SettingsError(
             f"--batch-size / TFTRAIN_BATCH_SIZE {settings.batch_size} must divide evenly "
@@ -130,8 +132,11 @@ def train(
         optimizer.build(model.trainable_variables)
     checkpoints = Checkpoints(model, optimizer, plan, paths, settings.keep_checkpoints)
     first_step = step = checkpoints.restore_latest()
+    clock.lap("model and checkpoint")
     train_steps = make_train_steps(strategy, model, optimizer, settings.batch_size)
     executor = make_executor(plan, config, strategy, train_steps, settings, len(data.train_labels))
+    clock.lap("input pipeline")
+    print(clock.summary())
     writer = (
         tf.summary.create_file_writer(str(paths.train))
         if plan.is_writer
@@ -155,6 +160,7 @@ def train(
             raise Preempted(step, reason or "another worker's SIGTERM")
     seconds = time.perf_counter() - started
     writer.close()
+    keep_until_exit(executor)  # its input pipeline: see trainer.process_exit
     checkpoints.discard_private_copies()
     return Trained(local_copy(model), step, step - first_step, seconds)
 

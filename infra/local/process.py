@@ -28,15 +28,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from infra.local.noise import StartupNoise
+
 _PR_SET_PDEATHSIG = 1
 
 
 class PrefixedOutput:
     """Writes lines as `[name] text`, names padded to one width so the text lines up."""
 
-    def __init__(self, names: Sequence[str], stream: IO[str]) -> None:
+    def __init__(
+        self, names: Sequence[str], stream: IO[str], noise: StartupNoise | None = None
+    ) -> None:
         self._width = max(len(name) for name in names) + 2
         self._stream = stream
+        self._noise = noise or StartupNoise()
         self._lock = threading.Lock()
         self._closed = False
 
@@ -56,7 +61,9 @@ class PrefixedOutput:
         def run() -> None:
             with pipe:
                 for raw in iter(pipe.readline, b""):
-                    self.line(name, raw.decode(errors="replace").rstrip("\r\n"))
+                    text = raw.decode(errors="replace").rstrip("\r\n")
+                    if self._noise.shows(text):
+                        self.line(name, text)
 
         # Daemon: a grandchild that keeps the pipe open must not keep the launcher alive.
         thread = threading.Thread(target=run, name=f"output-{name}", daemon=True)

@@ -299,8 +299,12 @@ class Supervisor:
                 lines.append(f"  {name:<{width}}  not started")
                 continue
             note = " (stopped by the launcher)" if child.stopped_by_launcher else ""
-            if self.succeeded_at is not None and child.ended and child.ended > self.succeeded_at:
-                note += f" (ended {child.ended - self.succeeded_at:.1f}s after the job succeeded)"
+            if self.succeeded_at is not None and child.ended and name != self._primary:
+                # Signed: a replica stopped by the run's end can exit just before the
+                # launcher has reaped the chief (its supervisor publishes first).
+                delta = child.ended - self.succeeded_at
+                when = "after" if delta >= 0 else "before"
+                note += f" (ended {abs(delta):.1f}s {when} the job succeeded)"
             if name in self._restart_due:
                 note += " (was waiting to restart)"
             # Wall time since the replica's first start: the time the job spent on it.
