@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from infra.config import PROJECT, read_stack_entries, stack_file
+from infra.config import PROJECT, derive_run_id, read_stack_entries, stack_file
 from infra.render import render_stack
 from infra.render.summary import summarize
 
@@ -46,6 +46,15 @@ def _both(*edits: Edit) -> Edit:
             each(entries)
 
     return edit
+
+
+def _pin_run_id(entries: dict[str, Any]) -> None:
+    """`job.runId` set to the id the stack derives now, as someone continuing a run would."""
+    prefix = f"{PROJECT}:"
+    raw = {
+        key.removeprefix(prefix): value for key, value in entries.items() if key.startswith(prefix)
+    }
+    _set("job.runId", derive_run_id(raw))(entries)
 
 
 def _no_edit(entries: dict[str, Any]) -> None:
@@ -78,6 +87,19 @@ CASES = (
     Case("no-op", "ack-gpu", _no_edit),
     Case("gpu-worker-removed", "ack-gpu", _set("worker.number", 1)),
     Case("cpu-pool-grown", "ack-cpu", _set("cluster.cpuPool.size", 4)),
+    # The autoscaled GPU pool made a fixed 3 nodes for 2 one-GPU workers: one node idles.
+    Case(
+        "gpu-pool-fixed-oversized",
+        "ack-gpu",
+        _both(_set("cluster.gpuPool.maxSize", 0), _set("cluster.gpuPool.size", 3)),
+    ),
+    # A pinned run id keeps the run's directory: the new learning rate continues from the
+    # checkpoints instead of starting over.
+    Case(
+        "run-id-pinned-learning-rate",
+        "ack-gpu",
+        _both(_pin_run_id, _set("hyperparams.learningRate", 0.01)),
+    ),
 )
 
 

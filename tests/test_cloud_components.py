@@ -8,8 +8,6 @@ floats), and resolves the components' outputs, including whether they are secret
 from __future__ import annotations
 
 import copy
-import importlib
-import inspect
 import ipaddress
 import json
 import re
@@ -33,6 +31,14 @@ from infra.cloud import (
 )
 from infra.cloud.cluster import AUTOSCALER_ROLE, created_only
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
+from infra.render.provider_sdk import (
+    CREATE_ONLY,
+    argument_docs,
+    deprecated_arguments,
+    resource_is_deprecated,
+    sdk_source,
+    snake,
+)
 from tests.pulumi_mocks import all_stacks, run_program
 
 ZONE_FROM_LOOKUP = "cn-hangzhou-k"
@@ -928,46 +934,8 @@ def test_configured_cluster_name_wins_and_long_names_are_cut_to_63() -> None:
 # --- Against the installed provider SDK --------------------------------------------------
 # The SDK is generated from the provider schema: a deprecated argument is logged as
 # "<name> is deprecated:" and documented as such; a creation-only one is documented with
-# "Only works for **Create** Operation" (or "cannot be modified"). Mocks accept both silently.
-
-_CREATE_ONLY = re.compile(
-    r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"
-    r"does not support modif|cannot be changed",
-    re.IGNORECASE,
-)
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-def _sdk_source(token: str) -> str:
-    """The SDK module of a type or function token, e.g. alicloud:cs/nodePool:NodePool."""
-    module, member = token.split(":")[1].split("/")
-    package = "pulumi_alicloud" if module == "index" else f"pulumi_alicloud.{module}"
-    return inspect.getsource(importlib.import_module(f"{package}.{_snake(member)}"))
-
-
-def _param_docs(source: str) -> dict[str, str]:
-    """`:param` text per argument name (the first, the resource's own, wins)."""
-    docs: dict[str, str] = {}
-    for name, text in re.findall(r":param [^\n]*?\]{1,3} (\w+): ([^\n]*)", source):
-        docs.setdefault(name, text)
-    return docs
-
-
-def _deprecated_arguments(source: str) -> set[str]:
-    logged = set(re.findall(r'pulumi\.log\.warn\("""(\w+) is deprecated:', source))
-    documented = {
-        name for name, text in _param_docs(source).items() if "deprecated" in text.lower()
-    }
-    return logged | documented
-
-
-def _resource_is_deprecated(source: str, class_name: str) -> bool:
-    return bool(
-        re.search(rf"class {class_name}\(pulumi\.CustomResource\):\s*\n\s*warnings\.warn", source)
-    )
+# "Only works for **Create** Operation" (or "cannot be modified"). Mocks accept both silently;
+# `infra.render.provider_sdk` reads the docstrings, for these tests and the render's summary.
 
 
 def _problems_with_deprecations(recorded: Any) -> list[str]:
@@ -975,21 +943,21 @@ def _problems_with_deprecations(recorded: Any) -> list[str]:
     for resource in recorded.resources:
         if not resource.type.startswith("alicloud:"):
             continue
-        source = _sdk_source(resource.type)
+        source = sdk_source(resource.type)
         class_name = resource.type.rsplit(":", 1)[1]
-        if _resource_is_deprecated(source, class_name):
+        if resource_is_deprecated(source, class_name):
             problems.append(f"{resource.name}: {resource.type} is deprecated")
-        used = {_snake(key) for key in resource.inputs}
+        used = {snake(key) for key in resource.inputs}
         problems += [
             f"{resource.name}: argument {name} is deprecated"
-            for name in sorted(used & _deprecated_arguments(source))
+            for name in sorted(used & deprecated_arguments(source))
         ]
     for token, arguments in recorded.calls:
         if token.startswith("alicloud:"):
-            used = {_snake(key) for key in arguments}
+            used = {snake(key) for key in arguments}
             problems += [
                 f"{token}: argument {name} is deprecated"
-                for name in sorted(used & _deprecated_arguments(_sdk_source(token)))
+                for name in sorted(used & deprecated_arguments(sdk_source(token)))
             ]
     return problems
 
@@ -1030,7 +998,7 @@ def test_fields_users_change_are_updatable_or_kept_from_creation(stack_name: str
         old = before.get(resource.name)
         if old is None or not resource.type.startswith("alicloud:"):
             continue
-        docs = _param_docs(_sdk_source(resource.type))
+        docs = argument_docs(sdk_source(resource.type))
         changed = {
             key
             for key in resource.inputs.keys() | old.inputs.keys()
@@ -1039,6 +1007,6 @@ def test_fields_users_change_are_updatable_or_kept_from_creation(stack_name: str
         problems += [
             f"{resource.name}.{key}: creation-only, changed, not in ignore_changes"
             for key in sorted(changed)
-            if _CREATE_ONLY.search(docs.get(_snake(key), "")) and key not in resource.ignore_changes
+            if CREATE_ONLY.search(docs.get(snake(key), "")) and key not in resource.ignore_changes
         ]
     assert problems == []

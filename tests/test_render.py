@@ -25,7 +25,7 @@ from infra.lifecycle import MARKER_NAME, run_key
 from infra.manifests import build_objects
 from infra.render import render_stack
 from infra.render.__main__ import main
-from infra.render.cloud import render_cloud
+from infra.render.cloud import IGNORE_CHANGES, render_cloud
 from infra.render.review import EXISTING_CLUSTER_REASON, MARKER
 from infra.render.style import title_of
 from infra.render.unified import unified_diff
@@ -149,6 +149,9 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
     }
     assert blocks["Provider config"] == {"alicloud:region": "cn-hangzhou"}
     assert blocks["pulumi:providers:kubernetes  k8s"] == {"kubeconfig": "<secret>"}
+    # The engine never diffs an input in ignore_changes: the render says which ones.
+    cluster = blocks["alicloud:cs/managedKubernetes:ManagedKubernetes  cluster-ack"]
+    assert cluster[IGNORE_CHANGES] == "[slbInternetEnabled]"
 
 
 def test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out() -> None:

@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
+from infra.render.cloud import IGNORE_CHANGES
+from infra.render.provider_sdk import force_new_arguments, says_force_new
 from infra.render.review import EXISTING_CLUSTER_REASON, preview_blocker
-from infra.render.summary import kubernetes_action, parse_render, summarize
+from infra.render.style import attribute, one_line, title
+from infra.render.summary import cloud_changes, kubernetes_action, parse_render, summarize
 from tests.goldens import CASES, Case, summary_of
 
 REGENERATE = "regenerate with `.venv/bin/python -m tests.goldens` and review the change"
@@ -77,3 +80,97 @@ def test_dev_cannot_preview_in_ci_and_cloud_stacks_can() -> None:
     assert preview_blocker("dev", None) == EXISTING_CLUSTER_REASON
     for stack in ("ack-gpu", "ack-cpu", "ask-eci"):
         assert preview_blocker(stack, None) is None
+
+
+# --- Cloud resources: replace or update, by what the installed provider's SDK documents ------
+# The program's own resource types carry no force-new mark in the SDK's docstrings, so these
+# use SDK types that do: ess Alarm (`scaling_group_id`) and kms Instance (`zone_ids`).
+ALARM = "alicloud:ess/alarm:Alarm"
+KMS = "alicloud:kms/instance:Instance"
+
+
+def test_force_new_arguments_are_read_off_the_installed_sdk() -> None:
+    assert "scaling_group_id" in force_new_arguments(ALARM)
+    assert "zone_ids" in force_new_arguments(KMS)
+    # "The ForceNew attribute has be removed": no longer replaces.
+    assert "duration" not in force_new_arguments("alicloud:ga/bandwidthPackage:BandwidthPackage")
+    # "will not force a replacement", and the rest of the NAS file system says nothing.
+    assert force_new_arguments("alicloud:nas/fileSystem:FileSystem") == frozenset()
+    assert force_new_arguments("pulumi:providers:kubernetes") == frozenset()
+
+
+def test_says_force_new_reads_each_sentence_and_its_negation() -> None:
+    assert says_force_new("The zone. Changing this parameter will create a new resource.")
+    assert says_force_new("(Optional, ForceNew) The image type.")
+    assert not says_force_new("A change here is suppressed and will not force a replacement.")
+    assert not says_force_new("The subscription duration. The ForceNew attribute has been removed.")
+
+
+def _cloud(*resources: tuple[str, str, dict[str, str], tuple[str, ...]]) -> str:
+    """A render's cloud section holding `resources` (type, name, inputs, ignore_changes)."""
+    lines = ["# ===== Cloud resources ====="]
+    for token, name, inputs, ignored in resources:
+        lines += ["#", title(f"{token}  {name}", 1)]
+        lines += [attribute(key, value, 2) for key, value in sorted(inputs.items())]
+        if ignored:
+            lines.append(attribute(IGNORE_CHANGES, one_line(list(ignored)), 2))
+    return "\n".join(lines) + "\n"
+
+
+def _cloud_summary(old: str, new: str) -> list[str]:
+    lines = summarize(old, new, "s", "before", "after").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Cloud resources:"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("GPUs requested"))
+    return lines[start:end]
+
+
+def test_a_changed_force_new_input_is_a_replace_and_says_which() -> None:
+    old = _cloud((KMS, "kms", {"zoneIds": "[a, b]", "instanceName": "k"}, ()))
+    new = _cloud((KMS, "kms", {"zoneIds": "[a, c]", "instanceName": "k"}, ()))
+    assert _cloud_summary(old, new) == [
+        "Cloud resources: replace 1 (Instance 1)",
+        "  kms: the installed provider marks zoneIds as replaced on change",
+    ]
+
+
+def test_a_changed_input_not_marked_force_new_is_an_update_with_its_caveat() -> None:
+    old = _cloud((KMS, "kms", {"zoneIds": "[a, b]", "instanceName": "k"}, ()))
+    new = _cloud((KMS, "kms", {"zoneIds": "[a, b]", "instanceName": "k2"}, ()))
+    summary = _cloud_summary(old, new)
+    assert summary[0] == "Cloud resources: update 1 (Instance 1)"
+    assert "`pulumi preview` has the last word" in summary[1]
+    assert len(summary) == 2
+
+
+def test_an_input_in_ignore_changes_is_no_change_at_all() -> None:
+    def kms(zones: str, ignored: tuple[str, ...]) -> str:
+        return _cloud((KMS, "kms", {"zoneIds": zones}, ignored))
+
+    assert _cloud_summary(kms("[a]", ("zoneIds",)), kms("[b]", ("zoneIds",))) == [
+        "Cloud resources: no change"
+    ]
+    # The new program's option is the one the engine applies (REV's render may predate it).
+    assert _cloud_summary(kms("[a]", ()), kms("[b]", ("zoneIds",))) == [
+        "Cloud resources: no change"
+    ]
+    assert _cloud_summary(kms("[a]", ("zoneIds",)), kms("[b]", ()))[0].startswith(
+        "Cloud resources: replace 1"
+    )
+
+
+def test_a_replaced_resource_s_new_id_changes_what_refers_to_it() -> None:
+    def alarms(kms_zones: str) -> str:
+        return _cloud(
+            (KMS, "kms", {"zoneIds": kms_zones}, ()),
+            (ALARM, "by-group", {"scalingGroupId": "<kms.id>"}, ()),  # force-new: replaced
+            (ALARM, "by-name", {"name": "<kms.id>", "scalingGroupId": "g"}, ()),  # updated
+            (ALARM, "unrelated", {"scalingGroupId": "g"}, ()),
+        )
+
+    changes = cloud_changes(parse_render(alarms("[a]")).cloud, parse_render(alarms("[b]")).cloud)
+    assert {title.split("  ")[1]: change.action for title, change in changes.items()} == {
+        "kms": "replace",
+        "by-group": "replace",
+        "by-name": "update",
+    }
+    assert changes[f"{ALARM}  by-group"].replacing == ("scalingGroupId",)

@@ -31,6 +31,9 @@ _KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 _UNSET = {
     (_KUBERNETES_PROVIDER, "kubeconfig"): "not set: the ambient ~/.kube/config or KUBECONFIG",
 }
+# The resource option after a resource's inputs: the engine never diffs these inputs, so a
+# reviewer (and the summary) must not read a change to them as something `pulumi up` does.
+IGNORE_CHANGES = "(option) ignoreChanges"
 
 
 def _is_secret(key: str, value: Any) -> bool:
@@ -63,7 +66,12 @@ def _resource_block(resource: Registration, depth: int) -> list[str]:
     for (type_token, key), note in _UNSET.items():
         if resource.type == type_token and key not in inputs:
             inputs[key] = note
-    return lines + [attribute(key, value, depth + 1) for key, value in sorted(inputs.items())]
+    lines += [attribute(key, value, depth + 1) for key, value in sorted(inputs.items())]
+    if resource.ignore_changes:
+        lines.append(
+            attribute(IGNORE_CHANGES, one_line(sorted(resource.ignore_changes)), depth + 1)
+        )
+    return lines
 
 
 def _tree(resources: list[Registration]) -> list[str]:

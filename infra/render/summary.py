@@ -6,8 +6,12 @@ the program really runs under:
   differs (for a Job: its pod template, which the API server never lets change), plus the
   program's own rule for the ImageCache (`infra.manifests.image_cache`); any other
   difference is an update.
-- Cloud resources: which inputs force a replacement is known only to the provider plugin,
-  so a changed cloud resource counts as an update here; `pulumi preview` has the last word.
+- Cloud resources: a changed input replaces the resource when the installed provider's SDK
+  documents it as doing so (`infra.render.provider_sdk`), and so does an input that refers to
+  a replaced resource's id (the id changes); inputs in the resource's `ignoreChanges` option
+  are no change at all. Any other change is an update. The SDK documents few such inputs
+  (the provider plugin knows them all), so the summary says so whenever it counts an update:
+  `pulumi preview` has the last word.
 - The run: a Job carries its run id (`tftrain.io/run-id`). A new id means the live run is
   stopped and a new one starts in its own directory; the same id on replaced Jobs means the
   run resumes from its checkpoints.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -33,7 +37,10 @@ from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
 from infra.manifests.placement import ECI_USE_SPECS
 from infra.manifests.tensorboard import SLB_ADDRESS_TYPE
+from infra.mock_deploy import preview_id
+from infra.render.cloud import IGNORE_CHANGES
 from infra.render.kubernetes import object_title
+from infra.render.provider_sdk import force_new_arguments, snake
 from infra.render.style import title_of
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -78,9 +85,21 @@ REPLACE_PATHS: dict[str, tuple[str, ...]] = {
     "Secret": ("type", "data", "stringData"),
     IMAGE_CACHE_KIND: IMAGE_CACHE_REPLACES,
 }
-_CLOUD_NOTE = "; whether any is replaced, only `pulumi preview` knows"
+_CLOUD_UPDATE_NOTE = (
+    "  (updates: the installed provider's SDK marks none of their changed inputs as replaced on "
+    "change, but it documents few such inputs; `pulumi preview` has the last word)"
+)
 _COMPONENT_PREFIX = "tftrain:"
 _LOOKUP = "(lookup)"
+
+
+@dataclass
+class CloudResource:
+    """A cloud resource as rendered: its inputs, and the resource option that says which of
+    them the engine never diffs."""
+
+    inputs: dict[str, str] = field(default_factory=dict)  # name: one-line value
+    ignore_changes: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -88,15 +107,15 @@ class Render:
     """The parts of one render the summary reads."""
 
     objects: dict[str, dict[str, Any]]  # Kubernetes objects by title (`Job ns/name`)
-    cloud: dict[str, list[str]]  # cloud resources by title (`type  name`): attribute lines
+    cloud: dict[str, CloudResource]  # cloud resources by title (`type  name`)
 
 
 def parse_render(text: str) -> Render:
     """A render as written by `render_stack` ("" for a stack that does not exist)."""
     documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
     objects = {object_title(doc): doc for doc in documents}
-    cloud: dict[str, list[str]] = {}
-    current: list[str] | None = None
+    cloud: dict[str, CloudResource] = {}
+    current: CloudResource | None = None
     for line in text.splitlines():
         if line == "---":
             break  # the Kubernetes section begins
@@ -108,9 +127,13 @@ def parse_render(text: str) -> Render:
                 and not found.endswith(_LOOKUP)
                 and not found.startswith(_COMPONENT_PREFIX)
             )
-            current = cloud.setdefault(found, []) if is_resource else None
+            current = cloud.setdefault(found, CloudResource()) if is_resource else None
         elif current is not None and line.startswith("# "):
-            current.append(line.lstrip("# "))
+            key, _, value = line.lstrip("# ").partition(": ")
+            if key == IGNORE_CHANGES:
+                current.ignore_changes = frozenset(yaml.safe_load(value))
+            else:
+                current.inputs[key] = value
     return Render(objects=objects, cloud=cloud)
 
 
@@ -138,10 +161,57 @@ def _kind_of_title(title: str) -> str:
     return title.split(" ")[0]
 
 
+def _name_of_title(title: str) -> str:
+    """`nas-fs` of `alicloud:nas/fileSystem:FileSystem  nas-fs`."""
+    return title.split("  ")[1]
+
+
+@dataclass(frozen=True)
+class CloudChange:
+    action: str  # "update" or "replace"
+    replacing: tuple[str, ...]  # the changed inputs the provider marks as replaced on change
+
+
+def _changed_inputs(old: CloudResource, new: CloudResource, replaced: set[str]) -> list[str]:
+    """Inputs that differ, or that refer to a resource being replaced (its new id is another
+    value), leaving out those the engine ignores (the new program's option is what counts)."""
+    ids = [preview_id(name) for name in replaced]
+    changed = []
+    for key in sorted((old.inputs.keys() | new.inputs.keys()) - new.ignore_changes):
+        value = new.inputs.get(key, "")
+        if old.inputs.get(key) != new.inputs.get(key) or any(ref in value for ref in ids):
+            changed.append(key)
+    return changed
+
+
+def cloud_changes(
+    old: dict[str, CloudResource], new: dict[str, CloudResource]
+) -> dict[str, CloudChange]:
+    """What happens to each cloud resource on both sides that changes, by title.
+
+    A replace can make a dependent's input change, which may replace the dependent in turn:
+    repeated until no more resources are replaced (the set only grows, so this ends)."""
+    replaced: set[str] = set()
+    while True:
+        changes = {}
+        for title in sorted(old.keys() & new.keys()):
+            changed = _changed_inputs(old[title], new[title], replaced)
+            if not changed:
+                continue
+            force_new = force_new_arguments(title.split("  ")[0])
+            replacing = tuple(key for key in changed if snake(key) in force_new)
+            changes[title] = CloudChange("replace" if replacing else "update", replacing)
+        now = {_name_of_title(t) for t, change in changes.items() if change.action == "replace"}
+        if now == replaced:
+            return changes
+        replaced = now
+
+
 def _actions(
-    old: dict[str, Any], new: dict[str, Any], action_of: Callable[[Any, Any], str | None]
+    old: dict[str, Any], new: dict[str, Any], action_of: Callable[[str], str | None]
 ) -> dict[str, dict[str, str]]:
-    """{action: {title: kind}} for every title that changes."""
+    """{action: {title: kind}} for every title that changes; `action_of(title)` says what
+    happens to a title on both sides (None: nothing)."""
     found: dict[str, dict[str, str]] = {action: {} for action in ACTIONS}
     for title in sorted(old.keys() | new.keys()):
         if title not in old:
@@ -149,7 +219,7 @@ def _actions(
         elif title not in new:
             action = "delete"
         else:
-            action = action_of(old[title], new[title])
+            action = action_of(title)
         if action:
             found[action][title] = _kind_of_title(title)
     return found
@@ -261,9 +331,9 @@ def _public_endpoints(render: Render) -> set[str]:
         and _at(obj, "spec.type") == "LoadBalancer"
         and (_at(obj, "metadata.annotations") or {}).get(SLB_ADDRESS_TYPE) != "intranet"
     }
-    for title, attributes in render.cloud.items():
+    for title, resource in render.cloud.items():
         kind = _kind_of_title(title)
-        if "slbInternetEnabled: true" in attributes or kind.startswith("Eip"):
+        if resource.inputs.get("slbInternetEnabled") == "true" or kind.startswith("Eip"):
             public.add(title)
     return public
 
@@ -273,14 +343,16 @@ def _gpu_pool_lines(new: Render) -> list[str]:
     least the surplus nodes hold no GPU work (and are billed by the hour)."""
     gpu_pods = sum(1 for gpus in _gpus(new).values() for n in gpus if n)
     lines = []
-    for title, attributes in sorted(new.cloud.items()):
-        if _kind_of_title(title) != "NodePool" or not any(GPU_RESOURCE in a for a in attributes):
+    for title, resource in sorted(new.cloud.items()):
+        inputs = resource.inputs
+        if _kind_of_title(title) != "NodePool" or not any(
+            GPU_RESOURCE in v for v in inputs.values()
+        ):
             continue
-        size = next((a for a in attributes if a.startswith("desiredSize: ")), "")
-        digits = size.removeprefix("desiredSize: ").strip("'")
+        digits = inputs.get("desiredSize", "").strip("'")
         nodes = int(digits) if digits.isdigit() else 0
         if nodes > gpu_pods:
-            name = title.split("  ")[1]
+            name = _name_of_title(title)
             idle = nodes - gpu_pods
             lines.append(
                 f"Idle GPU pool: {name} has {_plural(nodes, 'node')} for "
@@ -289,11 +361,29 @@ def _gpu_pool_lines(new: Render) -> list[str]:
     return lines or ["Idle GPU pool: none"]
 
 
+def _cloud_replace_lines(changes: dict[str, CloudChange]) -> list[str]:
+    """Why each cloud resource is replaced: the changed inputs (a value, or the id of a
+    replaced resource) that its provider marks as replaced on change."""
+    return [
+        f"  {_name_of_title(title)}: the installed provider marks "
+        f"{', '.join(change.replacing)} as replaced on change"
+        for title, change in sorted(changes.items())
+        if change.action == "replace"
+    ]
+
+
 def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name: str) -> str:
     """The consequences of going from `old_text` to `new_text`, one fact per line."""
     old, new = parse_render(old_text), parse_render(new_text)
-    kubernetes = _actions(old.objects, new.objects, kubernetes_action)
-    cloud = _actions(old.cloud, new.cloud, lambda a, b: None if a == b else "update")
+    kubernetes = _actions(
+        old.objects,
+        new.objects,
+        lambda title: kubernetes_action(old.objects[title], new.objects[title]),
+    )
+    changes = cloud_changes(old.cloud, new.cloud)
+    cloud = _actions(
+        old.cloud, new.cloud, lambda title: changes[title].action if title in changes else None
+    )
     changed_jobs = sum(
         1 for action in ACTIONS for kind in kubernetes[action].values() if kind == "Job"
     )
@@ -302,7 +392,9 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         f"Consequences for {stack}, {old_name} → {new_name}:",
         f"Run: {_run_line(old, new, changed_jobs)}",
         f"Kubernetes objects: {_counts(kubernetes)}",
-        f"Cloud resources: {_counts(cloud)}{_CLOUD_NOTE if cloud['update'] else ''}",
+        f"Cloud resources: {_counts(cloud)}",
+        *_cloud_replace_lines(changes),
+        *([_CLOUD_UPDATE_NOTE] if cloud["update"] else []),
         *_gpu_lines(old, new),
         f"New public endpoints: {', '.join(new_public) or 'none'}",
         *_gpu_pool_lines(new),

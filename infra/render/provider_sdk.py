@@ -1,0 +1,92 @@
+"""What the installed pulumi_alicloud SDK documents about a resource's arguments.
+
+The SDK is generated from the provider's schema, and its docstrings carry what the provider
+says about each argument: that it is deprecated (also logged as "<name> is deprecated:"),
+that it is read only at creation ("Only works for **Create** Operation", "cannot be
+modified"), or that changing it makes a new resource ("ForceNew", "recreates the resource").
+The render's summary and the tests read the same text through this module, so both follow
+whichever provider version is installed.
+
+Only what the docstrings state is known here: the SDK leaves the force-new flag out of most
+arguments' text (the provider plugin holds it), so an argument absent from
+`force_new_arguments` may still be replaced on change.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from functools import cache
+
+CREATE_ONLY = re.compile(
+    r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"
+    r"does not support modif|cannot be changed",
+    re.IGNORECASE,
+)
+# A sentence saying a change makes a new resource; `_NEGATED` rules out "will not force a
+# replacement" and "the ForceNew attribute has been removed".
+_FORCE_NEW = re.compile(
+    r"\bForceNew\b|\brecreates? the (?:resource|instance)\b|\bforces? (?:a )?(?:new resource|"
+    r"replacement)\b|\bchanging (?:this|it)\b.*\bcreates? a new resource\b",
+    re.IGNORECASE,
+)
+_NEGATED = re.compile(r"\bnot\b|\bremoved\b|\bno longer\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# `:param <type> name: text`, the text running on over indented lines up to the next
+# `:param` or the docstring's end.
+_PARAM = re.compile(r':param [^\n]*?\]{1,3} (\w+): (.*?)(?=\n\s*:param |\n\s*"""|\Z)', re.DOTALL)
+
+
+def snake(name: str) -> str:
+    """The SDK's argument name of an engine input name: `storageType` → `storage_type`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@cache
+def sdk_source(token: str) -> str:
+    """The SDK module of a type or function token, e.g. alicloud:cs/nodePool:NodePool."""
+    module, member = token.split(":")[1].split("/")
+    package = "pulumi_alicloud" if module == "index" else f"pulumi_alicloud.{module}"
+    return inspect.getsource(importlib.import_module(f"{package}.{snake(member)}"))
+
+
+def argument_docs(source: str) -> dict[str, str]:
+    """The `:param` text of each argument, all its lines (the first, the resource's own
+    arguments class, wins over the state class and the constructor)."""
+    docs: dict[str, str] = {}
+    for name, text in _PARAM.findall(source):
+        docs.setdefault(name, " ".join(text.split()))
+    return docs
+
+
+def deprecated_arguments(source: str) -> set[str]:
+    logged = set(re.findall(r'pulumi\.log\.warn\("""(\w+) is deprecated:', source))
+    documented = {
+        name for name, text in argument_docs(source).items() if "deprecated" in text.lower()
+    }
+    return logged | documented
+
+
+def resource_is_deprecated(source: str, class_name: str) -> bool:
+    return bool(
+        re.search(rf"class {class_name}\(pulumi\.CustomResource\):\s*\n\s*warnings\.warn", source)
+    )
+
+
+def says_force_new(text: str) -> bool:
+    """Whether an argument's documentation states that changing it makes a new resource."""
+    return any(
+        _FORCE_NEW.search(sentence) and not _NEGATED.search(sentence)
+        for sentence in _SENTENCE_END.split(text)
+    )
+
+
+@cache
+def force_new_arguments(token: str) -> frozenset[str]:
+    """The arguments (SDK names) of resource type `token` documented as replaced on change;
+    none for a type outside the alicloud SDK."""
+    if not token.startswith("alicloud:"):
+        return frozenset()
+    docs = argument_docs(sdk_source(token))
+    return frozenset(name for name, text in docs.items() if says_force_new(text))
