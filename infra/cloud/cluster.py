@@ -18,7 +18,9 @@ from pulumi_alicloud import ram as ramsdk
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
 from infra.cluster_facts import SPOT_NODE_LABEL
-from infra.config import LATEST_VERSION, PROJECT, ClusterConfig, NodePoolConfig
+from infra.config import PROJECT
+from infra.config.model import ClusterConfig, NodePoolConfig
+from infra.config.types import LATEST_VERSION
 
 # Nodes of the GPU pool carry this label and taint. Manifests give GPU replicas the matching
 # nodeSelector and toleration; everything else (ps, chief, TensorBoard) stays off the GPUs.
@@ -217,12 +219,12 @@ def _spot_gpu_pool(
     autoscaler: Sequence[pulumi.Resource],
 ) -> cs.NodePool:
     """The GPU pool's spot twin: same instance types, scales from 0 to
-    `spot_gpu_pool_max_size`, labelled and tainted so that only `spot` groups land there."""
+    `spotGpuPool.maxSize`, labelled and tainted so that only `spot` groups land there."""
     pool = NodePoolConfig(
         instance_types=config.gpu_pool.instance_types,
         size=0,
         min_size=0,
-        max_size=config.spot_gpu_pool_max_size,
+        max_size=config.spot_gpu_pool.max_size,
         disk_size=config.gpu_pool.disk_size,
     )
     key, value = SPOT_NODE_LABEL
@@ -316,7 +318,7 @@ class AckCluster(pulumi.ComponentResource):
         # Autoscaling pools need the autoscaler configured before they are created.
         autoscaler = (
             [_autoscaling_config(f"{name}-autoscaler", cluster, self)]
-            if config.spot_gpu_pool_max_size or any(pool.max_size > 0 for _, pool, _ in pools)
+            if config.spot_gpu_pool.max_size or any(pool.max_size > 0 for _, pool, _ in pools)
             else []
         )
         # The pools wait for the cluster through their cluster_id input.
@@ -335,7 +337,7 @@ class AckCluster(pulumi.ComponentResource):
             for kind, pool, placement in pools
         ]
 
-        if config.spot_gpu_pool_max_size:
+        if config.spot_gpu_pool.max_size:
             self.node_pools.append(
                 _spot_gpu_pool(name, cluster, network, config, tags, self, autoscaler)
             )

@@ -9,7 +9,7 @@ from pulumi_alicloud import nas
 
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
-from infra.config import StorageConfig
+from infra.config.model import StorageConfig
 
 # General-purpose NAS: pay per GiB used, no capacity to size up front (extreme NAS needs one).
 FILE_SYSTEM_TYPE = "standard"

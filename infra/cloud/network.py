@@ -14,7 +14,8 @@ import pulumi
 from pulumi_alicloud import ecs, vpc
 
 from infra.cloud.naming import physical_name, resource_tags
-from infra.config import PROJECT, NetworkConfig
+from infra.config import PROJECT
+from infra.config.model import NetworkConfig
 
 # Pay-by-traffic EIP: a training stack pulls images in bursts and is idle otherwise, so a
 # per-GB price beats a fixed bandwidth. The bandwidth is only a cap (1-200 Mbit/s allowed).

@@ -1,15 +1,14 @@
-"""The typed, validated model of one stack's configuration.
+"""The stack config, read the same way by the Pulumi program, the render and the launcher.
 
-Built from a plain dict (the `tftrain:` keys of a stack, prefix removed), so the Pulumi
-program, the offline render and the local launcher all read a stack the same way. Every
-problem is reported at once, each naming the key as a user would type it for
-`pulumi config set --path`, the value found and what is allowed; a stack that fails here
-creates nothing.
-
-- `model`: the sections and their keys (pydantic dataclasses); `types`: what each key accepts;
-- `rules`: rules between keys; `errors`: pydantic's errors worded as a user would fix them.
-Stack files are read by `infra.stack_file` (YAML 1.2, as the Pulumi engine reads them), which
-also defines ConfigError; `infra.config_schema` writes their JSON Schema for editors.
+Top to bottom, a stack's `tftrain:` keys go through:
+1. read: `infra.stack_file` reads the stack file as the Pulumi engine does (YAML 1.2, no
+   duplicate keys) and defines ConfigError; the program gets the same dict from Pulumi;
+2. validate per key: `model` (its sections, one line per key; `types` says what each key
+   accepts), with pydantic's errors worded by `errors` as a user would fix them;
+3. cross-key rules: `rules`, what Kubernetes, the cloud or the trainer would refuse later;
+4. normalised run id: a digest of the validated values, so equal configs share their runs.
+Every problem is reported at once, by the key as typed for `pulumi config set --path`; a
+stack that fails creates nothing. `infra.config_schema` writes the JSON Schema for editors.
 """
 
 from __future__ import annotations
@@ -24,34 +23,45 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from infra.config.errors import describe
-from infra.config.model import (
-    ClusterConfig,
-    Hyperparams,
-    JobConfig,
-    NetworkConfig,
-    NodePoolConfig,
-    ReplicaGroup,
-    StackConfig,
-    StorageConfig,
-    TensorBoardConfig,
-)
+from infra.config.model import StackConfig
 from infra.config.rules import check_rules
-from infra.config.types import LATEST_VERSION
-from infra.stack_file import PROJECT, ConfigError, StackFile, read_stack, strip_project_prefix
+from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
-# fmt: off
-__all__ = [
-    "KUBECONFIG_KEY", "LATEST_VERSION", "PROJECT", "ClusterConfig", "ConfigError", "Hyperparams",
-    "JobConfig", "NetworkConfig", "NodePoolConfig", "ReplicaGroup", "StackConfig", "StackFile",
-    "StorageConfig", "TensorBoardConfig", "derive_run_id", "load_stack", "load_stack_file",
-    "parse_config", "read_stack", "read_stack_entries", "read_stack_file",
-    "settings_fingerprint", "stack_file", "strip_project_prefix",
-]
-# fmt: on
+# The stack file's names every reader of a stack needs; the sections are in `model`.
+__all__ = ["PROJECT", "strip_project_prefix"]
 
 _STACK = TypeAdapter(StackConfig)
 # A secret the program reads itself (`infra.program`); never part of the model.
 KUBECONFIG_KEY = "kubeconfig"
+
+
+def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
+    directory = stacks_dir or Path(__file__).resolve().parents[2] / "stacks"
+    return directory / f"Pulumi.{stack}.yaml"
+
+
+def read_stack_entries(path: Path) -> dict[str, Any]:
+    """Every config entry of a stack file, all namespaces (`alicloud:region` too), as written."""
+    return read_stack(path).entries
+
+
+def read_stack_file(path: Path) -> dict[str, Any]:
+    """The `tftrain:` config of a stack file, as the Pulumi engine would hand it over."""
+    return read_stack(path).config
+
+
+def load_stack(stack: str, stacks_dir: Path | None = None) -> StackConfig:
+    """Read and validate `stacks/Pulumi.<stack>.yaml` (the offline targets' entry point)."""
+    return load_stack_file(stack_file(stack, stacks_dir))
+
+
+def load_stack_file(path: Path) -> StackConfig:
+    """Read and validate a stack file; each problem also names its line in the file."""
+    stack = read_stack(path)
+    try:
+        return parse_config(stack.config)
+    except ConfigError as error:
+        raise stack.locate(error) from None
 
 
 def _without_nulls(value: Any) -> Any:
@@ -61,7 +71,8 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def _validate(raw: Mapping[str, Any]) -> StackConfig:
+def parse_config(raw: Mapping[str, Any]) -> StackConfig:
+    """Validate a stack's `tftrain:` config (prefix removed) into a StackConfig."""
     data = _without_nulls(raw)
     if isinstance(data, dict):
         data.pop(KUBECONFIG_KEY, None)
@@ -72,13 +83,14 @@ def _validate(raw: Mapping[str, Any]) -> StackConfig:
     problems = check_rules(stack)
     if problems:
         raise ConfigError(problems)
-    return stack
+    if stack.job.run_id:
+        return stack
+    return replace(stack, job=replace(stack.job, run_id=settings_fingerprint(stack)))
 
 
 def settings_fingerprint(stack: StackConfig) -> str:
-    """A digest of what the training computes and runs, from the validated values: so 20 and
-    20.0, a default written out or left out, `auto` or the strategy it resolves to, the stack's
-    `image` or the same image per group, all give the same run id."""
+    """A digest of what the training computes, from the validated values: 20 or 20.0, a default
+    written out or not, `auto` or what it resolves to, one `image` or the same per group agree."""
     job = stack.job
     relevant = {
         "job": {"command": job.command, "args": job.args, "dataDir": job.data_dir},
@@ -99,42 +111,5 @@ def settings_fingerprint(stack: StackConfig) -> str:
 
 
 def derive_run_id(raw: Mapping[str, Any]) -> str:
-    """The run id a stack's config gets when `job.runId` is not set (validated first)."""
-    return settings_fingerprint(_validate(raw))
-
-
-def parse_config(raw: Mapping[str, Any]) -> StackConfig:
-    """Validate a stack's `tftrain:` config (prefix removed) into a StackConfig."""
-    stack = _validate(raw)
-    if stack.job.run_id:
-        return stack
-    return replace(stack, job=replace(stack.job, run_id=settings_fingerprint(stack)))
-
-
-def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
-    directory = stacks_dir or Path(__file__).resolve().parents[2] / "stacks"
-    return directory / f"Pulumi.{stack}.yaml"
-
-
-def read_stack_entries(path: Path) -> dict[str, Any]:
-    """Every config entry of a stack file, all namespaces (`alicloud:region` too), as written."""
-    return read_stack(path).entries
-
-
-def read_stack_file(path: Path) -> dict[str, Any]:
-    """The `tftrain:` config of a stack file, as the Pulumi engine would hand it over."""
-    return read_stack(path).config
-
-
-def load_stack_file(path: Path) -> StackConfig:
-    """Read and validate a stack file; each problem also names its line in the file."""
-    stack = read_stack(path)
-    try:
-        return parse_config(stack.config)
-    except ConfigError as error:
-        raise stack.locate(error) from None
-
-
-def load_stack(stack: str, stacks_dir: Path | None = None) -> StackConfig:
-    """Read and validate `stacks/Pulumi.<stack>.yaml` (the offline targets' entry point)."""
-    return load_stack_file(stack_file(stack, stacks_dir))
+    """The run id a stack's config gets when `job.runId` is not set."""
+    return settings_fingerprint(parse_config(raw))

@@ -22,7 +22,6 @@ from infra.config import types as t
 _KEYS = ConfigDict(
     extra="forbid",
     alias_generator=to_camel,
-    validate_by_alias=True,
     validate_by_name=True,
     field_title_generator=lambda name, _: to_camel(name),
 )
@@ -41,7 +40,7 @@ class JobConfig:
     # a failed replica still gets a new pod, up to backoffLimit.
     restart_policy: Literal["Never"] = "Never"
     backoff_limit: t.integer(0, 100) = 3
-    ttl_seconds_after_finished: t.Int32 = 86400
+    ttl_seconds_after_finished: t.integer(0, t.INT32_MAX) = 86400
     active_deadline_seconds: t.integer(1, t.INT32_MAX) | None = Field(
         None, description="unset (no deadline) or an integer from 1 to 2147483647"
     )
@@ -94,8 +93,8 @@ class Hyperparams:
     batch_size: t.integer(1, 65536) = 128
     learning_rate: t.LearningRate = 0.003
     strategy: Literal["auto", "parameter_server", "multi_worker_mirrored"] = "auto"
-    checkpoint_steps: t.Steps = 500
-    log_steps: t.Steps = 100
+    checkpoint_steps: t.integer(1, t.INT32_MAX) = 500
+    log_steps: t.integer(1, t.INT32_MAX) = 100
     steps_per_execution: t.integer(1, 1000) = 50
     max_steps: t.integer(0, t.INT32_MAX) = 0
     # >= 2: a damaged newest checkpoint must always have a predecessor to resume from.
@@ -167,10 +166,6 @@ class ClusterConfig:
     eci_gpu_spec: t.EciSpec = ""
     image_cache: t.Bool = False  # true when kind is ask
     image_cache_size: t.integer(20, 2048) = 40
-
-    @property
-    def spot_gpu_pool_max_size(self) -> int:
-        return self.spot_gpu_pool.max_size
 
 
 @section

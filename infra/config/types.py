@@ -1,4 +1,4 @@
-"""What each stack config key accepts, as `Annotated` types: one line per field in the model.
+"""What each stack config key accepts, as `Annotated` types: one per key of the model.
 
 A type's description completes "must be ..." in the error a user reads and is the key's
 description in the JSON Schema. Coercions are only those the Pulumi engine needs: it hands
@@ -19,25 +19,27 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from infra.image_ref import FORMAT as IMAGE_REFERENCE_FORMAT
 from infra.image_ref import ImageReferenceError, parse_image_reference
 
-# Kubernetes' own limits: RFC 1123 labels (namespaces), RFC 1035 labels (Services).
+# Kubernetes' own limits: RFC 1123 labels (namespaces), label names and prefixes.
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-SERVICE_NAME = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+_LABEL_NAME = r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_LABEL_PREFIX = r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/"
+_ECS_TYPE = r"ecs\.[a-z0-9][a-z0-9.-]*"
 INT32_MAX = 2**31 - 1
 # Replica names are `<job>-<type>-<index>`: the longest type ("evaluator") and a three-digit
 # index must still fit the 63 characters of a Service name.
 MAX_JOB_NAME = 63 - len("-evaluator-999")
-_LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
 _FACTORS = {"": 1, "m": 1e-3} | {s: 1000.0 ** (i + 1) for i, s in enumerate("kMGTPE")}
 _FACTORS |= {f"{s}i": 1024.0 ** (i + 1) for i, s in enumerate("KMGTPE")}
+_BYTES = (None, *(suffix for suffix in _FACTORS if suffix not in ("", "m")))
 # The stack creates its namespace: one every cluster already has would fail mid-deploy.
 _RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # A volume must not hide the root, /tmp (the pods' scratch emptyDir) or system trees.
 _SYSTEM_DIRS = ("/", "/tmp", "/proc", "/sys", "/dev", "/etc", "/usr", "/bin", "/sbin", "/lib")
+_SCRATCH = ("/tmp/", "/proc/", "/sys/", "/dev/")  # nor anything under these
 
 
-def not_bool(value: Any) -> Any:
+def _not_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("a number, not true or false")
     return value
@@ -60,7 +62,7 @@ def _number_as_text(value: Any) -> Any:
 
 def integer(low: int, high: int) -> Any:
     bounds = f"an integer from {low} to {high}"
-    return Annotated[int, Field(ge=low, le=high, description=bounds), BeforeValidator(not_bool)]
+    return Annotated[int, Field(ge=low, le=high, description=bounds), BeforeValidator(_not_bool)]
 
 
 def text(pattern: str, allowed: str, max_length: int | None = None) -> Any:
@@ -83,14 +85,6 @@ def _amount(value: str, suffixes: tuple[str | None, ...], minimum: float) -> boo
     return float(match.group(1)) * _FACTORS[match.group(2) or ""] >= minimum
 
 
-def is_image_reference(value: str) -> bool:
-    try:
-        parse_image_reference(value)
-    except ImageReferenceError:
-        return False
-    return True
-
-
 def _image(value: str) -> str:
     if value:
         try:
@@ -101,13 +95,19 @@ def _image(value: str) -> str:
     return value
 
 
+def is_image_reference(value: str) -> bool:
+    try:
+        return bool(_image(value))
+    except ValueError:
+        return False
+
+
 def _absolute(value: str) -> bool:
     return value.startswith("/") and "//" not in value and posixpath.normpath(value) == value
 
 
 def _mount_ok(value: str) -> bool:
-    inside = ("/tmp/", "/proc/", "/sys/", "/dev/")
-    return _absolute(value) and value not in _SYSTEM_DIRS and not value.startswith(inside)
+    return _absolute(value) and value not in _SYSTEM_DIRS and not value.startswith(_SCRATCH)
 
 
 def _ipv4_block(value: str) -> bool:
@@ -117,79 +117,53 @@ def _ipv4_block(value: str) -> bool:
         return False
 
 
-def _label_key_ok(key: str) -> bool:
-    prefix, _, name = key.rpartition("/")
-    prefix_ok = not prefix or (len(prefix) <= 253 and bool(_LABEL_PREFIX.fullmatch(prefix)))
-    return prefix_ok and len(name) <= 63 and bool(_LABEL_NAME.fullmatch(name))
-
-
-_LABEL = (
-    "a Kubernetes label: key [prefix/]name and value of at most 63 characters, "
-    "alphanumeric with - _ . inside"
-)
-_LabelValue = checked(
-    lambda v: v == "" or (len(v) <= 63 and bool(_LABEL_NAME.fullmatch(v))), _LABEL
-)
-_BYTE_SUFFIXES = (None, *(suffix for suffix in _FACTORS if suffix not in ("", "m")))
+_AS_TEXT = BeforeValidator(_number_as_text, json_schema_input_type=str | float)
 _CPU = "a positive Kubernetes quantity of CPU such as 500m, 1 or 2.5"
 _MEMORY = "a positive Kubernetes quantity of memory such as 512Mi or 4Gi (at least 64Mi)"
-_AS_TEXT = BeforeValidator(_number_as_text, json_schema_input_type=str | float)
+_IMAGE = f"an image reference {IMAGE_REFERENCE_FORMAT}"
+_NAMESPACE = "a DNS label of at most 63 characters, not default or kube-* (every cluster has them)"
+_LABEL = "a Kubernetes label: [prefix/]name and value of at most 63 alphanumerics and - _ ."
 
-Int32 = integer(0, INT32_MAX)
 Bool = Annotated[bool, BeforeValidator(_bool), Field(description="true or false")]
 Cpu = Annotated[checked(lambda v: _amount(v, (None, "m"), 0.001), _CPU), _AS_TEXT]
-Memory = Annotated[checked(lambda v: _amount(v, _BYTE_SUFFIXES, 64 * 2**20), _MEMORY), _AS_TEXT]
-_IMAGE = f"an image reference {IMAGE_REFERENCE_FORMAT}"
+Memory = Annotated[checked(lambda v: _amount(v, _BYTES, 64 * 2**20), _MEMORY), _AS_TEXT]
 Image = Annotated[str, Field(description=_IMAGE), AfterValidator(_image)]
 AbsolutePath = checked(_absolute, "an absolute, normalised path such as /data (no //, . or ..)")
-MountPath = checked(
-    _mount_ok, "an absolute, normalised path outside /tmp (the pods' scratch), / and system dirs"
-)
+MountPath = checked(_mount_ok, "an absolute, normalised path outside /tmp, / and system dirs")
 Ipv4Cidr = checked(_ipv4_block, "an IPv4 CIDR block such as 192.168.0.0/16")
 # Who may reach a public endpoint: a prefix written out, so a bare address is not taken for /32.
 SourceRange = checked(
     lambda v: "/" in v and _ipv4_block(v), "an IPv4 CIDR block such as 203.0.113.0/24"
 )
-_NAMESPACE = "a DNS label of at most 63 characters, not default or kube-* (every cluster has them)"
 Namespace = checked(
     lambda v: not v.startswith("kube-") and v not in _RESERVED_NAMESPACES,
     _NAMESPACE,
     text(DNS_LABEL, _NAMESPACE, 63),
 )
-NonBlank = text(r"^\S(.*\S)?$", "a non-blank string")
 Labels = Annotated[
-    dict[checked(_label_key_ok, _LABEL), _LabelValue],
-    Field(
-        min_length=1, description="a non-empty mapping of Kubernetes labels, e.g. {train: mnist}"
-    ),
+    dict[text(f"^({_LABEL_PREFIX})?{_LABEL_NAME}$", _LABEL), text(f"^({_LABEL_NAME})?$", _LABEL)],
+    Field(min_length=1, description=f"a non-empty mapping (e.g. train: mnist), each {_LABEL}"),
 ]
-
-# Keys with a format of their own.
 JobName = text(
-    SERVICE_NAME,
+    r"^[a-z]([-a-z0-9]*[a-z0-9])?$",  # a Service name (RFC 1035): starts with a letter
     f"a DNS label starting with a letter, of at most {MAX_JOB_NAME} characters",
     MAX_JOB_NAME,
 )
-RunId = text(
-    f"^$|{DNS_LABEL}", "empty (derived from the config) or a DNS label such as lr-0-01", 63
-)
+RunId = text(f"^$|{DNS_LABEL}", "empty (derived) or a DNS label such as lr-0-01", 63)
 Command = Annotated[
-    tuple[NonBlank, ...], Field(min_length=1, description="a non-empty list of non-blank strings")
+    tuple[text(r"^\S(.*\S)?$", "a non-blank string"), ...],
+    Field(min_length=1, description="a non-empty list of non-blank strings"),
 ]
-DataDir = checked(
-    lambda v: v == "" or _absolute(v), "empty (the trainer's bundled MNIST) or an absolute path"
-)
+DataDir = checked(lambda v: not v or _absolute(v), "empty (bundled MNIST) or an absolute path")
 LearningRate = Annotated[
     float,
     Field(gt=0, lt=10, allow_inf_nan=False, description="a number > 0 and < 10"),
-    BeforeValidator(not_bool),
+    BeforeValidator(_not_bool),
 ]
-Steps = integer(1, INT32_MAX)
 StorageSize = text(r"^[1-9][0-9]*(Mi|Gi|Ti)$", "a size in Mi, Gi or Ti such as 5Gi")
 Host = text(r"^$|^[A-Za-z0-9][-A-Za-z0-9.:]*$", "empty or a host name or IP address")
-InstanceType = text(r"^ecs\.[a-z0-9][a-z0-9.-]*$", "an ECS instance type such as ecs.g7.xlarge")
 InstanceTypes = Annotated[
-    tuple[InstanceType, ...],
+    tuple[text(f"^{_ECS_TYPE}$", "an ECS instance type such as ecs.g7.xlarge"), ...],
     Field(min_length=1, description="a non-empty list of ECS instance types"),
 ]
 ClusterName = text(f"^$|{DNS_LABEL}", "empty (derived) or a DNS label", 63)
@@ -200,10 +174,7 @@ AckVersion = text(
     f"{LATEST_VERSION} (the newest ACK offers at creation, then kept) or a version such as "
     "1.34.1-aliyun.1",
 )
-EciSpec = text(
-    r"^$|^ecs\.[a-z0-9][a-z0-9.-]*$",
-    "empty or an ECS GPU instance type such as ecs.gn6i-c4g1.xlarge",
-)
+EciSpec = text(f"^$|^{_ECS_TYPE}$", "empty or an ECS GPU type such as ecs.gn6i-c4g1.xlarge")
 VpcId = text(r"^$|^vpc-[a-z0-9]+$", "empty or a VPC id vpc-...")
 VswitchId = text(r"^$|^vsw-[a-z0-9]+$", "empty or a vSwitch id vsw-...")
 ZoneId = text(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.cluster_facts import ClusterFacts
-from infra.config import ReplicaGroup, StackConfig
+from infra.config.model import ReplicaGroup, StackConfig
 from infra.lifecycle import supervision
 from infra.manifests.common import (
     JOB_LABEL,
