@@ -96,6 +96,10 @@ def check_rules(stack: StackConfig) -> list[str]:
         rule(pool.max_size == 0 or pool.max_size >= max(pool.min_size, 1),
              f"cluster.{name}.maxSize", pool.max_size,
              "0 (fixed size) or >= minSize and >= 1 (autoscaling)")
+        # Either a fixed size or a range: the provider would ignore one of them silently.
+        rule(not (pool.size and pool.max_size), f"cluster.{name}.size", pool.size,
+             "0 when maxSize > 0 (an autoscaling pool has no fixed size; unset maxSize or "
+             "set it to 0 for a fixed pool)")
     rule(cluster.kind != "ack" or cluster.cpu_pool.size or cluster.cpu_pool.max_size,
          "cluster.cpuPool.size", cluster.cpu_pool.size,
          "> 0 (or maxSize > 0): ps and TensorBoard run on the CPU pool")
