@@ -401,7 +401,8 @@ def run_once(setup: Setup, round_: int, output_dir: Path, batch_size: int, timeo
         arrived, run.trainer_total_s = first_match(lines, _TOTAL_TIME)
         run.wall_s = round(arrived, 2)
         run.examples_per_sec = first_match(lines, _EXAMPLES_PER_SEC)[1]
-        run.accuracy_line_s, run.test_accuracy = first_match(lines, _TEST_ACCURACY)
+        accuracy_at, run.test_accuracy = first_match(lines, _TEST_ACCURACY)
+        run.accuracy_line_s = round(accuracy_at, 2)
         run.first_progress_s = round(first_match(lines, _STEP)[0], 2)
         run.examples_trained = int(last_match(lines, _STEP)) * batch_size
     return run

@@ -10,7 +10,7 @@ render; this module adds the tests' fake cloud, which answers with plausible com
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,12 @@ from infra.mock_deploy import Recorded, Registration
 
 __all__ = [
     "FAKE_KUBECONFIG",
+    "MOCK_OFFERED_K8S_VERSIONS",
     "PlausibleCloud",
     "Recorded",
     "Registration",
     "all_stacks",
+    "kubernetes_versions_result",
     "run_program",
     "stack_config_map",
 ]
@@ -47,6 +49,8 @@ MOCK_ZONE = "cn-hangzhou-i"
 MOCK_INTRANET_API = "https://192.168.0.7:6443"
 # The version ACK picks when a cluster is created without one.
 MOCK_DEFAULT_K8S_VERSION = "1.34.1-aliyun.1"
+# The versions ACK offers new clusters (cs.get_kubernetes_version), newest first.
+MOCK_OFFERED_K8S_VERSIONS = ("1.35.1-aliyun.1", MOCK_DEFAULT_K8S_VERSION, "1.33.3-aliyun.1")
 MOCK_ROLES = ("AliyunCSManagedAutoScalerRole", "AliyunCSDefaultRole")
 MOCK_LB_IP = "192.168.10.20"
 
@@ -92,6 +96,8 @@ def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
         }
     if token == "alicloud:ram/getRoles:getRoles":
         return {"id": "roles", "ids": list(MOCK_ROLES), "names": list(MOCK_ROLES), "roles": []}
+    if token == "alicloud:cs/getKubernetesVersion:getKubernetesVersion":
+        return kubernetes_versions_result(args, MOCK_OFFERED_K8S_VERSIONS)
     if token.endswith("getServerlessKubernetesClusters:getServerlessKubernetesClusters"):
         connection = {
             "apiServerIntranet": MOCK_INTRANET_API,
@@ -108,6 +114,17 @@ def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
         zone = {"id": MOCK_ZONE, "zoneId": MOCK_ZONE, "localName": MOCK_ZONE}
         return {"id": "zones", "ids": [MOCK_ZONE], "zones": [zone]}
     return {}
+
+
+def kubernetes_versions_result(args: Mapping[str, Any], offered: Sequence[str]) -> dict[str, Any]:
+    """What the version data source answers: one metadata entry per offered version."""
+    runtime = {"name": "containerd", "version": "1.6.28"}
+    return {
+        "id": "versions",
+        "clusterType": args.get("clusterType"),
+        "profile": args.get("profile"),
+        "metadatas": [{"version": version, "runtimes": [runtime]} for version in offered],
+    }
 
 
 class PlausibleCloud:

@@ -33,10 +33,24 @@ CASES: dict[str, Bad] = {
     "negative-workers": Bad(
         {**BASE, "worker": {"number": -1}}, "tftrain:worker.number", "an integer from 0 to 1000"
     ),
-    "gpus-on-cpu-only-ack": Bad(
-        {**ACK, "worker": {"gpuCount": 1}},
+    "gpus-on-an-ack-without-gpu-pool": Bad(
+        # An explicit maxSize 0 and no size: the GPU pool is turned off.
+        {
+            **ACK,
+            "cluster": {**ACK["cluster"], "gpuPool": {"maxSize": 0}},
+            "worker": {"gpuCount": 1},
+        },
         "tftrain:worker.gpuCount",
         "0 while cluster.gpuPool has size 0",
+    ),
+    "gpu-pool-both-fixed-and-autoscaling": Bad(
+        {
+            **ACK,
+            "cluster": {**ACK["cluster"], "gpuPool": {"size": 1, "maxSize": 2}},
+            "worker": {"gpuCount": 1},
+        },
+        "tftrain:cluster.gpuPool.size",
+        "0 when maxSize > 0 (an autoscaling pool has no fixed size",
     ),
     "unknown-cluster-kind": Bad(
         {**BASE, "cluster": {"kind": "gke"}}, "tftrain:cluster.kind", "one of existing, ack, ask"
@@ -50,7 +64,7 @@ CASES: dict[str, Bad] = {
     "unknown-kubernetes-version": Bad(
         {**BASE, "cluster": {"kubernetesVersion": "newest"}},
         "tftrain:cluster.kubernetesVersion",
-        "latest (the newest ACK offers at creation, then kept) or a version such as",
+        "latest (the newest ACK offers at creation, then kept) or a version ACK offers",
     ),
     "unknown-network-plugin": Bad(
         {**BASE, "cluster": {"networkPlugin": "calico"}},

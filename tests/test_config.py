@@ -120,3 +120,53 @@ def test_chart_example_stack_matches_the_seed_values() -> None:
     assert (hyper.epochs, hyper.batch_size, hyper.learning_rate) == (100, 20, 0.001)
     assert config.storage.pv_labels == {"train": "mnist"}
     assert (config.storage.size, config.storage.mount_path) == ("5Gi", "/data")
+
+
+ACK_GPU_WORKERS = {
+    **MINIMAL,
+    "cluster": {"kind": "ack"},
+    "network": {"zoneId": "cn-hangzhou-i"},
+    "worker": {"number": 3, "gpuCount": 1},
+}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "size", "min_size", "max_size"),
+    [
+        # Default: a range from 0 to one node per GPU replica (a pod runs on one node).
+        ({}, 0, 0, 3),
+        ({"chief": {"gpuCount": 1}}, 0, 0, 4),
+        # Warm nodes asked for: the range still covers every replica, and minSize.
+        ({"cluster": {"kind": "ack", "gpuPool": {"minSize": 1}}}, 0, 1, 3),
+        ({"cluster": {"kind": "ack", "gpuPool": {"minSize": 5}}}, 0, 5, 5),
+        # An explicit maxSize wins; an explicit size alone is a fixed pool.
+        ({"cluster": {"kind": "ack", "gpuPool": {"maxSize": 8}}}, 0, 0, 8),
+        ({"cluster": {"kind": "ack", "gpuPool": {"size": 2}}}, 2, 0, 0),
+        # Spot replicas are the spot GPU pool's: none left for this one.
+        (
+            {
+                "cluster": {"kind": "ack", "spotGpuPool": {"maxSize": 3}},
+                "worker": {"number": 3, "gpuCount": 1, "spot": True},
+            },
+            0,
+            0,
+            0,
+        ),
+    ],
+)
+def test_an_ack_gpu_pool_autoscales_from_zero_unless_a_fixed_size_is_asked_for(
+    overrides: dict, size: int, min_size: int, max_size: int
+) -> None:
+    pool = parse_config({**ACK_GPU_WORKERS, **overrides}).cluster.gpu_pool
+
+    assert (pool.size, pool.min_size, pool.max_size) == (size, min_size, max_size)
+
+
+@pytest.mark.parametrize("kind", ["ask", "existing"])
+def test_no_gpu_pool_range_where_there_is_no_gpu_pool(kind: str) -> None:
+    raw = {**ACK_GPU_WORKERS, "cluster": {"kind": kind, "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"}}
+    if kind == "existing":
+        raw = {key: value for key, value in raw.items() if key != "network"}
+        raw["cluster"] = {"kind": kind}
+
+    assert parse_config(raw).cluster.gpu_pool.max_size == 0

@@ -15,12 +15,12 @@ import yaml
 from pulumi_alicloud import cs
 from pulumi_alicloud import ram as ramsdk
 
+from infra.cloud.kubernetes_version import cluster_version
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
 from infra.cluster_facts import SPOT_NODE_LABEL
 from infra.config import PROJECT
 from infra.config.model import ClusterConfig, NodePoolConfig
-from infra.config.types import LATEST_VERSION
 
 # Nodes of the GPU pool carry this label and taint. Manifests give GPU replicas the matching
 # nodeSelector and toleration; everything else (ps, chief, TensorBoard) stays off the GPUs.
@@ -92,14 +92,6 @@ def created_only(key: str, wanted: bool) -> Callable[[bool | None], bool]:
 def needs_pod_vswitch(config: ClusterConfig) -> bool:
     """Whether the cluster's pods take addresses from a pod vSwitch (ACK with Terway)."""
     return config.kind == "ack" and config.network_plugin == "terway"
-
-
-def kubernetes_version(config: ClusterConfig) -> str | None:
-    """The `version` argument: none for `latest`, so ACK creates the cluster on the newest
-    version it offers then, and later runs leave it there (the argument is optional+computed:
-    an unset version never diffs, so a new ACK release upgrades nothing). An explicit version
-    is created, or upgraded to when raised."""
-    return None if config.kubernetes_version == LATEST_VERSION else config.kubernetes_version
 
 
 def _with_server(kubeconfig: str, server: str) -> str:
@@ -278,7 +270,7 @@ class AckCluster(pulumi.ComponentResource):
             f"{name}-ack",
             name=config.name or physical_name(name),
             cluster_spec=CLUSTER_SPEC,
-            version=kubernetes_version(config),
+            version=cluster_version(config, self),
             # Control-plane vSwitches (`worker_vswitch_ids` is deprecated in the 4.x
             # provider); the nodes' vSwitches are set per node pool below.
             vswitch_ids=[network.vswitch_id],
@@ -392,7 +384,7 @@ class AskCluster(pulumi.ComponentResource):
             f"{name}-ask",
             name=config.name or physical_name(name),
             cluster_spec=CLUSTER_SPEC,
-            version=kubernetes_version(config),
+            version=cluster_version(config, self),
             vpc_id=network.vpc_id,
             vswitch_ids=[network.vswitch_id],
             service_cidr=network.config.service_cidr,

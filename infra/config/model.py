@@ -9,6 +9,7 @@ key: add its line here, a row to README's config table, and a rule if it has one
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import partial
 from typing import Any, ClassVar, Literal
 
@@ -137,7 +138,19 @@ class NodePoolConfig:
 
 @section
 class GpuPoolConfig(NodePoolConfig):
+    """ACK's GPU pool: autoscaled from 0 nodes unless size is set, so idle GPUs cost nothing."""
+
+    # An unset maxSize is derived by StackConfig (never None once validated): one node per
+    # GPU replica that is not spot, the most the job can use since a pod runs on one node. A
+    # smaller cap could leave a gang-scheduled job waiting forever for its last replicas.
     instance_types: t.InstanceTypes = ("ecs.gn6i-c4g1.xlarge",)
+    max_size: t.integer(0, 1000) | None = Field(
+        None,
+        description=(
+            "unset (ack: one node per GPU replica that is not spot, autoscaled from minSize; "
+            "0 when size is set) or an integer from 0 to 1000"
+        ),
+    )
 
 
 @section
@@ -220,6 +233,19 @@ class StackConfig:
         storage_kind = "hostPath" if kind == "existing" else "nas"
         data["storage"] = _default(data.get("storage"), "kind", storage_kind)
         return data
+
+    @model_validator(mode="after")
+    def _gpu_pool_range_follows_the_replicas(self) -> StackConfig:
+        pool = self.cluster.gpu_pool
+        if pool.max_size is not None:
+            return self
+        derived = 0
+        if self.cluster.kind == "ack" and not pool.size:
+            # Spot replicas are served by the spot GPU pool, not this one.
+            on_demand = sum(g.number for g in self.replica_groups if g.gpu_count and not g.spot)
+            derived = max(on_demand, pool.min_size) if on_demand else 0
+        cluster = replace(self.cluster, gpu_pool=replace(pool, max_size=derived))
+        return replace(self, cluster=cluster)
 
     @property
     def replica_groups(self) -> tuple[ReplicaGroup, ...]:

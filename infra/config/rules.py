@@ -103,6 +103,10 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
         node_pool = getattr(cluster, to_snake(name))
         if 0 < node_pool.max_size < node_pool.min_size:
             yield f"cluster.{name}.maxSize", "0 (fixed size) or >= minSize (autoscaling)"
+        # Either a fixed size or a range: the provider would ignore one of them silently.
+        if node_pool.size and node_pool.max_size:
+            allowed = "0 when maxSize > 0 (an autoscaling pool has no fixed size)"
+            yield f"cluster.{name}.size", allowed
     if cluster.kind == "ack" and not (cluster.cpu_pool.size or cluster.cpu_pool.max_size):
         yield "cluster.cpuPool.size", "> 0 (or maxSize > 0): ps and TensorBoard run on the CPU pool"
     if cluster.image_cache and cluster.kind != "ask":

@@ -168,11 +168,13 @@ InstanceTypes = Annotated[
 ]
 ClusterName = text(f"^$|{DNS_LABEL}", "empty (derived) or a DNS label", 63)
 # ACK creates the cluster on the newest version it offers; later runs keep that version.
+# Only the format is checked here: whether ACK offers an explicit version depends on the
+# region and the day, so the program looks it up at deploy time (infra.cloud.kubernetes_version).
 LATEST_VERSION = "latest"
 AckVersion = text(
     rf"^({LATEST_VERSION}|1\.[0-9]+\.[0-9]+(-aliyun\.[0-9]+)?)$",
-    f"{LATEST_VERSION} (the newest ACK offers at creation, then kept) or a version such as "
-    "1.34.1-aliyun.1",
+    f"{LATEST_VERSION} (the newest ACK offers at creation, then kept) or a version ACK offers "
+    "for new clusters, such as 1.34.1-aliyun.1 (looked up at deploy time)",
 )
 EciSpec = text(f"^$|^{_ECS_TYPE}$", "empty or an ECS GPU type such as ecs.gn6i-c4g1.xlarge")
 VpcId = text(r"^$|^vpc-[a-z0-9]+$", "empty or a VPC id vpc-...")

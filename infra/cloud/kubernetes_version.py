@@ -1,0 +1,71 @@
+"""The cluster's `version` argument, checked against the versions ACK offers at deploy time.
+
+`latest` sends no version: ACK creates the cluster on the newest version it offers then, and
+the optional+computed argument never diffs afterwards, so a new ACK release upgrades nothing.
+An explicit version is looked up with the provider's `cs.get_kubernetes_version` data source
+(ACK's DescribeKubernetesVersionMetadata, which without a query mode lists the versions new
+clusters can be created on). A version ACK does not offer stops `preview`/`up` with a message
+naming the key, instead of a CreateCluster error after the network is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+from pulumi_alicloud import cs
+
+from infra.config import PROJECT
+from infra.config.model import ClusterConfig
+from infra.config.types import LATEST_VERSION
+
+# (cluster_type, profile) of the data source per cluster kind: ASK is a managed cluster with
+# the Serverless profile (the data source accepts only Kubernetes / ManagedKubernetes types).
+VERSION_QUERY: dict[str, tuple[str, str]] = {
+    "ack": ("ManagedKubernetes", "Default"),
+    "ask": ("ManagedKubernetes", "Serverless"),
+}
+
+
+def offered_versions(metadatas: Sequence[Any] | None) -> list[str]:
+    """The version strings of the data source's `metadatas`, newest first."""
+    found = {str(getattr(entry, "version", "") or "") for entry in metadatas or ()}
+    return sorted((v for v in found if v), key=_version_key, reverse=True)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    numbers = version.replace("-aliyun.", ".").split(".")
+    return tuple(int(n) if n.isdigit() else -1 for n in numbers)
+
+
+def check_offered(wanted: str, kind: str, metadatas: Sequence[Any] | None) -> str:
+    """`wanted` if ACK offers it for `kind`, else an error that lists what it offers."""
+    offered = offered_versions(metadatas)
+    if wanted in offered:
+        return wanted
+    cluster_type, profile = VERSION_QUERY[kind]
+    raise ValueError(
+        f"{PROJECT}:cluster.kubernetesVersion = {wanted!r}: ACK does not offer it for new "
+        f"{cluster_type} clusters with profile {profile} in this region; offered: "
+        f"{', '.join(offered) or 'none'}. Pick one of them, or `{LATEST_VERSION}`, which keeps "
+        "a running cluster on its version and creates a new one on the newest"
+    )
+
+
+def cluster_version(config: ClusterConfig, parent: pulumi.Resource) -> pulumi.Input[str] | None:
+    """The `version` input of an ACK or ASK cluster: none for `latest`, else the checked one.
+
+    The check is an Output the cluster's input waits for, not a blocking invoke: the Python
+    SDK sends a resource's registration only once every input has resolved, so a refused
+    version registers no cluster, under a real engine (where `preview` runs the lookup too)
+    and under mocks alike. An offline render, which answers no lookup, shows it as computed.
+    """
+    if config.kubernetes_version == LATEST_VERSION:
+        return None
+    cluster_type, profile = VERSION_QUERY[config.kind]
+    lookup = cs.get_kubernetes_version_output(
+        cluster_type=cluster_type, profile=profile, opts=pulumi.InvokeOutputOptions(parent=parent)
+    )
+    wanted, kind = config.kubernetes_version, config.kind
+    return lookup.metadatas.apply(lambda metadatas: check_offered(wanted, kind, metadatas))
