@@ -100,6 +100,11 @@ CASES = (
         "ack-gpu",
         _both(_pin_run_id, _set("hyperparams.learningRate", 0.01)),
     ),
+    # Replaces the provider schema forces (infra/render/force_new_fields.py), and what follows
+    # from a replaced resource's new id.
+    Case("vswitch-cidr-changed", "ack-gpu", _set("network.vswitchCidr", "192.168.16.0/20")),
+    Case("nas-storage-type-changed", "ack-gpu", _set("storage.nasStorageType", "Capacity")),
+    Case("zone-changed", "ask-eci", _set("network.zoneId", "cn-hangzhou-k")),
 )
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.render.cloud import IGNORE_CHANGES
-from infra.render.provider_sdk import force_new_arguments, says_force_new
+from infra.render.provider_sdk import force_new_arguments, replacing_arguments, says_force_new
 from infra.render.review import EXISTING_CLUSTER_REASON, preview_blocker
 from infra.render.style import attribute, one_line, title
 from infra.render.summary import cloud_changes, kubernetes_action, parse_render, summarize
@@ -82,11 +82,14 @@ def test_dev_cannot_preview_in_ci_and_cloud_stacks_can() -> None:
         assert preview_blocker(stack, None) is None
 
 
-# --- Cloud resources: replace or update, by what the installed provider's SDK documents ------
-# The program's own resource types carry no force-new mark in the SDK's docstrings, so these
-# use SDK types that do: ess Alarm (`scaling_group_id`) and kms Instance (`zone_ids`).
+# --- Cloud resources: replace or update, by the provider schema table and the SDK's docs -----
+# The program's own resource types carry no force-new mark in the SDK's docstrings (their
+# replaces come from the table), so the SDK rules use types that do and have no table entry:
+# ess Alarm (`scaling_group_id`) and kms Instance (`zone_ids`).
 ALARM = "alicloud:ess/alarm:Alarm"
 KMS = "alicloud:kms/instance:Instance"
+VSWITCH = "alicloud:vpc/switch:Switch"
+MOUNT_TARGET = "alicloud:nas/mountTarget:MountTarget"
 
 
 def test_force_new_arguments_are_read_off_the_installed_sdk() -> None:
@@ -97,6 +100,12 @@ def test_force_new_arguments_are_read_off_the_installed_sdk() -> None:
     # "will not force a replacement", and the rest of the NAS file system says nothing.
     assert force_new_arguments("alicloud:nas/fileSystem:FileSystem") == frozenset()
     assert force_new_arguments("pulumi:providers:kubernetes") == frozenset()
+
+
+def test_replacing_arguments_are_the_schema_table_s_and_the_sdk_s() -> None:
+    assert "storage_type" in replacing_arguments("alicloud:nas/fileSystem:FileSystem")
+    assert "zone_ids" in replacing_arguments(KMS)
+    assert replacing_arguments("pulumi:providers:kubernetes") == frozenset()
 
 
 def test_says_force_new_reads_each_sentence_and_its_negation() -> None:
@@ -129,7 +138,7 @@ def test_a_changed_force_new_input_is_a_replace_and_says_which() -> None:
     new = _cloud((KMS, "kms", {"zoneIds": "[a, c]", "instanceName": "k"}, ()))
     assert _cloud_summary(old, new) == [
         "Cloud resources: replace 1 (Instance 1)",
-        "  kms: the installed provider marks zoneIds as replaced on change",
+        "  kms: the provider replaces it on a change of zoneIds",
     ]
 
 
@@ -174,3 +183,27 @@ def test_a_replaced_resource_s_new_id_changes_what_refers_to_it() -> None:
         "by-name": "update",
     }
     assert changes[f"{ALARM}  by-group"].replacing == ("scalingGroupId",)
+    assert changes[f"{ALARM}  by-group"].referring == ("kms",)
+    assert changes["alicloud:kms/instance:Instance  kms"].referring == ("",)
+
+
+def _network(cidr: str, description: str = "d") -> str:
+    switch = {"cidrBlock": cidr, "description": description, "zoneId": "z"}
+    target = {"vswitchId": "<vsw.id>", "fileSystemId": "f"}
+    return _cloud((VSWITCH, "vsw", switch, ()), (MOUNT_TARGET, "mt", target, ()))
+
+
+def test_a_schema_table_field_is_a_replace_and_its_dependents_say_why() -> None:
+    """The SDK documents neither as force-new; the provider schema (the table) does."""
+    assert _cloud_summary(_network("10.0.0.0/20"), _network("10.0.16.0/20")) == [
+        "Cloud resources: replace 2 (MountTarget 1, Switch 1)",
+        "  mt: the provider replaces it on a change of vswitchId (new id of vsw); "
+        "a new NFS server name: the PersistentVolume that mounts it is replaced",
+        "  vsw: the provider replaces it on a change of cidrBlock",
+    ]
+
+
+def test_an_update_of_a_type_in_the_table_carries_no_caveat() -> None:
+    assert _cloud_summary(_network("10.0.0.0/20"), _network("10.0.0.0/20", "new")) == [
+        "Cloud resources: update 1 (Switch 1)"
+    ]

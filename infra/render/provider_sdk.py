@@ -9,7 +9,9 @@ whichever provider version is installed.
 
 Only what the docstrings state is known here: the SDK leaves the force-new flag out of most
 arguments' text (the provider plugin holds it), so an argument absent from
-`force_new_arguments` may still be replaced on change.
+`force_new_arguments` may still be replaced on change. `replacing_arguments` adds what the
+bridged Terraform provider's schema declares for the types the program registers
+(`infra.render.force_new_fields`, read off the provider source by hand).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import importlib
 import inspect
 import re
 from functools import cache
+from types import ModuleType
+
+from infra.render.force_new_fields import FORCE_NEW
 
 CREATE_ONLY = re.compile(
     r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"
@@ -43,12 +48,17 @@ def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-@cache
-def sdk_source(token: str) -> str:
+def sdk_module(token: str) -> ModuleType:
     """The SDK module of a type or function token, e.g. alicloud:cs/nodePool:NodePool."""
     module, member = token.split(":")[1].split("/")
     package = "pulumi_alicloud" if module == "index" else f"pulumi_alicloud.{module}"
-    return inspect.getsource(importlib.import_module(f"{package}.{snake(member)}"))
+    return importlib.import_module(f"{package}.{snake(member)}")
+
+
+@cache
+def sdk_source(token: str) -> str:
+    """The source text of `sdk_module(token)`, whose docstrings the functions below read."""
+    return inspect.getsource(sdk_module(token))
 
 
 def argument_docs(source: str) -> dict[str, str]:
@@ -90,3 +100,15 @@ def force_new_arguments(token: str) -> frozenset[str]:
         return frozenset()
     docs = argument_docs(sdk_source(token))
     return frozenset(name for name, text in docs.items() if says_force_new(text))
+
+
+def has_schema_table(token: str) -> bool:
+    """Whether the provider schema's force-new arguments of `token` were recorded, so that an
+    argument outside `replacing_arguments` is known to update in place."""
+    return token in FORCE_NEW
+
+
+def replacing_arguments(token: str) -> frozenset[str]:
+    """The arguments (SDK names) whose change replaces a resource of type `token`: those the
+    provider schema declares force-new (the table) and those the SDK documents so."""
+    return FORCE_NEW.get(token, frozenset()) | force_new_arguments(token)

@@ -6,12 +6,16 @@ the program really runs under:
   differs (for a Job: its pod template, which the API server never lets change), plus the
   program's own rule for the ImageCache (`infra.manifests.image_cache`); any other
   difference is an update.
-- Cloud resources: a changed input replaces the resource when the installed provider's SDK
-  documents it as doing so (`infra.render.provider_sdk`), and so does an input that refers to
-  a replaced resource's id (the id changes); inputs in the resource's `ignoreChanges` option
-  are no change at all. Any other change is an update. The SDK documents few such inputs
-  (the provider plugin knows them all), so the summary says so whenever it counts an update:
-  `pulumi preview` has the last word.
+- Cloud resources: a changed input replaces the resource when the bridged Terraform provider's
+  schema declares it force-new (`infra.render.force_new_fields`, recorded for every type the
+  program registers) or the installed SDK's docstring says so (`infra.render.provider_sdk`),
+  and so does an input that refers to a replaced resource's id (the id changes); inputs in
+  the resource's `ignoreChanges` option are no change at all. Any other change is an update.
+  For a type missing from the table only the SDK's few docstrings are known, so the summary
+  says so whenever it counts an update of one: `pulumi preview` has the last word.
+- Across the two: a replaced cluster takes every Kubernetes object anew, a replaced NAS mount
+  target replaces the PersistentVolume (its server), and a replaced file system leaves the
+  run's checkpoints behind; the Kubernetes render cannot show these (it holds placeholders).
 - The run: a Job carries its run id (`tftrain.io/run-id`). A new id means the live run is
   stopped and a new one starts in its own directory; the same id on replaced Jobs means the
   run resumes from its checkpoints.
@@ -40,7 +44,7 @@ from infra.manifests.tensorboard import SLB_ADDRESS_TYPE
 from infra.mock_deploy import preview_id
 from infra.render.cloud import IGNORE_CHANGES
 from infra.render.kubernetes import object_title
-from infra.render.provider_sdk import force_new_arguments, snake
+from infra.render.provider_sdk import has_schema_table, replacing_arguments, snake
 from infra.render.style import title_of
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -86,9 +90,26 @@ REPLACE_PATHS: dict[str, tuple[str, ...]] = {
     IMAGE_CACHE_KIND: IMAGE_CACHE_REPLACES,
 }
 _CLOUD_UPDATE_NOTE = (
-    "  (updates: the installed provider's SDK marks none of their changed inputs as replaced on "
-    "change, but it documents few such inputs; `pulumi preview` has the last word)"
+    "  (updates of {kinds}: no provider schema recorded for their type; the installed SDK marks "
+    "none of their changed inputs as replaced on change, but documents few; "
+    "`pulumi preview` has the last word)"
 )
+# What a replace does beyond the cloud section, which the Kubernetes section cannot show: it
+# is rendered from placeholders (`<nas-mount-target-domain>`), not from the cloud's outputs.
+CLUSTER_TYPES = frozenset(
+    {
+        "alicloud:cs/managedKubernetes:ManagedKubernetes",
+        "alicloud:cs/serverlessKubernetes:ServerlessKubernetes",
+    }
+)
+FILE_SYSTEM_TYPE = "alicloud:nas/fileSystem:FileSystem"
+MOUNT_TARGET_TYPE = "alicloud:nas/mountTarget:MountTarget"
+_NEW_CLUSTER = "a new, empty cluster: every Kubernetes object is created in it anew"
+_REPLACE_REACHES = {
+    **dict.fromkeys(CLUSTER_TYPES, _NEW_CLUSTER),
+    FILE_SYSTEM_TYPE: "a new, empty file system: no run finds its checkpoints or event files in it",
+    MOUNT_TARGET_TYPE: "a new NFS server name: the PersistentVolume that mounts it is replaced",
+}
 _COMPONENT_PREFIX = "tftrain:"
 _LOOKUP = "(lookup)"
 
@@ -151,10 +172,15 @@ def kubernetes_action(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     return "replace" if any(_at(old, p) != _at(new, p) for p in replaces) else "update"
 
 
+def _type_of_title(title: str) -> str:
+    """`alicloud:nas/fileSystem:FileSystem` of `alicloud:nas/fileSystem:FileSystem  nas-fs`."""
+    return title.split("  ")[0]
+
+
 def _kind_of_title(title: str) -> str:
     """`Job` of `Job ns/name`; `NodePool` of `alicloud:cs/nodePool:NodePool  name`."""
     if "  " in title:
-        type_token = title.split("  ")[0]
+        type_token = _type_of_title(title)
         if type_token.startswith("pulumi:providers:"):
             return f"Provider {type_token.rsplit(':', 1)[-1]}"
         return type_token.rsplit(":", 1)[-1]
@@ -170,16 +196,22 @@ def _name_of_title(title: str) -> str:
 class CloudChange:
     action: str  # "update" or "replace"
     replacing: tuple[str, ...]  # the changed inputs the provider marks as replaced on change
+    # For each of `replacing`, the replaced resources whose new id it takes ("" if none).
+    referring: tuple[str, ...]
+
+
+def _references(value: str, replaced: set[str]) -> list[str]:
+    """The resources in `replaced` whose id `value` holds."""
+    return sorted(name for name in replaced if preview_id(name) in value)
 
 
 def _changed_inputs(old: CloudResource, new: CloudResource, replaced: set[str]) -> list[str]:
     """Inputs that differ, or that refer to a resource being replaced (its new id is another
     value), leaving out those the engine ignores (the new program's option is what counts)."""
-    ids = [preview_id(name) for name in replaced]
     changed = []
     for key in sorted((old.inputs.keys() | new.inputs.keys()) - new.ignore_changes):
         value = new.inputs.get(key, "")
-        if old.inputs.get(key) != new.inputs.get(key) or any(ref in value for ref in ids):
+        if old.inputs.get(key) != new.inputs.get(key) or _references(value, replaced):
             changed.append(key)
     return changed
 
@@ -198,9 +230,14 @@ def cloud_changes(
             changed = _changed_inputs(old[title], new[title], replaced)
             if not changed:
                 continue
-            force_new = force_new_arguments(title.split("  ")[0])
+            force_new = replacing_arguments(_type_of_title(title))
             replacing = tuple(key for key in changed if snake(key) in force_new)
-            changes[title] = CloudChange("replace" if replacing else "update", replacing)
+            referring = tuple(
+                ", ".join(_references(new[title].inputs.get(key, ""), replaced))
+                for key in replacing
+            )
+            action = "replace" if replacing else "update"
+            changes[title] = CloudChange(action, replacing, referring)
         now = {_name_of_title(t) for t, change in changes.items() if change.action == "replace"}
         if now == replaced:
             return changes
@@ -246,7 +283,7 @@ def _run_ids(render: Render) -> list[str]:
     return sorted(ids - {""})
 
 
-def _run_line(old: Render, new: Render, changed_jobs: int) -> str:
+def _run_line(old: Render, new: Render, changed_jobs: int, replaced_types: set[str]) -> str:
     before, after = ", ".join(_run_ids(old)), ", ".join(_run_ids(new))
     if not before and not after:
         return "no training Jobs on either side"
@@ -256,6 +293,12 @@ def _run_line(old: Render, new: Render, changed_jobs: int) -> str:
         return f"{before} is stopped; no run follows"
     if before != after:
         return f"{before} is stopped; {after} starts, in a directory of its own"
+    if FILE_SYSTEM_TYPE in replaced_types:
+        return f"{after} is stopped; it starts over from step 0 on the new, empty file system"
+    if replaced_types & CLUSTER_TYPES:
+        return f"{after} is stopped with its cluster; it resumes from its checkpoints in the new"
+    if MOUNT_TARGET_TYPE in replaced_types:
+        return f"{after} loses its volume's NFS server; restarted, it resumes from its checkpoints"
     if changed_jobs:
         return f"{after} resumes from its checkpoints ({changed_jobs} Jobs restart)"
     return f"{after} keeps running, untouched"
@@ -361,26 +404,56 @@ def _gpu_pool_lines(new: Render) -> list[str]:
     return lines or ["Idle GPU pool: none"]
 
 
+def _kubernetes_action_after(
+    old: Render, new: Render, title: str, replaced_types: set[str]
+) -> str | None:
+    """What happens to a Kubernetes object, given the cloud resources replaced under it. The
+    Kubernetes render holds placeholders for cloud outputs (`<nas-mount-target-domain>`), so
+    its own diff cannot see these: a new cluster takes every object anew, and a new mount
+    target changes the NFS server of the PersistentVolume, a replace-on-change field."""
+    if replaced_types & CLUSTER_TYPES:
+        return "replace"
+    if MOUNT_TARGET_TYPE in replaced_types and _kind_of_title(title) == "PersistentVolume":
+        return "replace"
+    return kubernetes_action(old.objects[title], new.objects[title])
+
+
 def _cloud_replace_lines(changes: dict[str, CloudChange]) -> list[str]:
     """Why each cloud resource is replaced: the changed inputs (a value, or the id of a
-    replaced resource) that its provider marks as replaced on change."""
-    return [
-        f"  {_name_of_title(title)}: the installed provider marks "
-        f"{', '.join(change.replacing)} as replaced on change"
-        for title, change in sorted(changes.items())
-        if change.action == "replace"
-    ]
+    replaced resource) that its provider replaces the resource on."""
+    lines = []
+    for title, change in sorted(changes.items()):
+        if change.action != "replace":
+            continue
+        causes = [
+            f"{key} (new id of {names})" if names else key
+            for key, names in zip(change.replacing, change.referring, strict=True)
+        ]
+        name = _name_of_title(title)
+        line = f"  {name}: the provider replaces it on a change of {', '.join(causes)}"
+        reaches = _REPLACE_REACHES.get(_type_of_title(title))
+        lines.append(f"{line}; {reaches}" if reaches else line)
+    return lines
+
+
+def _cloud_update_note(updated: dict[str, str]) -> list[str]:
+    """The caveat for updated resources of types with no recorded provider schema."""
+    kinds = sorted(
+        {kind for title, kind in updated.items() if not has_schema_table(_type_of_title(title))}
+    )
+    return [_CLOUD_UPDATE_NOTE.format(kinds=", ".join(kinds))] if kinds else []
 
 
 def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name: str) -> str:
     """The consequences of going from `old_text` to `new_text`, one fact per line."""
     old, new = parse_render(old_text), parse_render(new_text)
+    changes = cloud_changes(old.cloud, new.cloud)
+    replaced_types = {_type_of_title(t) for t, c in changes.items() if c.action == "replace"}
     kubernetes = _actions(
         old.objects,
         new.objects,
-        lambda title: kubernetes_action(old.objects[title], new.objects[title]),
+        lambda title: _kubernetes_action_after(old, new, title, replaced_types),
     )
-    changes = cloud_changes(old.cloud, new.cloud)
     cloud = _actions(
         old.cloud, new.cloud, lambda title: changes[title].action if title in changes else None
     )
@@ -390,11 +463,11 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
     new_public = sorted(_public_endpoints(new) - _public_endpoints(old))
     lines = [
         f"Consequences for {stack}, {old_name} → {new_name}:",
-        f"Run: {_run_line(old, new, changed_jobs)}",
+        f"Run: {_run_line(old, new, changed_jobs, replaced_types)}",
         f"Kubernetes objects: {_counts(kubernetes)}",
         f"Cloud resources: {_counts(cloud)}",
         *_cloud_replace_lines(changes),
-        *([_CLOUD_UPDATE_NOTE] if cloud["update"] else []),
+        *_cloud_update_note(cloud["update"]),
         *_gpu_lines(old, new),
         f"New public endpoints: {', '.join(new_public) or 'none'}",
         *_gpu_pool_lines(new),
