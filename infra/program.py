@@ -105,6 +105,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
 
+    cloud.require_offered_version(config.cluster)  # before anything is registered
     network = cloud.Network(
         "network", config.network, pod_vswitch=cloud.needs_pod_vswitch(config.cluster)
     )

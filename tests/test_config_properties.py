@@ -328,7 +328,14 @@ def _check_accepted_stacks_deploy_valid_objects(mutated: tuple[str, dict[str, An
     except ConfigError:
         assume(False)
         return
-    run = run_program(config)
+    run = run_program(config, raise_errors=False)
+    if "ACK does not offer it" in str(run.error):
+        # A version of valid form that the cloud's list lacks (the mocks offer three): the
+        # program refuses it at deploy time, before registering anything.
+        assert str(run.error).startswith("tftrain:cluster.kubernetesVersion = ")
+        assert run.resources == []
+        assume(False)
+    assert run.error is None, run.error
     assert run.outputs["runId"] == stack.job.run_id
     version = schema_version(stack)
     for obj in run.kube_objects():

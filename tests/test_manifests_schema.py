@@ -73,6 +73,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "worker": {"spot": True},
         "evaluator": {"number": 1, "spot": True},
     },
+    # An existing cluster on the oldest minor whose API marks a pod-failure rule's
+    # onPodConditions required (1.26-1.29).
+    "existing-1.26": {
+        "image": IMAGE,
+        "cluster": {"kind": "existing", "kubernetesVersion": "1.26.3"},
+    },
     "ask-without-cache-no-tensorboard": {
         "image": IMAGE,
         "cluster": {"kind": "ask", "imageCache": False, "kubernetesVersion": "1.99.0"},

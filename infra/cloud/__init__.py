@@ -13,6 +13,7 @@ from infra.cloud.cluster import (
     AskCluster,
     needs_pod_vswitch,
 )
+from infra.cloud.kubernetes_version import require_offered_version
 from infra.cloud.load_balancer_acl import LoadBalancerAcl
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
@@ -28,4 +29,5 @@ __all__ = [
     "NasStorage",
     "Network",
     "needs_pod_vswitch",
+    "require_offered_version",
 ]

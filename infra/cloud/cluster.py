@@ -270,7 +270,7 @@ class AckCluster(pulumi.ComponentResource):
             f"{name}-ack",
             name=config.name or physical_name(name),
             cluster_spec=CLUSTER_SPEC,
-            version=cluster_version(config, self),
+            version=cluster_version(config),
             # Control-plane vSwitches (`worker_vswitch_ids` is deprecated in the 4.x
             # provider); the nodes' vSwitches are set per node pool below.
             vswitch_ids=[network.vswitch_id],
@@ -384,7 +384,7 @@ class AskCluster(pulumi.ComponentResource):
             f"{name}-ask",
             name=config.name or physical_name(name),
             cluster_spec=CLUSTER_SPEC,
-            version=cluster_version(config, self),
+            version=cluster_version(config),
             vpc_id=network.vpc_id,
             vswitch_ids=[network.vswitch_id],
             service_cidr=network.config.service_cidr,

@@ -40,32 +40,36 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def check_offered(wanted: str, kind: str, metadatas: Sequence[Any] | None) -> str:
-    """`wanted` if ACK offers it for `kind`, else an error that lists what it offers."""
+    """`wanted` if ACK offers it for `kind` (or the lookup listed nothing: only an offline
+    render answers so, and a real ACK always offers versions), else an error listing what
+    it offers."""
     offered = offered_versions(metadatas)
-    if wanted in offered:
+    if not offered or wanted in offered:
         return wanted
     cluster_type, profile = VERSION_QUERY[kind]
-    raise ValueError(
+    raise pulumi.RunError(
         f"{PROJECT}:cluster.kubernetesVersion = {wanted!r}: ACK does not offer it for new "
         f"{cluster_type} clusters with profile {profile} in this region; offered: "
-        f"{', '.join(offered) or 'none'}. Pick one of them, or `{LATEST_VERSION}`, which keeps "
+        f"{', '.join(offered)}. Pick one of them, or `{LATEST_VERSION}`, which keeps "
         "a running cluster on its version and creates a new one on the newest"
     )
 
 
-def cluster_version(config: ClusterConfig, parent: pulumi.Resource) -> pulumi.Input[str] | None:
-    """The `version` input of an ACK or ASK cluster: none for `latest`, else the checked one.
+def require_offered_version(config: ClusterConfig) -> None:
+    """Stop the program when the stack pins a version ACK does not offer.
 
-    The check is an Output the cluster's input waits for, not a blocking invoke: the Python
-    SDK sends a resource's registration only once every input has resolved, so a refused
-    version registers no cluster, under a real engine (where `preview` runs the lookup too)
-    and under mocks alike. An offline render, which answers no lookup, shows it as computed.
+    A blocking lookup, called before the first cloud resource is registered: a refused
+    version must leave nothing behind, and the network (VPC, NAT, EIP) is registered before
+    the cluster. `preview` runs the same lookup, so a review sees the refusal too.
     """
     if config.kubernetes_version == LATEST_VERSION:
-        return None
+        return
     cluster_type, profile = VERSION_QUERY[config.kind]
-    lookup = cs.get_kubernetes_version_output(
-        cluster_type=cluster_type, profile=profile, opts=pulumi.InvokeOutputOptions(parent=parent)
-    )
-    wanted, kind = config.kubernetes_version, config.kind
-    return lookup.metadatas.apply(lambda metadatas: check_offered(wanted, kind, metadatas))
+    result = cs.get_kubernetes_version(cluster_type=cluster_type, profile=profile)
+    check_offered(config.kubernetes_version, config.kind, result.metadatas)
+
+
+def cluster_version(config: ClusterConfig) -> str | None:
+    """The `version` input of an ACK or ASK cluster: none for `latest`, else the pinned one
+    (which `require_offered_version` has checked)."""
+    return None if config.kubernetes_version == LATEST_VERSION else config.kubernetes_version

@@ -73,6 +73,9 @@ def pod_failure_policy(container: str) -> dict[str, Any]:
                     "operator": "In",
                     "values": list(FINAL_EXIT_CODES),
                 },
+                # Empty, not absent: the API of Kubernetes 1.26-1.29 marks the field required
+                # (an existing cluster may run one); an empty list still means "exit codes".
+                "onPodConditions": [],
             },
             {
                 "action": "Ignore",
