@@ -13,10 +13,10 @@ import time
 
 import tensorflow as tf
 
-from trainer.checkpoint_store import CheckpointStore
 from trainer.cluster import cluster_resolver
 from trainer.data import DataError, count_train_examples
 from trainer.output_dir import OutputPaths
+from trainer.outputs import latest_saved_step
 from trainer.preemption import exit_at_once, serve_until_saved
 from trainer.settings import Settings
 from trainer.steps import StepPlan
@@ -53,5 +53,5 @@ def training_complete(settings: Settings) -> bool:
     except DataError:
         return False
     final_step = StepPlan.from_settings(settings, examples).final_step
-    steps = CheckpointStore(OutputPaths(settings.output_dir).checkpoints).published_steps()
-    return bool(steps) and steps[0] >= final_step
+    latest = latest_saved_step(OutputPaths(settings.output_dir))
+    return latest is not None and latest >= final_step
