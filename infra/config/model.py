@@ -37,6 +37,8 @@ class JobConfig:
     command: t.Command = ("python", "-m", "trainer")
     args: tuple[str, ...] = ()
     data_dir: t.DataDir = ""
+    # Fine-tuning: start a new run's weights from this checkpoint (issue 21; see README).
+    init_checkpoint: str = ""
     # Never only: podFailurePolicy (fail at once on exit 2, ignore preemptions) requires it;
     # a failed replica still gets a new pod, up to backoffLimit.
     restart_policy: Literal["Never"] = "Never"
@@ -194,6 +196,22 @@ class NetworkConfig:
     pod_vswitch_cidr: t.Ipv4Cidr = "192.168.64.0/18"  # Terway's pods (ack), inside vpcCidr
 
 
+@section
+class DataConfig:
+    """The user's data in, the user's model out: an OSS bucket in the cloud, directories locally.
+
+    Empty `bucket`: no OSS data (the trainer reads `job.dataDir` or its bundled MNIST).
+    """
+
+    bucket: t.BucketName = ""
+    create_bucket: t.Bool = False  # the stack creates `bucket`: private, versioned, kept on destroy
+    input_prefix: t.ObjectPrefix = ""  # mounted read-only at inputPath in every training pod
+    input_path: t.MountPath = "/input"
+    export_prefix: t.ObjectPrefix = "exports/"  # a run's results: <exportPrefix><job>/<runId>/
+    local_input_dir: str = ""  # the local launcher's stand-in for the input prefix
+    local_export_dir: str = ""  # the local launcher's stand-in for the bucket's export prefix
+
+
 def _default(section: Any, key: str, value: Any) -> Any:
     """`section` with `key: value` added if it is a mapping without that key."""
     if section is None:
@@ -210,6 +228,7 @@ class StackConfig:
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     network: NetworkConfig = Field(default_factory=NetworkConfig)
     storage: StorageConfig = Field(default_factory=StorageConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
     chief: ChiefGroup = Field(default_factory=ChiefGroup)
     worker: WorkerGroup = Field(default_factory=WorkerGroup)
     ps: PsGroup = Field(default_factory=PsGroup)

@@ -182,3 +182,30 @@ VswitchId = text(r"^$|^vsw-[a-z0-9]+$", "empty or a vSwitch id vsw-...")
 ZoneId = text(
     r"^$|^[a-z]{2}(-[a-z0-9]+)+-[a-z0-9]*[a-z]$", "empty or a zone id such as cn-hangzhou-i", 64
 )
+# OSS bucket names (OSS naming rules): 3-63 lower-case letters, digits and hyphens, starting
+# and ending with a letter or digit.
+BucketName = text(
+    r"^$|^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$",
+    "empty or an OSS bucket name: 3 to 63 lower-case letters, digits and -, not starting or "
+    "ending with -",
+)
+
+
+def _object_prefix(value: str) -> bool:
+    if not value:
+        return True
+    parts = value.split("/")
+    return (
+        value.endswith("/")
+        and len(value) <= 1023
+        and all(part not in ("", ".", "..") for part in parts[:-1])
+        and not any(ord(c) < 32 for c in value)
+    )
+
+
+# An object prefix inside a bucket: relative, '/'-separated, no empty, . or .. segments.
+ObjectPrefix = checked(
+    _object_prefix,
+    "empty (the bucket's root) or a relative prefix ending in / such as mnist/ (no leading /, "
+    "no empty, . or .. segments, at most 1023 characters)",
+)
