@@ -219,8 +219,10 @@ def read_stack(path: Path) -> StackFile:
     )
 
 
-def namespace_problem(key: str) -> str | None:
+def namespace_problem(key: Any) -> str | None:
     """Why a config key's namespace is wrong (a typo Pulumi would keep and ignore), or None."""
+    if not isinstance(key, str):
+        return f"{key!r}: a config key is a string <namespace>:<name>; quote it"
     namespace, colon, name = key.partition(":")
     if colon and name and namespace in NAMESPACES:
         return None

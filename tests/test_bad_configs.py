@@ -12,7 +12,8 @@ import pulumi
 import pytest
 
 from infra.config import ConfigError, parse_config
-from tests.pulumi_mocks import run_program
+from infra import mock_deploy
+from tests.pulumi_mocks import PlausibleCloud, run_program
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 BASE: dict[str, Any] = {"image": IMAGE}
@@ -311,6 +312,45 @@ CASES: dict[str, Bad] = {
         "tftrain:chief.gpuCount",
         "as many devices",
     ),
+    # The config fuzzer's traceback: no replica at all divided the batch by zero.
+    "no-replica-at-all": Bad(
+        {**BASE, "chief": {"number": 0}, "worker": {"number": 0}, "ps": {"number": 0}},
+        "tftrain:worker.number",
+        ">= 1 (or chief.number 1)",
+    ),
+    # 10^20 bytes: no ECS or ECI instance has it; the pods would stay Pending.
+    "memory-no-instance-has": Bad(
+        {**BASE, "worker": {"memory": "100000000000000000000"}},
+        "tftrain:worker.memory",
+        "at most 32Ti",
+    ),
+    "cpu-no-instance-has": Bad(
+        {**BASE, "worker": {"cpu": "5000"}}, "tftrain:worker.cpu", "at most 1024"
+    ),
+    # ecs.gn6i-c4g1.xlarge: 4 vCPUs, 1 NVIDIA T4 (ECS instance families, gn6i table).
+    "more-gpus-than-the-eci-spec-has": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "hyperparams": {"batchSize": 256},
+            "ps": {"number": 0},
+            "chief": {"number": 0},
+            "worker": {"number": 1, "gpuCount": 16},
+        },
+        "tftrain:worker.gpuCount",
+        "at most 1: one ecs.gn6i-c4g1.xlarge pod has 1 GPU(s)",
+    ),
+    "more-cpu-than-the-eci-gpu-spec-has": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "worker": {"gpuCount": 1, "cpu": "6"},
+        },
+        "tftrain:worker.cpu",
+        "at most 4: one ecs.gn6i-c4g1.xlarge pod has 4 vCPUs",
+    ),
 }
 
 
@@ -337,6 +377,17 @@ def test_a_good_config_does_register() -> None:
     run = run_program(BASE)
     assert run.error is None
     assert run.of_type("pulumi:providers:kubernetes")
+
+
+def test_a_key_that_is_not_a_string_fails_the_program_with_its_name() -> None:
+    # A YAML `1: x` at the top of `config:` reaches the program as a non-string key.
+    config: dict[Any, str] = {"tftrain:image": IMAGE, 1: "x"}
+    run = mock_deploy.run_program(
+        config, stack="test", secret_keys=[], answers=PlausibleCloud(), raise_errors=False
+    )
+    assert isinstance(run.error, pulumi.RunError)
+    assert "1: a config key is a string <namespace>:<name>" in str(run.error)
+    assert run.resources == []
 
 
 def test_a_misspelt_namespace_fails_the_program() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic.alias_generators import to_snake
 
 from infra.config.errors import problem
+from infra.config.instance_types import cpu_cores, gpu_instance_size
 from infra.config.model import StackConfig
 from infra.stack_file import PROJECT
 
@@ -66,7 +67,8 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     # multi_worker_mirrored keeps one copy of the model per device, in lockstep.
     if strategy == "multi_worker_mirrored" and len(devices) > 1:
         yield "chief.gpuCount", "worker.gpuCount or both <= 1: as many devices on every replica"
-    if hyper.batch_size % replicas:
+    # No trainer at all is reported above; there is no batch to split then.
+    if replicas and hyper.batch_size % replicas:
         yield (
             "hyperparams.batchSize",
             f"a multiple of {replicas}: {strategy} splits each batch over {replicas} replicas",
@@ -81,6 +83,14 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
             yield key, "0 while cluster.gpuPool has size 0 and maxSize 0 (no GPU nodes)"
         if cluster.kind == "ask" and not cluster.eci_gpu_spec:
             yield key, "0 unless cluster.eciGpuSpec names an ECI GPU instance type"
+        spec = gpu_instance_size(cluster.eci_gpu_spec) if cluster.kind == "ask" else None
+        if spec and group.gpu_count > spec.gpus:
+            yield key, f"at most {spec.gpus}: one {cluster.eci_gpu_spec} pod has {spec.gpus} GPU(s)"
+        if spec and cpu_cores(group.cpu) > spec.vcpus:
+            yield (
+                f"{group.type}.cpu",
+                f"at most {spec.vcpus}: one {cluster.eci_gpu_spec} pod has {spec.vcpus} vCPUs",
+            )
     if cluster.kind == "ack" and pool.size and not stack.uses_gpu:
         yield "cluster.gpuPool.size", "0 when no replica requests a GPU (idle GPU nodes are billed)"
 

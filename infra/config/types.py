@@ -78,11 +78,11 @@ def checked(check: Callable[[str], bool], allowed: str, base: Any = str) -> Any:
     return Annotated[base, Field(description=allowed), AfterValidator(validate)]
 
 
-def _amount(value: str, suffixes: tuple[str | None, ...], minimum: float) -> bool:
+def _amount(value: str, suffixes: tuple[str | None, ...], minimum: float, maximum: float) -> bool:
     match = _QUANTITY.fullmatch(value)
     if not match or match.group(2) not in suffixes:
         return False
-    return float(match.group(1)) * _FACTORS[match.group(2) or ""] >= minimum
+    return minimum <= float(match.group(1)) * _FACTORS[match.group(2) or ""] <= maximum
 
 
 def _image(value: str) -> str:
@@ -118,15 +118,21 @@ def _ipv4_block(value: str) -> bool:
 
 
 _AS_TEXT = BeforeValidator(_number_as_text, json_schema_input_type=str | float)
-_CPU = "a positive Kubernetes quantity of CPU such as 500m, 1 or 2.5"
-_MEMORY = "a positive Kubernetes quantity of memory such as 512Mi or 4Gi (at least 64Mi)"
+# Upper bounds well above the largest ECS or ECI instance (hundreds of vCPUs, a few TiB): a
+# larger request can never be scheduled, so its pods would stay Pending forever.
+MAX_CPU = 1024
+MAX_MEMORY = 32 * 2**40
+_CPU = f"a positive Kubernetes quantity of CPU such as 500m, 1 or 2.5 (at most {MAX_CPU})"
+_MEMORY = (
+    "a positive Kubernetes quantity of memory such as 512Mi or 4Gi (at least 64Mi, at most 32Ti)"
+)
 _IMAGE = f"an image reference {IMAGE_REFERENCE_FORMAT}"
 _NAMESPACE = "a DNS label of at most 63 characters, not default or kube-* (every cluster has them)"
 _LABEL = "a Kubernetes label: [prefix/]name and value of at most 63 alphanumerics and - _ ."
 
 Bool = Annotated[bool, BeforeValidator(_bool), Field(description="true or false")]
-Cpu = Annotated[checked(lambda v: _amount(v, (None, "m"), 0.001), _CPU), _AS_TEXT]
-Memory = Annotated[checked(lambda v: _amount(v, _BYTES, 64 * 2**20), _MEMORY), _AS_TEXT]
+Cpu = Annotated[checked(lambda v: _amount(v, (None, "m"), 0.001, MAX_CPU), _CPU), _AS_TEXT]
+Memory = Annotated[checked(lambda v: _amount(v, _BYTES, 64 * 2**20, MAX_MEMORY), _MEMORY), _AS_TEXT]
 Image = Annotated[str, Field(description=_IMAGE), AfterValidator(_image)]
 AbsolutePath = checked(_absolute, "an absolute, normalised path such as /data (no //, . or ..)")
 MountPath = checked(_mount_ok, "an absolute, normalised path outside /tmp, / and system dirs")

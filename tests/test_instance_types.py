@@ -1,0 +1,32 @@
+"""GPU instance sizes read from the type name, against Alibaba Cloud's instance family tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.config.instance_types import GpuInstanceSize, cpu_cores, gpu_instance_size
+
+# (type, vCPUs, GPUs) as the ECS "Instance families" GPU tables list them.
+DOCUMENTED = [
+    ("ecs.gn6i-c4g1.xlarge", 4, 1),  # NVIDIA T4
+    ("ecs.gn6i-c8g1.2xlarge", 8, 1),
+    ("ecs.gn6i-c24g1.24xlarge", 96, 4),
+    ("ecs.gn6v-c8g1.2xlarge", 8, 1),  # NVIDIA V100
+    ("ecs.gn6v-c8g1.16xlarge", 64, 8),
+    ("ecs.gn7i-c32g1.32xlarge", 128, 4),  # NVIDIA A10
+]
+
+
+@pytest.mark.parametrize(("name", "vcpus", "gpus"), DOCUMENTED)
+def test_documented_gpu_types(name: str, vcpus: int, gpus: int) -> None:
+    assert gpu_instance_size(name) == GpuInstanceSize(vcpus=vcpus, gpus=gpus)
+
+
+@pytest.mark.parametrize("name", ["ecs.g7.xlarge", "ecs.gn6i-c4g1.3large", "", "gn6i-c4g1.xlarge"])
+def test_names_off_the_pattern_are_not_guessed(name: str) -> None:
+    assert gpu_instance_size(name) is None
+
+
+@pytest.mark.parametrize(("quantity", "cores"), [("500m", 0.5), ("2", 2.0), ("2.5", 2.5)])
+def test_cpu_cores(quantity: str, cores: float) -> None:
+    assert cpu_cores(quantity) == cores
