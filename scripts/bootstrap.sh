@@ -31,6 +31,14 @@ ensure_venv "$repo/.venv" requirements-dev.txt \
   requirements-dev.txt requirements.txt requirements-trainer.txt
 ensure_venv "$repo/.venv-program" requirements.txt requirements.txt
 
+# The supervisor tests run the script under dash, bash and busybox sh, as images ship them.
+# Debian has dash and bash; busybox is installed where we may (root, as CI runs).
+if ! command -v busybox >/dev/null 2>&1 && [[ "$(id -u)" == 0 ]] && command -v apt-get >/dev/null; then
+  echo "tftrain: installing busybox (supervisor tests)" >&2
+  { apt-get update -qq && apt-get install -y -qq busybox; } >/dev/null 2>&1 ||
+    echo "tftrain: could not install busybox; its supervisor tests will be skipped" >&2
+fi
+
 export PATH="$repo/.venv/bin:$PATH"
 # gRPC to localhost hangs behind an http_proxy; the local cluster never needs one.
 export no_proxy="localhost,127.0.0.1${no_proxy:+,$no_proxy}"

@@ -5,4 +5,6 @@ ruff check .
 ruff format --check .
 # Every workflow, including deprecated action runtimes (the next Node removal fails here first).
 actionlint
+# The replica supervisor runs under whatever /bin/sh an image has: POSIX sh only.
+shellcheck -s sh infra/lifecycle/*.sh
 exec python -m pytest "$@"

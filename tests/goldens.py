@@ -75,7 +75,14 @@ class Case:
 CASES = (
     Case("learning-rate", "ack-gpu", _set("hyperparams.learningRate", 0.01)),
     Case("worker-added", "ack-cpu", _set("worker.number", 5)),
-    Case("gpu-added", "ask-eci", _set("worker.gpuCount", 2)),
+    # Two GPUs per worker need an ECI type with two: ecs.gn6i-c24g1.12xlarge (48 vCPUs, 2 T4s).
+    Case(
+        "gpu-added",
+        "ask-eci",
+        _both(
+            _set("worker.gpuCount", 2), _set("cluster.eciGpuSpec", "ecs.gn6i-c24g1.12xlarge")
+        ),
+    ),
     Case(
         "tensorboard-public",
         "ack-gpu",

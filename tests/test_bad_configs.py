@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 import pulumi
 import pytest
 
-from infra.config import ConfigError, parse_config
 from infra import mock_deploy
+from infra.config import ConfigError, parse_config
 from tests.pulumi_mocks import PlausibleCloud, run_program
 
 IMAGE = "registry.example.com/tftrain/trainer:1"

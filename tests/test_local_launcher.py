@@ -95,16 +95,20 @@ def test_exit_status_is_the_chiefs(stacks_dir: Path, capsys: pytest.CaptureFixtu
     assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
 
 
-def test_a_failing_worker_stops_everything(
+def test_a_failing_worker_ends_the_run_everywhere(
     stacks_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # backoffLimit 0: worker 1's first attempt is its last, so exit 3 fails the run, and the
+    # other replicas' supervisors (not the launcher) stop them with exit 2, as in the cluster.
     args = "job.args=[--hang, --fail, 'worker:1:3']"
     with reaping(stacks_dir):
         status = main(launcher_args(stacks_dir, "--set", args))
     out = capsys.readouterr().out
-    assert status != 0
+    assert status == 3, out
     assert "FAILED: mnist-worker-1 exit 3" in out
-    assert "stopped by the launcher" in summary_line(out, "mnist-chief-0")
+    assert "run test" in out and "failed in another replica" in out
+    assert "exit 2" in summary_line(out, "mnist-chief-0")
+    assert "stopped by the launcher" not in summary_line(out, "mnist-chief-0")
     assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
 
 

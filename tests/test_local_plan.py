@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infra.config import parse_config
-from infra.lifecycle import MARKER_NAME, SCRIPT
+from infra.lifecycle import OUTCOMES_DIR, SCRIPT
 from infra.local.plan import (
     REPO,
     apply_override,
@@ -103,15 +103,20 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
         "ps": ["localhost:40003"],
     }
     assert plan.command == (sys.executable, "-m", "trainer")
-    marker = str(tmp_path / MARKER_NAME)
+    outcomes = str(tmp_path / OUTCOMES_DIR)
+    generations = set()
     for spec in plan.replicas:
         # The stack's command under the same supervisor script the Jobs run.
         role = "--ends-run" if spec.name == "mnist-chief-0" else "--follows-run"
-        assert spec.argv[:6] == ("/bin/sh", str(SCRIPT), role, "--marker", marker, "--run")
+        assert spec.argv[:6] == ("/bin/sh", str(SCRIPT), role, "--outcomes", outcomes, "--run")
         assert spec.argv[6] == config.job.run_id
+        assert spec.argv[7:12:2] == ("--generation", "--replica", "--backoff-limit")
+        assert spec.argv[10:13:2] == (spec.name, str(config.job.backoff_limit))
+        generations.add(spec.argv[8])
         assert spec.argv[-4:] == ("--", *plan.command)
         assert spec.env["TFTRAIN_OUTPUT_DIR"] == str(tmp_path)
         assert hyperparam_env(config).items() <= dict(spec.env).items()
+    assert len(generations) == 1  # one launch, one deploy generation for every replica
     assert default_output_dir("dev", config) == REPO / "runs/dev/mnist" / config.job.run_id
 
 

@@ -21,7 +21,7 @@ import yaml
 
 from infra.cluster_facts import cluster_facts
 from infra.config import load_stack, read_stack_entries, stack_file
-from infra.lifecycle import MARKER_NAME, run_key
+from infra.lifecycle import OUTCOMES_DIR, run_key
 from infra.manifests import build_objects
 from infra.render import render_stack
 from infra.render.__main__ import main
@@ -285,9 +285,27 @@ def diff_head(repo: Path, stack: str) -> list[str]:
     return lines[2:]
 
 
+# A deploy generation in a supervisor's argv: 12 hex digits (infra.lifecycle.deploy_generation).
+GENERATION = re.compile(r"^- [0-9a-f]{12}$")
+
+
 def changed(lines: list[str], sign: str) -> Counter[str]:
-    """The removed (`-`) or added (`+`) lines, without the sign and indentation."""
-    return Counter(line[1:].strip() for line in lines if line.startswith(sign))
+    """The removed (`-`) or added (`+`) lines, without the sign and indentation, leaving out
+    the deploy generation (`generations`): it changes with every change to any Job."""
+    stripped = (line[1:].strip() for line in lines if line.startswith(sign))
+    return Counter(line for line in stripped if not GENERATION.match(line))
+
+
+def generations(lines: list[str], sign: str) -> Counter[str]:
+    stripped = (line[1:].strip() for line in lines if line.startswith(sign))
+    return Counter(line for line in stripped if GENERATION.match(line))
+
+
+def assert_one_new_generation(lines: list[str], replicas: int) -> None:
+    """A changed Job is a new deploy generation, the same one for every replica's Job."""
+    (old,), (new,) = generations(lines, "-"), generations(lines, "+")
+    assert old != new
+    assert generations(lines, "-")[old] == generations(lines, "+")[new] == replicas
 
 
 def set_learning_rate(value: float) -> Callable[[dict[str, Any]], None]:
@@ -305,7 +323,7 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     # it beside the old run instead of it resuming the old run's checkpoints. So, for every
     # replica, besides its learning rate: the run-id label of its Service (metadata and
     # selector) and of its Job (metadata and pod template), its output directory, the run its
-    # supervisor ends with (the run key, the marker in the output directory), and the three run
+    # supervisor ends with (the run key, the outcomes in the output directory), and the three run
     # selectors of the training NetworkPolicy (its pods, their ingress and egress peers).
     assert old.job.run_id != new.job.run_id
     replicas = len(build_topology(old).replicas)
@@ -316,13 +334,14 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
                 f"- {{name: TFTRAIN_LEARNING_RATE, value: '{rate}'}}": replicas,
                 f"- {{name: TFTRAIN_OUTPUT_DIR, value: {config.output_dir}}}": replicas,
                 f"tftrain.io/run-id: {config.job.run_id}": 4 * replicas + 3,
-                f"- {config.output_dir}/{MARKER_NAME}": replicas,
+                f"- {config.output_dir}/{OUTCOMES_DIR}": replicas,
                 f"- {run_key(config)}": replicas,
             }
         )
 
     assert changed(lines, "-") == expected(old, repr(old.hyperparams.learning_rate))
     assert changed(lines, "+") == expected(new, "0.01")
+    assert_one_new_generation(lines, replicas)
     # Hunks are labelled with the object they change.
     assert any(line.endswith(" @@ Job tftrain-dev/mnist-worker-0") for line in lines)
 
@@ -347,6 +366,7 @@ def test_learning_rate_change_with_a_fixed_run_id_changes_the_env_values_and_run
     assert changed(lines, "+") == Counter(
         {rate.format("0.01"): replicas, f"- {run_key(new)}": replicas}
     )
+    assert_one_new_generation(lines, replicas)
 
 
 def tf_configs(lines: list[str], sign: str) -> dict[tuple[str, int], dict[str, Any]]:

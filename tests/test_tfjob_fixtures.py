@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.lifecycle import MARKER_NAME
+from infra.lifecycle import OUTCOMES_DIR
 from infra.local.cli import main
 from tests.cluster_helpers import REPLICAS, STACK, summary_line, write_stack
 
@@ -59,7 +59,8 @@ def test_parameter_server_trainer_ends_with_its_chief(
                          out, re.MULTILINE), out  # fmt: skip
     # The supervisor's "stopping" line is the proof that each replica was stopped by the
     # run's end rather than finishing alone; assert_ended_with_the_chief timed it.
-    assert (tmp_path / "out" / MARKER_NAME).read_text().startswith(f"{RUN_ID}.")
+    succeeded = list((tmp_path / "out" / OUTCOMES_DIR).glob(f"succeeded.{RUN_ID}.*"))
+    assert [path.read_text().split()[1] for path in succeeded] == ["mnist-chief-0"]
 
 
 def test_a_usage_error_fails_the_run_at_once(
@@ -71,7 +72,8 @@ def test_a_usage_error_fails_the_run_at_once(
     assert re.search(r"FAILED: mnist-\S+ exit 2 \(exit code 2 is final: no restarts", out), out
     assert "restart 1 of 3" not in out and "restarts:" not in out.split("summary:")[1]
     # The failure is published for the replicas on other nodes: they stop with exit 2 too.
-    assert re.match(rf"{RUN_ID}\.\w+ failed 2 ", (tmp_path / "out" / MARKER_NAME).read_text())
+    (failed,) = (tmp_path / "out" / OUTCOMES_DIR).glob(f"failed.{RUN_ID}.*")
+    assert re.match(r"mnist-\S+ exit 2 attempt 1 on ", failed.read_text()), failed.read_text()
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ import pytest
 import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from infra.lifecycle import MARKER_NAME, SCRIPT, STOP_GRACE, Supervision, ends_run
+from infra.lifecycle import OUTCOMES_DIR, SCRIPT, STOP_GRACE, Supervision, ends_run
 from infra.topology import Replica, Topology
 
 REPO = Path(__file__).resolve().parents[1]
@@ -124,12 +124,14 @@ class ProcessCluster:
         replica = Replica(task_type, index, name, "localhost", 0)
         supervisor = Supervision(
             ends_run(replica, self.topology),
-            str(self.output_dir / MARKER_NAME),
+            str(self.output_dir / OUTCOMES_DIR),
             self.run,
-            STOP_GRACE,
+            name,
+            backoff_limit=0,
+            stop_grace=STOP_GRACE,
         )
         self.processes[name] = subprocess.Popen(
-            supervisor.wrap(str(SCRIPT), [sys.executable, "-m", "trainer"]),
+            supervisor.wrap(str(SCRIPT), [sys.executable, "-m", "trainer"], "test"),
             cwd=REPO,
             env={**self.env, "TF_CONFIG": json.dumps(tf_config)},
             stdout=self._log_files[-1],
@@ -238,7 +240,8 @@ def test_parameter_server_cluster_trains_exits_and_resumes(tmp_path: Path) -> No
             r"ckpt-24: step 24, Test-Accuracy: \d\.\d{4}$", cluster.log("evaluator-0"), re.MULTILINE
         ), cluster.log("evaluator-0")
     assert_outputs(output, final_step=24, log_steps=[8, 16, 24])
-    assert (output / MARKER_NAME).read_text() == "test\n"  # the chief's supervisor's
+    # The chief's supervisor's record of the run's success.
+    assert (output / OUTCOMES_DIR / "succeeded.test").read_text().startswith("test chief-0 ")
 
     # Other settings in the same directory: a new run to its supervisors.
     settings = {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "36"}
@@ -263,7 +266,8 @@ def test_multi_worker_mirrored_cluster(tmp_path: Path) -> None:
         assert_progress(cluster.log("worker-0"), [8, 16], steps_per_epoch=32)
         assert "Training finished at step 16" in cluster.log("worker-1")
     assert_outputs(output, final_step=16, log_steps=[8, 16])
-    assert (output / MARKER_NAME).read_text() == "test\n"  # worker 0's supervisor's
+    # Worker 0's supervisor's record of the run's success.
+    assert (output / OUTCOMES_DIR / "succeeded.test").read_text().startswith("test worker-0 ")
 
 
 def test_single_process_trains_and_resumes(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@
                       evaluator for each checkpoint)
       saved_model/    the trained model: `tf.saved_model.load(path).serve(images)` maps
                       uint8 images (n, 28, 28, 1) to logits (n, 10)
-      .tftrain-succeeded  written by the replica supervisor (infra/lifecycle) when the
-                      chief has succeeded: the other replicas then stop
+      .tftrain-run/   the run's outcome, kept by the replica supervisor (infra/lifecycle):
+                      once the chief has succeeded the other replicas stop
 
 One process writes all of it: the chief under ParameterServerStrategy (it also does the
 checkpoint I/O for the ps, which therefore needs no write access), the chief or else

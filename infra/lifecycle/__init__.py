@@ -5,13 +5,14 @@ or, without one, worker 0 exits 0. A ParameterServerStrategy ps or worker never 
 that: it sits in `server.join()` forever, and so would its Job. Rather than asking every
 trainer to watch for the end, `supervise.sh` (POSIX sh, so any image with /bin/sh runs it
 unchanged) wraps the stack's command in every replica:
-- the replica that ends the run publishes a marker on the shared volume when its command
-  exits 0;
-- every other replica stops its command once the marker is there, and exits 0.
-The marker holds the run key (below), so a marker of another run is ignored, and a replica
-(re)started after its run has ended exits 0 at once. The supervisor passes SIGTERM on to the
-command and exits with the command's status, so preemption and failures reach the Job's
-podFailurePolicy unchanged.
+- the replica that ends the run publishes the run's success on the shared volume when its
+  command exits 0; every other replica then stops its command and exits 0;
+- a final failure (exit 2/126/127, or any failure on a replica's last attempt) is published
+  too, and every replica stops and exits 2, so every Job fails within seconds.
+Outcomes are records per run key (below) and deploy generation, so another run's outcome is
+ignored, and a replica (re)started after its run has ended exits at once. The supervisor
+passes SIGTERM on to the command and exits with the command's status, so preemption and
+failures reach the Job's podFailurePolicy unchanged.
 
 Kubernetes delivers the script in a ConfigMap volume (`infra/manifests/lifecycle.py`); the
 local launcher runs the same file from this directory, so both behave alike.
@@ -19,21 +20,29 @@ local launcher runs the same file from this directory, so both behave alike.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from infra.config import StackConfig, settings_fingerprint
 from infra.topology import Replica, Topology
 
 SCRIPT_NAME = "supervise.sh"
 SCRIPT = Path(__file__).with_name(SCRIPT_NAME)
-# In the run's output dir, next to what the trainer writes there.
-MARKER_NAME = ".tftrain-succeeded"
+# In the run's output dir, next to what the trainer writes there: the run's outcome records.
+OUTCOMES_DIR = ".tftrain-run"
 # The evaluator may be scoring the final checkpoint when the run ends (our trainer's
 # evaluator finishes that one on SIGTERM); ps and workers have nothing left to do.
 EVALUATOR_STOP_GRACE = 30
 STOP_GRACE = 2
+# How long Kubernetes waits between SIGTERM and SIGKILL for a training pod. It must cover
+# the longest grace inside: the evaluator's (above) and the bundled ps's wait for the
+# chief's preemption checkpoint (trainer/preemption.py PS_GRACE_SECONDS, 25 s), plus the
+# supervisor's own SIGTERM → SIGKILL step. A test keeps them in this order.
+TERMINATION_GRACE_SECONDS = EVALUATOR_STOP_GRACE + STOP_GRACE + 13
 # A usage error (argparse's convention, the trainer's "bad flag/env/TF_CONFIG/data"), or a
 # command the shell cannot run (126: not executable, 127: not found): retrying cannot help,
 # so the Job fails at once and the local launcher does not restart the replica.
@@ -53,7 +62,7 @@ def run_key(config: StackConfig) -> str:
 
     A derived run id already is that fingerprint. A pinned one is reused on purpose to
     continue a finished run with new settings (more epochs, a lower learning rate): that is
-    a new run for the supervisor, which must not take the earlier run's marker for its own.
+    a new run for the supervisor, which must not take the earlier run's outcome for its own.
     """
     fingerprint = settings_fingerprint(config)
     if config.job.run_id == fingerprint:
@@ -61,26 +70,47 @@ def run_key(config: StackConfig) -> str:
     return f"{config.job.run_id}.{fingerprint.removeprefix('run-')}"
 
 
+def deploy_generation(job_templates: Sequence[Any]) -> str:
+    """A digest of what a deploy runs: the pod templates of every Job of the run.
+
+    A run's failure counts only within its generation: a deploy that changes any Job (more
+    memory after an OOM, a fixed image) is a new try of the run, while the same Jobs coming
+    back (a refresh that forgot finished Jobs, a re-create) find the run already failed.
+    """
+    text = json.dumps(list(job_templates), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 @dataclass(frozen=True)
 class Supervision:
-    """What the supervisor of one replica is told: its part, the marker, the run key."""
+    """What the supervisor of one replica is told: its part, where outcomes go, its retries."""
 
     ends_run: bool
-    marker: str
+    outcomes: str
     run_key: str
+    replica: str
+    backoff_limit: int
     stop_grace: int
+    on_success: str = ""
 
-    def wrap(self, script: str, command: Sequence[str]) -> list[str]:
-        """`command` run under the supervisor at path `script`."""
+    def wrap(self, script: str, command: Sequence[str], generation: str) -> list[str]:
+        """`command` run under the supervisor at path `script`, in deploy `generation`."""
         return [
             "/bin/sh",
             script,
             "--ends-run" if self.ends_run else "--follows-run",
-            "--marker",
-            self.marker,
+            "--outcomes",
+            self.outcomes,
             "--run",
             self.run_key,
+            "--generation",
+            generation,
+            "--replica",
+            self.replica,
+            "--backoff-limit",
+            str(self.backoff_limit),
             *(() if self.ends_run else ("--stop-grace", str(self.stop_grace))),
+            *(("--on-success", self.on_success) if self.on_success else ()),
             "--",
             *command,
         ]
@@ -92,7 +122,9 @@ def supervision(
     grace = EVALUATOR_STOP_GRACE if replica.type == "evaluator" else STOP_GRACE
     return Supervision(
         ends_run=ends_run(replica, topology),
-        marker=f"{output_dir.rstrip('/')}/{MARKER_NAME}",
+        outcomes=f"{output_dir.rstrip('/')}/{OUTCOMES_DIR}",
         run_key=run_key(config),
+        replica=replica.name,
+        backoff_limit=config.job.backoff_limit,
         stop_grace=grace,
     )

@@ -1,42 +1,59 @@
 # tftrain replica supervisor: runs one replica's command and ends it with the run.
-# POSIX sh (dash, busybox ash, bash): it runs in whatever image the stack names.
+# POSIX sh (dash, busybox ash, bash): it runs in whatever image the stack names, as PID 1.
 #
-#   sh supervise.sh --ends-run|--follows-run --marker FILE --run KEY [--stop-grace S] -- CMD...
+#   sh supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G
+#                   --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE]
+#                   -- CMD...
 #
-# --ends-run     the chief (or worker 0 without a chief): when CMD exits 0, publish FILE
-#                containing KEY (written to a temp file, then renamed: never half-written).
-# --follows-run  every other replica: once FILE holds KEY, stop CMD (SIGTERM, then SIGKILL
-#                after --stop-grace seconds, default 2) and exit 0.
-# Either way: FILE already holding KEY at start means the run has ended, so exit 0 at
-# once; a FILE holding another key (an earlier run) is ignored. SIGTERM/SIGINT are
-# forwarded to CMD, and the exit status is CMD's (128+N if a signal ended it), except a
-# follower stopped by the run's end, which exits 0. Usage errors exit 2.
-# A run that cannot succeed: when any replica's CMD exits 2, 126 or 127 (final: a retry
-# fails the same way), its supervisor writes "KEY failed ..." to FILE, and every other
-# replica's supervisor stops its CMD and exits 2 too, so every Job fails at once instead of
-# serving until a deadline. Only a failure written after this supervisor started counts:
-# a new attempt of the run (a new `pulumi up`) is not ended by the last attempt's failure.
-# See infra/lifecycle/__init__.py for why, and README "Lifecycle".
+# The run's outcome lives in DIR (on the shared volume), as records no replica overwrites:
+#   succeeded.KEY           the run succeeded (written by the replica that ends the run)
+#   failed.KEY.G            the run cannot succeed in deploy generation G, and why
+#   attempts/KEY.G.NAME.N/  attempt N of replica NAME in generation G (claimed by mkdir)
+# A record is written under a name unique to this pod and this shell (uname -n is the pod's
+# name; $$ is 1 in every container), then renamed into place: never half-written, and two
+# replicas publishing at once cannot take each other's temp file.
+#
+# --ends-run     the chief / master (or worker 0 without one): CMD exiting 0 ends the run
+#                successfully: publish succeeded.KEY, then run FILE (--on-success) if given
+#                and exit with its status (a failed export is retried as the next attempt).
+# --follows-run  every other replica: once the run has succeeded, stop CMD and exit 0,
+#                whatever CMD returns when stopped.
+# A run fails, in every replica within a second, when a replica's CMD exits
+#   - 2, 126 or 127 (final: a usage error, a command that cannot run), on any attempt, or
+#   - non-zero on its last attempt (attempt N > --backoff-limit, as its Job allows no more).
+# Its supervisor publishes failed.KEY.G; every other replica stops CMD and exits 2, and a
+# replica that starts (or restarts) later exits 2 at once. A failure of another generation
+# (an earlier deploy of the same run) is ignored. A succeeded run is ended for good: a
+# replica started later exits 0 at once (the ends-run one runs FILE again, which is
+# idempotent). An attempt ended by SIGTERM (preemption, eviction, a drain: Kubernetes does
+# not count those against the Job's backoffLimit either) gives its attempt number back.
+# SIGTERM reaches CMD's whole process group (a shell wrapper's children too); SIGKILL
+# follows after --stop-grace seconds (default 2), and says so. Usage errors exit 2. See
+# README "Lifecycle".
 
 say() { printf 'tftrain-supervise: %s\n' "$*" >&2; }
 
 usage() {
     say "$1"
-    say "usage: supervise.sh --ends-run|--follows-run --marker FILE --run KEY [--stop-grace S] -- CMD [ARG...]"
+    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] -- CMD [ARG...]"
     exit 2
 }
 
-role='' marker='' run='' grace=2
+role='' outcomes='' run='' generation='' replica='' backoff_limit='' grace=2 on_success=''
 while [ "$#" -gt 0 ]; do
     case $1 in
     --ends-run) role=ends ;;
     --follows-run) role=follows ;;
-    --marker | --run | --stop-grace)
+    --outcomes | --run | --generation | --replica | --backoff-limit | --stop-grace | --on-success)
         [ "$#" -ge 2 ] || usage "$1 needs a value"
         case $1 in
-        --marker) marker=$2 ;;
+        --outcomes) outcomes=$2 ;;
         --run) run=$2 ;;
+        --generation) generation=$2 ;;
+        --replica) replica=$2 ;;
+        --backoff-limit) backoff_limit=$2 ;;
         --stop-grace) grace=$2 ;;
+        --on-success) on_success=$2 ;;
         esac
         shift
         ;;
@@ -46,97 +63,133 @@ while [ "$#" -gt 0 ]; do
     shift
 done
 [ -n "$role" ] || usage "--ends-run or --follows-run is required"
-[ -n "$marker" ] && [ -n "$run" ] || usage "--marker and --run are required"
+[ -n "$outcomes" ] && [ -n "$run" ] && [ -n "$generation" ] && [ -n "$replica" ] ||
+    usage "--outcomes, --run, --generation and --replica are required"
 [ "$#" -gt 0 ] || usage "no command after --"
 case $grace in '' | *[!0-9]*) usage "--stop-grace must be whole seconds" ;; esac
+case $backoff_limit in *[!0-9]*) usage "--backoff-limit must be a whole number" ;; esac
+case $run$generation$replica in */* | *' '*) usage "--run, --generation and --replica must not contain / or spaces" ;; esac
+
+succeeded="$outcomes/succeeded.$run"
+failed="$outcomes/failed.$run.$generation"
+host=$(uname -n 2>/dev/null) || host=unknown
 
 # Fractions work with GNU and busybox sleep, else 1 s. No output: a sleep that outlives
 # the watcher must not hold the replica's stdout/stderr open.
 nap() { sleep "$1" >/dev/null 2>&1 || sleep 1 >/dev/null 2>&1; }
 
-marker_line() {
-    first=''
-    { IFS= read -r first <"$marker"; } 2>/dev/null
-    printf '%s' "$first"
-}
+run_succeeded() { [ -e "$succeeded" ]; }
+run_failed() { [ -e "$failed" ]; }
 
-run_ended() { [ "$(marker_line)" = "$run" ]; }
-
-# A failure of this run written after `at_start` (what FILE held when this shell started).
-run_failed() {
-    line=$(marker_line)
-    case $line in "$run failed "*) [ "$line" != "$at_start" ] ;; *) false ;; esac
-}
-
-# write TEXT to FILE atomically: a temp file, then rename.
-write_marker() {
-    partial="$marker.$$.partial"
-    mkdir -p "${marker%/*}" && printf '%s\n' "$1" >"$partial" && mv -f "$partial" "$marker"
-}
-
+# publish FILE TEXT: write TEXT to FILE atomically, under a temp name no other replica uses.
 publish() {
-    if write_marker "$run"; then
-        say "run $run succeeded: published $marker"
-    else
-        # The run's result stands; the other replicas then end with their Jobs' deadline.
-        say "run $run succeeded, but $marker could not be written: the other replicas keep running"
-    fi
+    partial="$outcomes/.partial.$host.$$.${1##*/}"
+    mkdir -p "$outcomes" 2>/dev/null
+    printf '%s\n' "$2" >"$partial" 2>/dev/null && mv -f "$partial" "$1" 2>/dev/null
 }
-
-is_final() { case $1 in 2 | 126 | 127) true ;; *) false ;; esac; }
 
 publish_failure() {
-    run_ended && return 0 # the run already succeeded: a late replica's failure changes nothing
-    if write_marker "$run failed $1 $(hostname 2>/dev/null || echo "$$") $$"; then
-        say "run $run cannot succeed (exit $1): published $marker, the other replicas stop"
+    run_succeeded && return 0 # the run already succeeded: a late failure changes nothing
+    if publish "$failed" "$replica exit $1 attempt $attempt on $host"; then
+        say "run $run cannot succeed ($replica exit $1, $2): published $failed; the other replicas stop"
     else
-        say "run $run cannot succeed (exit $1), but $marker could not be written"
+        say "run $run cannot succeed ($replica exit $1, $2), but $failed could not be written"
     fi
 }
 
-if run_ended; then
-    say "run $run has already ended ($marker): nothing to do"
-    exit 0
+after_success() {
+    [ "$role" = ends ] && [ -n "$on_success" ] || exit 0
+    /bin/sh "$on_success"
+    exit $?
+}
+
+if run_succeeded; then
+    say "run $run has already succeeded ($succeeded): nothing to train"
+    after_success
 fi
-at_start=$(marker_line)
+if run_failed; then
+    say "run $run has already failed ($(cat "$failed" 2>/dev/null)): exiting"
+    exit 2
+fi
+
+# Claim this attempt's number: mkdir is atomic, also on NFS, so two attempts never share one.
+attempt=1
+mkdir -p "$outcomes/attempts" 2>/dev/null
+while ! mkdir "$outcomes/attempts/$run.$generation.$replica.$attempt" 2>/dev/null; do
+    if [ ! -d "$outcomes/attempts/$run.$generation.$replica.$attempt" ]; then
+        say "cannot write to $outcomes: attempts are not counted (only exit 2, 126, 127 end the run)"
+        attempt=0
+        break
+    fi
+    attempt=$((attempt + 1))
+done
+claim="$outcomes/attempts/$run.$generation.$replica.$attempt"
+last=''
+[ -n "$backoff_limit" ] && [ "$attempt" -gt "$backoff_limit" ] && last=1
+
 command -v "$1" >/dev/null 2>&1 || {
     say "cannot run $1: command not found"
-    publish_failure 127
+    publish_failure 127 "final"
     exit 127
 }
 
-# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The
-# trap is set first: a signal that comes while the command starts is passed on right after.
+# SIGTERM goes to this shell's whole process group when this shell leads it (a container's
+# PID 1 does; the local launcher starts it as a group leader too), so a shell wrapper's
+# children hear it as well; this shell and its watcher ignore the echo. Started inside
+# someone else's group, it signals CMD alone. SIGKILL goes to CMD alone: what is left of the
+# group dies with this shell (the container, or the launcher, kills the rest).
+leads_group() {
+    stat=$(cat "/proc/$$/stat" 2>/dev/null) || return 1
+    # shellcheck disable=SC2086 # split on purpose: state, ppid, pgrp follow the name
+    set -- ${stat##*) }
+    [ "$3" = "$$" ]
+}
+term_target=''
+leads_group && term_target=0
+terminate() { kill -TERM "${term_target:-$child}" 2>/dev/null; }
+
+# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The trap
+# is set first: a signal that comes while the command starts is passed on right after.
 child='' signalled=''
-trap 'signalled=1; [ -z "$child" ] || kill -TERM "$child" 2>/dev/null' TERM INT
+# shellcheck disable=SC2329 # called by the trap below
+on_signal() {
+    [ -z "$signalled" ] || return 0
+    signalled=1
+    [ -z "$child" ] || terminate
+}
+trap on_signal TERM INT
 "$@" &
 child=$!
-[ -z "$signalled" ] || kill -TERM "$child" 2>/dev/null
+[ -z "$signalled" ] || terminate
 supervisor=$$
 
 stop_child() {
-    kill -TERM "$child" 2>/dev/null
+    terminate
     ticks=$((grace * 10))
     while [ "$ticks" -gt 0 ] && kill -0 "$child" 2>/dev/null; do
         nap 0.1
         ticks=$((ticks - 1))
     done
-    kill -KILL "$child" 2>/dev/null
+    if kill -0 "$child" 2>/dev/null; then
+        say "$1 did not stop within ${grace}s of SIGTERM: SIGKILL"
+        kill -KILL "$child" 2>/dev/null
+    fi
 }
 
-# The watcher: a follower's child ends with the run; and if this shell is SIGKILLed (the
-# local launcher's parent-death signal reaches only this shell), the child goes with it.
+# The watcher: a follower's command ends with the run's success, every command with the
+# run's failure; and if this shell is SIGKILLed (the local launcher's parent-death signal
+# reaches only this shell), the command goes with it.
 (
-    trap - TERM INT
+    trap '' TERM
     while kill -0 "$supervisor" 2>/dev/null; do
-        if [ "$role" = follows ] && run_ended; then
+        if [ "$role" = follows ] && run_succeeded; then
             say "run $run succeeded: stopping $1 (SIGTERM, SIGKILL after ${grace}s)"
-            stop_child
+            stop_child "$1"
             exit 0
         fi
         if run_failed; then
-            say "run $run failed in another replica ($(marker_line)): stopping $1"
-            stop_child
+            say "run $run failed in another replica ($(cat "$failed" 2>/dev/null)): stopping $1"
+            stop_child "$1"
             exit 0
         fi
         nap 0.5
@@ -152,18 +205,34 @@ while :; do
     kill -0 "$child" 2>/dev/null || break
 done
 # SIGKILL: a SIGTERM arriving before the watcher has reset the inherited trap is lost.
+# Reaped here, so that no shell reports the killed job on its way out.
 kill -KILL "$watcher" 2>/dev/null
+wait "$watcher" 2>/dev/null
 
+# The run's success first: whatever a stopped follower's command returned, it is done.
+if run_succeeded && [ "$role" = follows ]; then
+    exit 0
+fi
+if [ "$role" = ends ] && [ "$status" -eq 0 ]; then
+    if publish "$succeeded" "$run $replica attempt $attempt on $host"; then
+        say "run $run succeeded: published $succeeded"
+    else
+        # The run's result stands; the other replicas then end with their Jobs' deadline.
+        say "run $run succeeded, but $succeeded could not be written: the other replicas keep running"
+    fi
+    after_success
+fi
 if run_failed; then
     exit 2 # stopped because another replica failed: this Job fails at once too
 fi
-if is_final "$status"; then
-    publish_failure "$status"
+if [ -n "$signalled" ] && [ "$status" -ne 0 ]; then
+    # Preempted or deleted: not a failure of the replica, so the next attempt keeps this number.
+    [ "$attempt" -gt 0 ] && rmdir "$claim" 2>/dev/null
     exit "$status"
 fi
-if [ "$role" = ends ]; then
-    [ "$status" -eq 0 ] && publish
-    exit "$status"
-fi
-run_ended && exit 0
+case $status in
+0) ;;
+2 | 126 | 127) publish_failure "$status" "final" ;;
+*) [ -z "$last" ] || publish_failure "$status" "attempt $attempt, its last of $((backoff_limit + 1))" ;;
+esac
 exit "$status"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,12 +144,16 @@ def build_plan(
     local = topology.with_addresses({name: (LOCALHOST, port) for name, port in ports.items()})
     command = local_command((*config.job.command, *config.job.args))
     base = os.environ if base_env is None else base_env
+    # Each launch is a deploy of its own: a failure of an earlier launch does not end it.
+    generation = uuid.uuid4().hex[:12]
     # Every replica under the same supervisor script as in the cluster, from the repo.
     replicas = tuple(
         ProcessSpec(
             name=replica.name,
             argv=tuple(
-                supervision(config, local, replica, str(output_dir)).wrap(str(SCRIPT), command)
+                supervision(config, local, replica, str(output_dir)).wrap(
+                    str(SCRIPT), command, generation
+                )
             ),
             env=process_env(base, replica_env(config, local, replica, str(output_dir))),
         )

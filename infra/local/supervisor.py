@@ -55,7 +55,7 @@ class Decision(enum.Enum):
     CONTINUE = "continue"  # nothing changes for the others
     RESTART = "restart"  # start the replica again after its backoff delay
     SUCCEED = "succeed"  # the job is done: let the others exit by themselves, within grace
-    FAIL = "fail"  # the job failed: stop everything now
+    FAIL = "fail"  # the job failed: the others end by themselves (their supervisors), within grace
 
 
 def exit_status(returncode: int) -> int:
@@ -136,6 +136,7 @@ class Supervisor:
         self._restart_due: dict[str, float] = {}  # replica name → when to start it again
         self.succeeded_at: float | None = None  # when the primary exited 0
         self.failed: process.Child | None = None
+        self.failed_at: float | None = None
         self.outcome = ""
 
     def say(self, text: str) -> None:
@@ -208,15 +209,17 @@ class Supervisor:
             now = time.monotonic()
             self._start_due_restarts(now)
             if not self._restart_due and all(c.ended is not None for c in self.replicas.values()):
-                return self._primary_status()
-            if self.succeeded_at is not None and now - self.succeeded_at > timing.grace:
+                return self._status()
+            ended_at = self.succeeded_at if self.failed_at is None else self.failed_at
+            if ended_at is not None and now - ended_at > timing.grace:
                 left = [c.name for c in self.replicas.values() if c.ended is None]
                 left += list(self._restart_due)  # waiting to restart: not started again
+                how = "succeeded" if self.failed_at is None else "failed"
                 self.say(
-                    f"still running {timing.grace:g}s after the job succeeded, "
+                    f"still running {timing.grace:g}s after the job {how}, "
                     f"terminating: {', '.join(left)}"
                 )
-                return self._primary_status()
+                return self._status()
             if timing.timeout is not None and now - started > timing.timeout:
                 self.outcome = f"timed out after {timing.timeout:g}s"
                 self.say(f"--timeout: {self.outcome}; stopping every replica")
@@ -237,11 +240,16 @@ class Supervisor:
             if decision is Decision.RESTART:
                 self._schedule_restart(child, returncode)
             if decision is Decision.FAIL:
-                self.failed = child
+                # Its supervisor has published the run's failure: the other supervisors stop
+                # their replicas within a second, as in the cluster. Nothing restarts now.
+                self.failed, self.failed_at = child, time.monotonic()
+                self._restart_due.clear()
                 why = self._final_note(returncode) or self._limit_note()
                 self.outcome = f"FAILED: {child.name} {describe(returncode)}{why}"
-                self.say(f"{self.outcome}; stopping every replica")
-                return exit_status(returncode)
+                left = [c.name for c in self.replicas.values() if c.ended is None]
+                self.say(
+                    f"{self.outcome}; the others end with the run: {', '.join(left) or 'none left'}"
+                )
             if decision is Decision.SUCCEED:
                 self.succeeded_at = time.monotonic()
                 self.outcome = f"succeeded: {child.name} exit 0"
@@ -284,7 +292,10 @@ class Supervisor:
                 # names; the port was released for the first start and stays free.
                 self.replicas[name] = self._start(self._specs[name])
 
-    def _primary_status(self) -> int:
+    def _status(self) -> int:
+        """The failed replica's status if the job failed, else the primary's (TFJob's rule)."""
+        if self.failed is not None and self.failed.returncode is not None:
+            return exit_status(self.failed.returncode)
         primary = self.replicas[self._primary]
         return exit_status(primary.returncode) if primary.returncode is not None else 1
 

@@ -17,7 +17,7 @@ from infra.manifests.lifecycle import lifecycle_config_map
 from infra.manifests.network_policy import network_policies
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
-from infra.manifests.workloads import replica_job, replica_service
+from infra.manifests.workloads import replica_jobs, replica_service
 from infra.topology import build_topology
 
 __all__ = ["build_objects", "object_key"]
@@ -39,7 +39,7 @@ def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, An
     objects.append(lifecycle_config_map(config))
     # Every replica's DNS name is registered before any replica starts dialling its peers.
     objects += [replica_service(config, replica) for replica in topology.replicas]
-    objects += [replica_job(config, facts, topology, replica) for replica in topology.replicas]
+    objects += replica_jobs(config, facts, topology)
     if config.tensorboard.enabled:
         objects += [tensorboard_deployment(config, facts), tensorboard_service(config, facts)]
     return objects

@@ -16,7 +16,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config.model import ReplicaGroup, StackConfig
-from infra.lifecycle import supervision
+from infra.lifecycle import TERMINATION_GRACE_SECONDS, deploy_generation, supervision
 from infra.manifests.common import (
     JOB_LABEL,
     KUBEFLOW_INDEX_LABEL,
@@ -105,7 +105,11 @@ def _env(config: StackConfig, topology: Topology, replica: Replica) -> list[dict
 
 
 def _container(
-    config: StackConfig, topology: Topology, group: ReplicaGroup, replica: Replica
+    config: StackConfig,
+    topology: Topology,
+    group: ReplicaGroup,
+    replica: Replica,
+    generation: str,
 ) -> dict[str, Any]:
     supervisor = supervision(config, topology, replica, config.output_dir)
     container: dict[str, Any] = {
@@ -114,7 +118,7 @@ def _container(
         "imagePullPolicy": group.image_pull_policy,
         # The stack's command under the supervisor, which ends it with the run; the args
         # stay the stack's, appended after the command as Kubernetes does.
-        "command": supervisor.wrap(SCRIPT_PATH, config.job.command),
+        "command": supervisor.wrap(SCRIPT_PATH, config.job.command, generation),
     }
     if config.job.args:
         container["args"] = list(config.job.args)
@@ -128,8 +132,13 @@ def _container(
 
 
 def replica_job(
-    config: StackConfig, facts: ClusterFacts, topology: Topology, replica: Replica
+    config: StackConfig,
+    facts: ClusterFacts,
+    topology: Topology,
+    replica: Replica,
+    generation: str = "",
 ) -> dict[str, Any]:
+    """One replica's Job; `generation` is the run's deploy generation (`replica_jobs`)."""
     group = next(g for g in config.replica_groups if g.type == replica.type)
     where = placement(config, facts, group.gpu_count, group.spot)
     labels = replica_labels(config, replica)
@@ -137,8 +146,9 @@ def replica_job(
         {
             # podFailurePolicy needs it; a retry is a new pod (infra/manifests/lifecycle.py).
             "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
             **where.spec,
-            "containers": [_container(config, topology, group, replica)],
+            "containers": [_container(config, topology, group, replica, generation)],
             "volumes": [data_volume(config), lifecycle_volume(config)],
         }
     )
@@ -163,3 +173,13 @@ def replica_job(
             },
         },
     }
+
+
+def replica_jobs(
+    config: StackConfig, facts: ClusterFacts, topology: Topology
+) -> list[dict[str, Any]]:
+    """Every replica's Job, each told the run's deploy generation: a digest of all their pod
+    templates as rendered without it (`infra.lifecycle.deploy_generation`)."""
+    drafts = [replica_job(config, facts, topology, replica) for replica in topology.replicas]
+    generation = deploy_generation(job["spec"]["template"] for job in drafts)
+    return [replica_job(config, facts, topology, r, generation) for r in topology.replicas]
