@@ -92,6 +92,8 @@ CASES = (
         ),
     ),
     Case("no-op", "ack-gpu", _no_edit),
+    # ASK's public API endpoint is an argument of the cluster, not an SLB of the stack's own.
+    Case("ask-public-api-server", "ask-eci", _set("cluster.publicApiServer", True)),
     Case("gpu-worker-removed", "ack-gpu", _set("worker.number", 1)),
     Case("cpu-pool-grown", "ack-cpu", _set("cluster.cpuPool.size", 4)),
     # The autoscaled GPU pool made a fixed 3 nodes for 2 one-GPU workers: one node idles.

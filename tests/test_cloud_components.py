@@ -542,8 +542,14 @@ def test_a_version_ack_does_not_offer_stops_before_anything_is_registered(kind: 
     assert recorded.resources == []  # not even the network: nothing to clean up
 
 
-def test_an_offline_render_that_lists_no_versions_checks_nothing() -> None:
-    assert check_offered("1.31.1-aliyun.1", "ack", []) == "1.31.1-aliyun.1"
+def test_an_offline_render_asks_nothing_and_checks_nothing() -> None:
+    # The offline render's lookup has no result at all (None); a provider answers a list.
+    assert check_offered("1.31.1-aliyun.1", "ack", None) == "1.31.1-aliyun.1"
+
+
+def test_a_deploy_whose_lookup_lists_no_versions_refuses_the_pinned_one() -> None:
+    with pytest.raises(pulumi.RunError, match="ACK listed no versions .* cannot be checked"):
+        check_offered("1.31.1-aliyun.1", "ack", [])
 
 
 def test_terway_enforces_network_policy_with_pods_on_their_own_vswitch_and_snat() -> None:

@@ -207,3 +207,24 @@ def test_an_update_of_a_type_in_the_table_carries_no_caveat() -> None:
     assert _cloud_summary(_network("10.0.0.0/20"), _network("10.0.0.0/20", "new")) == [
         "Cloud resources: update 1 (Switch 1)"
     ]
+
+
+# --- Public endpoints, stated on their own (the goldens show them in context) ------------
+
+
+def _case(name: str) -> Case:
+    return next(case for case in CASES if case.name == name)
+
+
+def test_a_public_ask_api_server_is_a_new_public_endpoint() -> None:
+    # ASK's API server goes public through the cluster's endpointPublicAccessEnabled argument.
+    lines = summary_of(_case("ask-public-api-server")).splitlines()
+    assert (
+        "New public endpoints: alicloud:cs/serverlessKubernetes:ServerlessKubernetes  cluster-ask"
+    ) in lines
+
+
+def test_a_public_tensorboard_counts_its_load_balancer_and_nothing_else() -> None:
+    lines = summary_of(_case("tensorboard-public")).splitlines()
+    [endpoints] = [line for line in lines if line.startswith("New public endpoints:")]
+    assert endpoints == "New public endpoints: Service tftrain/mnist-tensorboard"

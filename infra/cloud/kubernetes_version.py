@@ -40,13 +40,24 @@ def _version_key(version: str) -> tuple[int, ...]:
 
 
 def check_offered(wanted: str, kind: str, metadatas: Sequence[Any] | None) -> str:
-    """`wanted` if ACK offers it for `kind` (or the lookup listed nothing: only an offline
-    render answers so, and a real ACK always offers versions), else an error listing what
-    it offers."""
+    """`wanted` if ACK offers it for `kind`, else an error listing what it offers.
+
+    `None` is the offline render's answer (it asks no cloud: the result stays unknown, and
+    the render shows the lookup instead). Any answer from a provider is a list, and an empty
+    one (no versions, an unexpected response) cannot confirm the version: refused too.
+    """
+    if metadatas is None:
+        return wanted
     offered = offered_versions(metadatas)
-    if not offered or wanted in offered:
+    if wanted in offered:
         return wanted
     cluster_type, profile = VERSION_QUERY[kind]
+    if not offered:
+        raise pulumi.RunError(
+            f"{PROJECT}:cluster.kubernetesVersion = {wanted!r}: ACK listed no versions for new "
+            f"{cluster_type} clusters with profile {profile} in this region, so it cannot be "
+            f"checked; use `{LATEST_VERSION}`, or retry when the version lookup answers"
+        )
     raise pulumi.RunError(
         f"{PROJECT}:cluster.kubernetesVersion = {wanted!r}: ACK does not offer it for new "
         f"{cluster_type} clusters with profile {profile} in this region; offered: "

@@ -27,7 +27,7 @@ from infra.local.plan import (
     tensorboard_process,
 )
 from infra.local.ports import HOST, PortReservation
-from infra.local.supervisor import LAUNCHER, Backoff, Stopped, Supervisor, Timing
+from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
 # SIGHUP too: closing the terminal must not orphan a training cluster.
@@ -146,6 +146,7 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
         Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
+        RunFailures(plan.outcomes, plan.generation),
     )
     say = supervisor.say
     config = plan.config

@@ -25,7 +25,7 @@ from infra.config import (
     read_stack_file,
     stack_file,
 )
-from infra.lifecycle import SCRIPT, ends_run, supervision
+from infra.lifecycle import OUTCOMES_DIR, SCRIPT, ends_run, supervision
 from infra.stack_file import parse_yaml
 from infra.topology import Topology, build_topology
 from infra.trainer_env import replica_env
@@ -55,6 +55,9 @@ class LocalPlan:
     replicas: tuple[ProcessSpec, ...]
     # The replica whose exit ends the job and gives the exit status: TFJob's success policy.
     primary: str
+    # Where the replicas' supervisors record the run's outcome, and this launch's generation.
+    outcomes: Path
+    generation: str
 
 
 def apply_override(raw: dict[str, Any], assignment: str) -> None:
@@ -159,7 +162,10 @@ def build_plan(
         )
         for replica in local.replicas
     )
-    return LocalPlan(config, local, output_dir, command, replicas, primary_replica(local))
+    outcomes = output_dir / OUTCOMES_DIR
+    return LocalPlan(
+        config, local, output_dir, command, replicas, primary_replica(local), outcomes, generation
+    )
 
 
 TENSORBOARD = "tensorboard"

@@ -108,6 +108,31 @@ class Backoff:
         return min(self.first_delay * 2 ** (restart - 1), self.max_delay)
 
 
+@dataclass(frozen=True)
+class RunFailure:
+    replica: str
+    exit_code: int
+    attempt: str
+
+
+@dataclass(frozen=True)
+class RunFailures:
+    """Where the replicas' supervisors record that this launch's run failed, and the reader of
+    it: the launcher reports their decision (which replica, which code) instead of guessing it
+    from whichever exit it happens to see first."""
+
+    outcomes: Path
+    generation: str
+
+    def read(self) -> RunFailure | None:
+        for record in self.outcomes.glob(f"failed.*.{self.generation}"):
+            # "<replica> exit <code> attempt <n> on <host>", written by supervise.sh.
+            words = record.read_text(errors="replace").split()
+            if len(words) >= 5 and words[1] == "exit" and words[2].isdigit():
+                return RunFailure(words[0], int(words[2]), words[4])
+        return None
+
+
 class Supervisor:
     def __init__(
         self,
@@ -119,7 +144,9 @@ class Supervisor:
         timing: Timing,
         sidecars: Sequence[ProcessSpec] = (),
         backoff: Backoff | None = None,
+        run_failures: RunFailures | None = None,
     ) -> None:
+        self._run_failures = run_failures
         self._specs = {spec.name: spec for spec in replicas}
         self._sidecar_specs = list(sidecars)
         self._primary = primary
@@ -240,12 +267,11 @@ class Supervisor:
             if decision is Decision.RESTART:
                 self._schedule_restart(child, returncode)
             if decision is Decision.FAIL:
-                # Its supervisor has published the run's failure: the other supervisors stop
+                # A supervisor has published the run's failure: the other supervisors stop
                 # their replicas within a second, as in the cluster. Nothing restarts now.
                 self.failed, self.failed_at = child, time.monotonic()
                 self._restart_due.clear()
-                why = self._final_note(returncode) or self._limit_note()
-                self.outcome = f"FAILED: {child.name} {describe(returncode)}{why}"
+                self.outcome = self._failure_outcome(child, returncode)
                 left = [c.name for c in self.replicas.values() if c.ended is None]
                 self.say(
                     f"{self.outcome}; the others end with the run: {', '.join(left) or 'none left'}"
@@ -260,6 +286,16 @@ class Supervisor:
                         f"{self._timing.grace:g}s to exit by themselves: {', '.join(left)}"
                     )
         return None
+
+    def _failure_outcome(self, child: process.Child, returncode: int) -> str:
+        """What failed the run, as its supervisors recorded it: a replica stopped by the
+        run's failure exits 2 too, and may be seen exiting before the one that failed it."""
+        failure = self._run_failures.read() if self._run_failures else None
+        if failure is not None and failure.replica in self.replicas:
+            self.failed = self.replicas[failure.replica]
+            child, returncode = self.failed, failure.exit_code
+        why = self._final_note(returncode) or self._limit_note()
+        return f"FAILED: {child.name} {describe(returncode)}{why}"
 
     @staticmethod
     def _final_note(returncode: int) -> str:

@@ -21,7 +21,7 @@ the program really runs under:
   run resumes from its checkpoints.
 - GPUs: the `nvidia.com/gpu` limits of the Jobs, by replica group and ECI spec.
 - Public endpoints: an internet-facing load balancer (TensorBoard's SLB, the cluster's API
-  server SLB) that only the new side has.
+  server of either kind), or an elastic IP, that only the new side has.
 - An idle GPU pool: a GPU node pool with more nodes than GPU replicas to fill them.
 
 Only the two render texts are read, so the REV side can be any revision's render.
@@ -365,8 +365,10 @@ def _gpu_lines(old: Render, new: Render) -> list[str]:
 
 def _public_endpoints(render: Render) -> set[str]:
     """Titles of what the internet can reach: a LoadBalancer Service whose SLB is not
-    intranet (Alibaba Cloud's default is internet), a cluster with an internet API server SLB,
-    an elastic IP."""
+    intranet (Alibaba Cloud's default is internet), an ACK cluster with an internet API server
+    SLB (`slbInternetEnabled`) or an ASK one with a public endpoint
+    (`endpointPublicAccessEnabled`), an elastic IP. An EIP's association is not a second
+    endpoint: it only attaches the address already counted."""
     public = {
         title
         for title, obj in render.objects.items()
@@ -376,7 +378,12 @@ def _public_endpoints(render: Render) -> set[str]:
     }
     for title, resource in render.cloud.items():
         kind = _kind_of_title(title)
-        if resource.inputs.get("slbInternetEnabled") == "true" or kind.startswith("Eip"):
+        inputs = resource.inputs
+        public_api = "true" in (
+            inputs.get("slbInternetEnabled"),
+            inputs.get("endpointPublicAccessEnabled"),
+        )
+        if public_api or (kind.startswith("Eip") and kind != "EipAssociation"):
             public.add(title)
     return public
 
