@@ -79,9 +79,7 @@ CASES = (
     Case(
         "gpu-added",
         "ask-eci",
-        _both(
-            _set("worker.gpuCount", 2), _set("cluster.eciGpuSpec", "ecs.gn6i-c24g1.12xlarge")
-        ),
+        _both(_set("worker.gpuCount", 2), _set("cluster.eciGpuSpec", "ecs.gn6i-c24g1.12xlarge")),
     ),
     Case(
         "tensorboard-public",

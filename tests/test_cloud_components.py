@@ -548,7 +548,7 @@ def test_an_offline_render_asks_nothing_and_checks_nothing() -> None:
 
 
 def test_a_deploy_whose_lookup_lists_no_versions_refuses_the_pinned_one() -> None:
-    with pytest.raises(pulumi.RunError, match="ACK listed no versions .* cannot be checked"):
+    with pytest.raises(pulumi.RunError, match=r"ACK listed no versions .* cannot be checked"):
         check_offered("1.31.1-aliyun.1", "ack", [])
 
 
