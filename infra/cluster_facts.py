@@ -92,6 +92,7 @@ def cluster_facts(
         endpoint = data.endpoint or (
             OSS_ENDPOINT_PLACEHOLDER if oss_endpoint is None else oss_endpoint
         )
+    if data.bucket and config.oss_credentials == "rrsa":
         role = data.rrsa_role_name or (
             OSS_ROLE_PLACEHOLDER if oss_role_name is None else oss_role_name
         )

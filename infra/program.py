@@ -94,13 +94,55 @@ class ClusterAccess:
     nas: NasStorage | None = None  # when storage.kind is nas
     load_balancer_acl: LoadBalancerAcl | None = None  # when needs_load_balancer_acl
     exports: dict[str, Any] = field(default_factory=dict)
+    data: DataAccess | None = None  # when data.bucket is set
+
+
+@dataclass
+class DataAccess:
+    """The OSS input/export as the Kubernetes layer needs it (infra/manifests/oss.py)."""
+
+    endpoint: str
+    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's own role
+    # What the PVs wait for: the bucket, the role and its policy attachment.
+    ready: list[pulumi.Resource] = field(default_factory=list)
+
+
+def oss_endpoint(config: StackConfig) -> str:
+    """data.endpoint, or the internal endpoint of the provider's region (no internet egress
+    and no traffic charge from inside the VPC)."""
+    region = pulumi.Config("alicloud").get("region")
+    return config.data.endpoint or f"oss-{region}-internal.aliyuncs.com"
+
+
+def provision_data(config: StackConfig, cluster: Any) -> DataAccess:
+    """The bucket (when the stack creates it) and, on ACK with rrsa, the plugin's RAM role."""
+    from infra import cloud
+
+    data = config.data
+    access = DataAccess(endpoint=oss_endpoint(config))
+    if data.create_bucket:
+        access.ready.append(cloud.OssBucket("data", data))
+    if config.oss_credentials == "rrsa" and config.cluster.kind == "ack":
+        metadata = cluster.rrsa_metadata
+        rrsa = cloud.OssRrsaAccess(
+            "oss-access",
+            data,
+            oidc_provider_arn=metadata.apply(lambda m: m.ram_oidc_provider_arn),
+            issuer_url=metadata.apply(lambda m: m.rrsa_oidc_issuer_url),
+            opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
+        )
+        access.role_name = rrsa.role_name
+        access.ready.append(rrsa)
+    return access
 
 
 def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
     if config.cluster.kind == "existing":
         # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
         secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
-        return ClusterAccess(kubeconfig=secret)
+        # Validated: an existing cluster names its endpoint and brings its own credentials.
+        data = DataAccess(endpoint=config.data.endpoint) if config.data.bucket else None
+        return ClusterAccess(kubeconfig=secret, data=data)
 
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
@@ -111,7 +153,13 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     )
     cluster: cloud.AckCluster | cloud.AskCluster
     if config.cluster.kind == "ack":
-        cluster = cloud.AckCluster("cluster", config.cluster, network, uses_gpu=config.uses_gpu)
+        cluster = cloud.AckCluster(
+            "cluster",
+            config.cluster,
+            network,
+            uses_gpu=config.uses_gpu,
+            enable_rrsa=bool(config.data.bucket) and config.oss_credentials == "rrsa",
+        )
     else:
         cluster = cloud.AskCluster("cluster", config.cluster, network)
     # ASK has no node pools: its API server is ready for pods once the cluster is.
@@ -131,12 +179,21 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     if nas is not None:
         exports["nasDomain"] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id
+    data = provision_data(config, cluster) if config.data.bucket else None
+    if data is not None:
+        exports["ossEndpoint"] = data.endpoint
+        if data.role_name is not None:
+            exports["ossRoleName"] = data.role_name
+        else:
+            # The key's RAM user needs exactly this policy (attach it in the RAM console).
+            exports["ossAccessPolicy"] = json.dumps(cloud.access_policy(config.data))
     return ClusterAccess(
         kubeconfig=pulumi.Output.secret(cluster.kubeconfig),
         ready=ready,
         nas=nas,
         load_balancer_acl=acl,
         exports=exports,
+        data=data,
     )
 
 
@@ -278,13 +335,20 @@ def build() -> None:
     provider = k8s.Provider(
         "k8s",
         kubeconfig=access.kubeconfig,
-        opts=pulumi.ResourceOptions(depends_on=access.ready),
+        opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
     )
     nas_domain = access.nas.mount_target_domain if access.nas is not None else None
     acl = access.load_balancer_acl
+    data = access.data
     facts = cluster_facts(
-        config, nas_domain=nas_domain, load_balancer_acl_id=acl.acl_id if acl else None
+        config,
+        nas_domain=nas_domain,
+        load_balancer_acl_id=acl.acl_id if acl else None,
+        oss_endpoint=data.endpoint if data else None,
+        oss_role_name=data.role_name if data else None,
     )
     storage_ready = [access.nas] if access.nas is not None else []
+    if data is not None:
+        storage_ready += data.ready
     registered = register_objects(build_objects(config, facts), provider, storage_ready)
     export_outputs(config, access, registered)

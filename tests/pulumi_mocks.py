@@ -53,6 +53,8 @@ MOCK_DEFAULT_K8S_VERSION = "1.34.1-aliyun.1"
 MOCK_OFFERED_K8S_VERSIONS = ("1.35.1-aliyun.1", MOCK_DEFAULT_K8S_VERSION, "1.33.3-aliyun.1")
 MOCK_ROLES = ("AliyunCSManagedAutoScalerRole", "AliyunCSDefaultRole")
 MOCK_LB_IP = "192.168.10.20"
+MOCK_OIDC_PROVIDER_ARN = "acs:ram::1234567890123456:oidc-provider"
+MOCK_RRSA_ISSUER = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou-internal.aliyuncs.com"
 
 
 def _computed_outputs(
@@ -75,6 +77,11 @@ def _computed_outputs(
             "vpcId": inputs.get("vpcId"),
             "connections": [{"apiServerIntranet": MOCK_INTRANET_API}],
             "version": inputs.get("version") or MOCK_DEFAULT_K8S_VERSION,
+            "rrsaMetadata": {
+                "enabled": bool(inputs.get("enableRrsa")),
+                "ramOidcProviderArn": f"{MOCK_OIDC_PROVIDER_ARN}/ack-rrsa-{resource_id}",
+                "rrsaOidcIssuerUrl": f"{MOCK_RRSA_ISSUER}/{resource_id}",
+            },
         }
     if (
         type_token == "kubernetes:core/v1:Service"

@@ -337,7 +337,12 @@ def test_registered_objects_are_the_offline_render(stack: str) -> None:
     """Program and render share the builders: only cloud-decided facts may differ."""
     config = load_stack(stack)
     run = recorded(stack)
-    facts = cluster_facts(config, nas_domain=run.outputs.get("nasDomain"))
+    facts = cluster_facts(
+        config,
+        nas_domain=run.outputs.get("nasDomain"),
+        oss_endpoint=run.outputs.get("ossEndpoint"),
+        oss_role_name=run.outputs.get("ossRoleName"),
+    )
     expected = {object_key(o): o for o in build_objects(config, facts)}
     actual = {object_key(o): o for o in run.kube_objects()}
     assert actual == expected
