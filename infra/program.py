@@ -114,6 +114,19 @@ def oss_endpoint(config: StackConfig) -> str:
     return config.data.endpoint or f"oss-{region}-internal.aliyuncs.com"
 
 
+def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
+    """The endpoint and the RAM role the volumes use; without a role of the stack's, the
+    least-privilege policy to attach to the RAM user or role the plugin authenticates as."""
+    from infra.cloud.oss import access_policy
+
+    exports: dict[str, Any] = {"ossEndpoint": data.endpoint}
+    if data.role_name is not None:
+        exports["ossRoleName"] = data.role_name
+    else:
+        exports["ossAccessPolicy"] = json.dumps(access_policy(config.data))
+    return exports
+
+
 def provision_data(config: StackConfig, cluster: Any) -> DataAccess:
     """The bucket (when the stack creates it) and, on ACK with rrsa, the plugin's RAM role."""
     from infra import cloud
@@ -141,8 +154,10 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
         secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
         # Validated: an existing cluster names its endpoint and brings its own credentials.
-        data = DataAccess(endpoint=config.data.endpoint) if config.data.bucket else None
-        return ClusterAccess(kubeconfig=secret, data=data)
+        if not config.data.bucket:
+            return ClusterAccess(kubeconfig=secret)
+        data = DataAccess(endpoint=config.data.endpoint)
+        return ClusterAccess(kubeconfig=secret, data=data, exports=data_exports(config, data))
 
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
@@ -181,12 +196,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         exports["nasFileSystemId"] = nas.file_system_id
     data = provision_data(config, cluster) if config.data.bucket else None
     if data is not None:
-        exports["ossEndpoint"] = data.endpoint
-        if data.role_name is not None:
-            exports["ossRoleName"] = data.role_name
-        else:
-            # The key's RAM user needs exactly this policy (attach it in the RAM console).
-            exports["ossAccessPolicy"] = json.dumps(cloud.access_policy(config.data))
+        exports.update(data_exports(config, data))
     return ClusterAccess(
         kubeconfig=pulumi.Output.secret(cluster.kubeconfig),
         ready=ready,
