@@ -19,6 +19,7 @@ from pulumi.runtime import config as runtime_config
 from infra.cluster_facts import cluster_facts, needs_load_balancer_acl
 from infra.config import (
     KUBECONFIG_KEY,
+    PROJECT,
     ConfigError,
     StackConfig,
     parse_config,
@@ -107,11 +108,17 @@ class DataAccess:
     ready: list[pulumi.Resource] = field(default_factory=list)
 
 
-def oss_endpoint(config: StackConfig) -> str:
+def oss_endpoint(config: StackConfig, region: str | None) -> str:
     """data.endpoint, or the internal endpoint of the provider's region (no internet egress
     and no traffic charge from inside the VPC)."""
-    region = pulumi.Config("alicloud").get("region")
-    return config.data.endpoint or f"oss-{region}-internal.aliyuncs.com"
+    if config.data.endpoint:
+        return config.data.endpoint
+    if not region:
+        raise pulumi.RunError(
+            f"{PROJECT}:data.endpoint = '': no alicloud:region to derive the OSS endpoint "
+            "from; set alicloud:region or data.endpoint (oss-<region>-internal.aliyuncs.com)"
+        )
+    return f"oss-{region}-internal.aliyuncs.com"
 
 
 def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
@@ -127,12 +134,12 @@ def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
     return exports
 
 
-def provision_data(config: StackConfig, cluster: Any) -> DataAccess:
+def provision_data(config: StackConfig, cluster: Any, endpoint: str) -> DataAccess:
     """The bucket (when the stack creates it) and, on ACK with rrsa, the plugin's RAM role."""
     from infra import cloud
 
     data = config.data
-    access = DataAccess(endpoint=oss_endpoint(config))
+    access = DataAccess(endpoint=endpoint)
     if data.create_bucket:
         access.ready.append(cloud.OssBucket("data", data))
     if config.oss_credentials == "rrsa" and config.cluster.kind == "ack":
@@ -162,7 +169,11 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
 
-    cloud.require_offered_version(config.cluster)  # before anything is registered
+    # Before anything is registered: the version, the bucket, the OSS endpoint.
+    cloud.require_offered_version(config.cluster)
+    region = pulumi.Config("alicloud").get("region")
+    cloud.require_usable_bucket(config.data, region)
+    endpoint = oss_endpoint(config, region) if config.data.bucket else ""
     network = cloud.Network(
         "network", config.network, pod_vswitch=cloud.needs_pod_vswitch(config.cluster)
     )
@@ -194,7 +205,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     if nas is not None:
         exports["nasDomain"] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id
-    data = provision_data(config, cluster) if config.data.bucket else None
+    data = provision_data(config, cluster, endpoint) if config.data.bucket else None
     if data is not None:
         exports.update(data_exports(config, data))
     return ClusterAccess(

@@ -10,6 +10,7 @@ render; this module adds the tests' fake cloud, which answers with plausible com
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,25 @@ def _computed_outputs(
     return {}
 
 
+# The account's OSS buckets as oss.get_buckets lists them: name → (acl, location).
+MOCK_BUCKETS = {
+    "tftrain-mnist-data": ("private", "oss-cn-hangzhou"),
+    "team-data-01": ("private", "oss-cn-hangzhou"),
+    "team-public": ("public-read", "oss-cn-hangzhou"),
+    "team-beijing": ("private", "oss-cn-beijing"),
+}
+
+
+def _buckets_result(args: Mapping[str, Any]) -> dict[str, Any]:
+    pattern = re.compile(args.get("nameRegex", ""))
+    names = [name for name in MOCK_BUCKETS if pattern.search(name)]
+    buckets = [
+        {"name": name, "acl": MOCK_BUCKETS[name][0], "location": MOCK_BUCKETS[name][1]}
+        for name in names
+    ]
+    return {"id": "buckets", "names": names, "buckets": buckets}
+
+
 def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
     if token == "alicloud:cs/getClusterCredential:getClusterCredential":
         return {
@@ -101,6 +121,8 @@ def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
             "certificateAuthority": {"clientCert": "", "clientKey": "", "clusterCert": ""},
             "expiration": "2099-01-01T00:00:00Z",
         }
+    if token == "alicloud:oss/getBuckets:getBuckets":
+        return _buckets_result(args)
     if token == "alicloud:ram/getRoles:getRoles":
         return {"id": "roles", "ids": list(MOCK_ROLES), "names": list(MOCK_ROLES), "roles": []}
     if token == "alicloud:cs/getKubernetesVersion:getKubernetesVersion":

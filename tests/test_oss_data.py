@@ -16,11 +16,14 @@ from functools import cache
 from typing import Any
 
 import kubernetes_validate
+import pulumi
 import pytest
 
+from infra.cloud.oss import OssBucket
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
 from infra.mock_deploy import Recorded
 from tests.pulumi_mocks import MOCK_OIDC_PROVIDER_ARN, all_stacks, run_program
+from tests.test_cloud_components import deploy
 from tests.test_manifests_schema import schema_version
 
 BUCKET = "team-data-01"
@@ -53,7 +56,12 @@ def raw_with_data(stack: str) -> dict[str, Any]:
 @cache
 def deployed(stack: str) -> tuple[StackConfig, Recorded]:
     raw = raw_with_data(stack)
-    return parse_config(raw), run_program(raw)
+    return parse_config(raw), run_program(in_region(raw))
+
+
+def in_region(raw: dict[str, Any]) -> dict[str, Any]:
+    """The stack's config plus the provider region, as a checked-in stack file has it."""
+    return {**raw, "alicloud:region": "cn-hangzhou"}
 
 
 def oss_volumes(run: Recorded) -> dict[str, dict[str, Any]]:
@@ -154,7 +162,7 @@ def test_job_data_dir_keeps_the_users_path() -> None:
         **raw_with_data("dev"),
         "job": {**raw_with_data("dev")["job"], "dataDir": "/input/train"},
     }
-    run = run_program(raw)
+    run = run_program(in_region(raw))
     for pod in training_pods(run).values():
         env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
         assert env["TFTRAIN_DATA_DIR"] == "/input/train"
@@ -240,7 +248,7 @@ def test_a_created_bucket_is_private_encrypted_versioned_and_public_access_block
         **raw_with_data("ack-gpu"),
         "data": {**raw_with_data("ack-gpu")["data"], "createBucket": True},
     }
-    run = run_program(raw)
+    run = run_program(in_region(raw))
     (bucket,) = run.of_type("alicloud:oss/bucket:Bucket")
     assert bucket.inputs["bucket"] == BUCKET
     # No acl: the provider's default is private (resource_alicloud_oss_bucket.go acl Default).
@@ -249,3 +257,55 @@ def test_a_created_bucket_is_private_encrypted_versioned_and_public_access_block
     assert bucket.inputs["versioning"] == {"status": "Enabled"}
     (block,) = run.of_type("alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock")
     assert block.inputs == {"bucket": BUCKET, "blockPublicAccess": True}
+
+
+@pytest.mark.parametrize(
+    ("bucket", "refusal"),
+    [
+        ("team-public", "its ACL is public-read"),
+        ("team-beijing", "it is in oss-cn-beijing, the stack in cn-hangzhou"),
+    ],
+)
+def test_an_existing_public_or_far_bucket_is_refused_before_anything_is_registered(
+    bucket: str, refusal: str
+) -> None:
+    raw = {
+        **raw_with_data("ack-gpu"),
+        "data": {**raw_with_data("ack-gpu")["data"], "bucket": bucket},
+    }
+    run = run_program(in_region(raw), raise_errors=False)
+    assert run.error is not None
+    assert f"tftrain:data.bucket = {bucket!r}" in str(run.error)
+    assert refusal in str(run.error)
+    assert run.resources == []
+
+
+def retained(raw: dict[str, Any]) -> bool | None:
+    """The retain_on_delete option the engine receives for the created bucket."""
+    seen: dict[str, bool | None] = {}
+
+    def capture(args: pulumi.ResourceTransformationArgs) -> None:
+        seen[args.type_] = args.opts.retain_on_delete
+
+    def build() -> dict[str, Any]:
+        OssBucket(
+            "data", parse_config(raw).data, opts=pulumi.ResourceOptions(transformations=[capture])
+        )
+        return {}
+
+    deploy(build)
+    return seen["alicloud:oss/bucket:Bucket"]
+
+
+def test_destroy_keeps_a_created_bucket_unless_the_user_opts_out() -> None:
+    data = {**raw_with_data("ack-gpu")["data"], "createBucket": True}
+    assert retained({**raw_with_data("ack-gpu"), "data": data}) is True
+    assert (
+        retained({**raw_with_data("ack-gpu"), "data": {**data, "retainOnDestroy": False}}) is False
+    )
+
+
+def test_without_a_region_or_endpoint_nothing_is_registered() -> None:
+    run = run_program(raw_with_data("ack-gpu"), raise_errors=False)
+    assert "tftrain:data.endpoint" in str(run.error)
+    assert run.resources == []

@@ -11,12 +11,15 @@ publishes the same policy document (`ossAccessPolicy`) for the user to attach to
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
 from pulumi_alicloud import oss, ram
 
 from infra.cloud.naming import physical_name, resource_tags
+from infra.config import PROJECT
 from infra.config.model import DataConfig
 
 # Server-side encryption with OSS-managed keys: no KMS key to create, rotate or pay for.
@@ -27,6 +30,47 @@ SSE_ALGORITHM = "AES256"
 FUSE_SERVICE_ACCOUNT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
 # The audience of the tokens ACK's RRSA issuer signs for STS (ACK docs, RRSA trust policy).
 RRSA_AUDIENCE = "sts.aliyuncs.com"
+PUBLIC_ACLS = ("public-read", "public-read-write")
+GET_BUCKETS = "alicloud:oss/getBuckets:getBuckets"
+
+
+def check_existing_bucket(
+    bucket: str, region: str | None, found: Sequence[Mapping[str, Any]] | None
+) -> None:
+    """Refuse a bucket of the account whose ACL is public, or that lives in another region
+    (the internal endpoint of the stack's region cannot reach it). A bucket the account's
+    listing does not show (another account's) is not checked: the mount reports it."""
+    for entry in found or ():
+        if entry.get("name") != bucket:
+            continue
+        acl = entry.get("acl", "")
+        if acl in PUBLIC_ACLS:
+            raise pulumi.RunError(
+                f"{PROJECT}:data.bucket = {bucket!r}: its ACL is {acl}; training data and "
+                "exported models must not be public: set it private (ossutil set-acl "
+                f"oss://{bucket} private) or use another bucket"
+            )
+        location = entry.get("location", "")
+        if region and location and location != f"oss-{region}":
+            raise pulumi.RunError(
+                f"{PROJECT}:data.bucket = {bucket!r}: it is in {location}, the stack in "
+                f"{region}; use a bucket in the stack's region (internal endpoint, no traffic "
+                "charge)"
+            )
+
+
+def require_usable_bucket(data: DataConfig, region: str | None) -> None:
+    """A blocking lookup before anything is registered, as for the Kubernetes version. Only
+    the ACL is seen: a bucket policy granting anonymous access is not (check it yourself)."""
+    if not data.bucket or data.create_bucket:
+        return
+    # The token oss.get_buckets invokes, called directly: its typed wrapper cannot return an
+    # unknown result, which is what an offline render (no cloud to ask) gets.
+    result = pulumi.runtime.invoke(
+        GET_BUCKETS, {"nameRegex": f"^{re.escape(data.bucket)}$"}, pulumi.InvokeOptions()
+    )
+    if result.is_known and result.value:
+        check_existing_bucket(data.bucket, region, result.value.get("buckets"))
 
 
 def access_policy(data: DataConfig) -> dict[str, Any]:
