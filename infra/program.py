@@ -8,6 +8,7 @@ resource is registered: a bad stack creates nothing.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -171,7 +172,8 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
 
     # Before anything is registered: the version, the bucket, the OSS endpoint.
     cloud.require_offered_version(config.cluster)
-    region = pulumi.Config("alicloud").get("region")
+    # The provider's own fallback for its region is this environment variable.
+    region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
     cloud.require_usable_bucket(config.data, region)
     endpoint = oss_endpoint(config, region) if config.data.bucket else ""
     network = cloud.Network(

@@ -305,7 +305,10 @@ def test_destroy_keeps_a_created_bucket_unless_the_user_opts_out() -> None:
     )
 
 
-def test_without_a_region_or_endpoint_nothing_is_registered() -> None:
+def test_without_a_region_or_endpoint_nothing_is_registered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ALICLOUD_REGION", raising=False)
     run = run_program(raw_with_data("ack-gpu"), raise_errors=False)
     assert "tftrain:data.endpoint" in str(run.error)
     assert run.resources == []
