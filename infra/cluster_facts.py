@@ -29,6 +29,9 @@ SPOT_NODE_LABEL = ("tftrain.io/capacity", "spot")
 NAS_DOMAIN_PLACEHOLDER = "<nas-mount-target-domain>"
 # ... and where it has the id of the TensorBoard load balancer's access-control list.
 LOAD_BALANCER_ACL_PLACEHOLDER = "<tensorboard-slb-acl-id>"
+# ... the OSS endpoint the program derives from alicloud:region, and the RRSA role it makes.
+OSS_ENDPOINT_PLACEHOLDER = "<oss-region-internal-endpoint>"
+OSS_ROLE_PLACEHOLDER = "<oss-rrsa-role-name>"
 
 # A fact is a plain string offline and a pulumi.Output[str] in the program.
 Fact = Any
@@ -42,6 +45,10 @@ class ClusterFacts:
     # The CLB access-control list of TensorBoard's load balancer ("" when the program makes
     # none: no allowedSourceRanges, or an existing cluster).
     load_balancer_acl_id: Fact = ""
+    # The OSS input/export (data.bucket set): the endpoint host, and the RAM role the CSI
+    # plugin assumes when data.credentials is rrsa ("" otherwise).
+    oss_endpoint: Fact = ""
+    oss_role_name: Fact = ""
     gpu_node_label: tuple[str, str] = GPU_NODE_LABEL
     gpu_taint_key: str = GPU_TAINT_KEY
     spot_node_label: tuple[str, str] = SPOT_NODE_LABEL
@@ -59,7 +66,11 @@ def needs_load_balancer_acl(config: StackConfig) -> bool:
 
 
 def cluster_facts(
-    config: StackConfig, nas_domain: Fact | None = None, load_balancer_acl_id: Fact | None = None
+    config: StackConfig,
+    nas_domain: Fact | None = None,
+    load_balancer_acl_id: Fact | None = None,
+    oss_endpoint: Fact | None = None,
+    oss_role_name: Fact | None = None,
 ) -> ClusterFacts:
     """Facts for `config`; a fact the program does not pass gets its offline placeholder."""
     storage = config.storage
@@ -74,6 +85,21 @@ def cluster_facts(
         acl_id = (
             LOAD_BALANCER_ACL_PLACEHOLDER if load_balancer_acl_id is None else load_balancer_acl_id
         )
+    data = config.data
+    endpoint: Fact = ""
+    role: Fact = ""
+    if data.bucket:
+        endpoint = data.endpoint or (
+            OSS_ENDPOINT_PLACEHOLDER if oss_endpoint is None else oss_endpoint
+        )
+    if data.bucket and config.oss_credentials == "rrsa":
+        role = data.rrsa_role_name or (
+            OSS_ROLE_PLACEHOLDER if oss_role_name is None else oss_role_name
+        )
     return ClusterFacts(
-        cluster_kind=config.cluster.kind, nfs_server=server, load_balancer_acl_id=acl_id
+        cluster_kind=config.cluster.kind,
+        nfs_server=server,
+        load_balancer_acl_id=acl_id,
+        oss_endpoint=endpoint,
+        oss_role_name=role,
     )

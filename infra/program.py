@@ -8,6 +8,7 @@ resource is registered: a bad stack creates nothing.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -19,6 +20,7 @@ from pulumi.runtime import config as runtime_config
 from infra.cluster_facts import cluster_facts, needs_load_balancer_acl
 from infra.config import (
     KUBECONFIG_KEY,
+    PROJECT,
     ConfigError,
     StackConfig,
     parse_config,
@@ -94,24 +96,98 @@ class ClusterAccess:
     nas: NasStorage | None = None  # when storage.kind is nas
     load_balancer_acl: LoadBalancerAcl | None = None  # when needs_load_balancer_acl
     exports: dict[str, Any] = field(default_factory=dict)
+    data: DataAccess | None = None  # when data.bucket is set
+
+
+@dataclass
+class DataAccess:
+    """The OSS input/export as the Kubernetes layer needs it (infra/manifests/oss.py)."""
+
+    endpoint: str
+    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's own role
+    # What the PVs wait for: the bucket, the role and its policy attachment.
+    ready: list[pulumi.Resource] = field(default_factory=list)
+
+
+def oss_endpoint(config: StackConfig, region: str | None) -> str:
+    """data.endpoint, or the internal endpoint of the provider's region (no internet egress
+    and no traffic charge from inside the VPC)."""
+    if config.data.endpoint:
+        return config.data.endpoint
+    if not region:
+        raise pulumi.RunError(
+            f"{PROJECT}:data.endpoint = '': no alicloud:region to derive the OSS endpoint "
+            "from; set alicloud:region or data.endpoint (oss-<region>-internal.aliyuncs.com)"
+        )
+    return f"oss-{region}-internal.aliyuncs.com"
+
+
+def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
+    """The endpoint and the RAM role the volumes use; without a role of the stack's, the
+    least-privilege policy to attach to the RAM user or role the plugin authenticates as."""
+    from infra.cloud.oss import access_policy
+
+    exports: dict[str, Any] = {"ossEndpoint": data.endpoint}
+    if data.role_name is not None:
+        exports["ossRoleName"] = data.role_name
+    else:
+        exports["ossAccessPolicy"] = json.dumps(access_policy(config.data))
+    return exports
+
+
+def provision_data(config: StackConfig, cluster: Any, endpoint: str) -> DataAccess:
+    """The bucket (when the stack creates it) and, on ACK with rrsa, the plugin's RAM role."""
+    from infra import cloud
+
+    data = config.data
+    access = DataAccess(endpoint=endpoint)
+    if data.create_bucket:
+        access.ready.append(cloud.OssBucket("data", data))
+    if config.oss_credentials == "rrsa" and config.cluster.kind == "ack":
+        metadata = cluster.rrsa_metadata
+        rrsa = cloud.OssRrsaAccess(
+            "oss-access",
+            data,
+            oidc_provider_arn=metadata.apply(lambda m: m.ram_oidc_provider_arn),
+            issuer_url=metadata.apply(lambda m: m.rrsa_oidc_issuer_url),
+            opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
+        )
+        access.role_name = rrsa.role_name
+        access.ready.append(rrsa)
+    return access
 
 
 def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
     if config.cluster.kind == "existing":
         # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
         secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
-        return ClusterAccess(kubeconfig=secret)
+        # Validated: an existing cluster names its endpoint and brings its own credentials.
+        if not config.data.bucket:
+            return ClusterAccess(kubeconfig=secret)
+        data = DataAccess(endpoint=config.data.endpoint)
+        return ClusterAccess(kubeconfig=secret, data=data, exports=data_exports(config, data))
 
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
 
-    cloud.require_offered_version(config.cluster)  # before anything is registered
+    # Before anything is registered: the version, the bucket, the OSS endpoint.
+    cloud.require_offered_version(config.cluster)
+    # The provider's own fallback for its region is this environment variable.
+    region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
+    cloud.require_usable_bucket(config.data, region)
+    endpoint = oss_endpoint(config, region) if config.data.bucket else ""
     network = cloud.Network(
         "network", config.network, pod_vswitch=cloud.needs_pod_vswitch(config.cluster)
     )
     cluster: cloud.AckCluster | cloud.AskCluster
     if config.cluster.kind == "ack":
-        cluster = cloud.AckCluster("cluster", config.cluster, network, uses_gpu=config.uses_gpu)
+        cluster = cloud.AckCluster(
+            "cluster",
+            config.cluster,
+            network,
+            uses_gpu=config.uses_gpu,
+            enable_rrsa=bool(config.data.bucket) and config.oss_credentials == "rrsa",
+        )
     else:
         cluster = cloud.AskCluster("cluster", config.cluster, network)
     # ASK has no node pools: its API server is ready for pods once the cluster is.
@@ -131,12 +207,16 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     if nas is not None:
         exports["nasDomain"] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id
+    data = provision_data(config, cluster, endpoint) if config.data.bucket else None
+    if data is not None:
+        exports.update(data_exports(config, data))
     return ClusterAccess(
         kubeconfig=pulumi.Output.secret(cluster.kubeconfig),
         ready=ready,
         nas=nas,
         load_balancer_acl=acl,
         exports=exports,
+        data=data,
     )
 
 
@@ -278,13 +358,20 @@ def build() -> None:
     provider = k8s.Provider(
         "k8s",
         kubeconfig=access.kubeconfig,
-        opts=pulumi.ResourceOptions(depends_on=access.ready),
+        opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
     )
     nas_domain = access.nas.mount_target_domain if access.nas is not None else None
     acl = access.load_balancer_acl
+    data = access.data
     facts = cluster_facts(
-        config, nas_domain=nas_domain, load_balancer_acl_id=acl.acl_id if acl else None
+        config,
+        nas_domain=nas_domain,
+        load_balancer_acl_id=acl.acl_id if acl else None,
+        oss_endpoint=data.endpoint if data else None,
+        oss_role_name=data.role_name if data else None,
     )
     storage_ready = [access.nas] if access.nas is not None else []
+    if data is not None:
+        storage_ready += data.ready
     registered = register_objects(build_objects(config, facts), provider, storage_ready)
     export_outputs(config, access, registered)

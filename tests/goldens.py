@@ -112,6 +112,8 @@ CASES = (
     Case("vswitch-cidr-changed", "ack-gpu", _set("network.vswitchCidr", "192.168.16.0/20")),
     Case("nas-storage-type-changed", "ack-gpu", _set("storage.nasStorageType", "Capacity")),
     Case("zone-changed", "ask-eci", _set("network.zoneId", "cn-hangzhou-k")),
+    # The training data moves to another prefix: every training pod reads the new one.
+    Case("input-prefix-changed", "ack-gpu", _set("data.inputPrefix", "mnist-v2/")),
 )
 
 

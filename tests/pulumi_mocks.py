@@ -10,6 +10,7 @@ render; this module adds the tests' fake cloud, which answers with plausible com
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,8 @@ MOCK_DEFAULT_K8S_VERSION = "1.34.1-aliyun.1"
 MOCK_OFFERED_K8S_VERSIONS = ("1.35.1-aliyun.1", MOCK_DEFAULT_K8S_VERSION, "1.33.3-aliyun.1")
 MOCK_ROLES = ("AliyunCSManagedAutoScalerRole", "AliyunCSDefaultRole")
 MOCK_LB_IP = "192.168.10.20"
+MOCK_OIDC_PROVIDER_ARN = "acs:ram::1234567890123456:oidc-provider"
+MOCK_RRSA_ISSUER = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou-internal.aliyuncs.com"
 
 
 def _computed_outputs(
@@ -75,6 +78,11 @@ def _computed_outputs(
             "vpcId": inputs.get("vpcId"),
             "connections": [{"apiServerIntranet": MOCK_INTRANET_API}],
             "version": inputs.get("version") or MOCK_DEFAULT_K8S_VERSION,
+            "rrsaMetadata": {
+                "enabled": bool(inputs.get("enableRrsa")),
+                "ramOidcProviderArn": f"{MOCK_OIDC_PROVIDER_ARN}/ack-rrsa-{resource_id}",
+                "rrsaOidcIssuerUrl": f"{MOCK_RRSA_ISSUER}/{resource_id}",
+            },
         }
     if (
         type_token == "kubernetes:core/v1:Service"
@@ -82,6 +90,25 @@ def _computed_outputs(
     ):
         return {"status": {"loadBalancer": {"ingress": [{"ip": MOCK_LB_IP}]}}}
     return {}
+
+
+# The account's OSS buckets as oss.get_buckets lists them: name → (acl, location).
+MOCK_BUCKETS = {
+    "tftrain-mnist-data": ("private", "oss-cn-hangzhou"),
+    "team-data-01": ("private", "oss-cn-hangzhou"),
+    "team-public": ("public-read", "oss-cn-hangzhou"),
+    "team-beijing": ("private", "oss-cn-beijing"),
+}
+
+
+def _buckets_result(args: Mapping[str, Any]) -> dict[str, Any]:
+    pattern = re.compile(args.get("nameRegex", ""))
+    names = [name for name in MOCK_BUCKETS if pattern.search(name)]
+    buckets = [
+        {"name": name, "acl": MOCK_BUCKETS[name][0], "location": MOCK_BUCKETS[name][1]}
+        for name in names
+    ]
+    return {"id": "buckets", "names": names, "buckets": buckets}
 
 
 def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,6 +121,8 @@ def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
             "certificateAuthority": {"clientCert": "", "clientKey": "", "clusterCert": ""},
             "expiration": "2099-01-01T00:00:00Z",
         }
+    if token == "alicloud:oss/getBuckets:getBuckets":
+        return _buckets_result(args)
     if token == "alicloud:ram/getRoles:getRoles":
         return {"id": "roles", "ids": list(MOCK_ROLES), "names": list(MOCK_ROLES), "roles": []}
     if token == "alicloud:cs/getKubernetesVersion:getKubernetesVersion":

@@ -351,6 +351,81 @@ CASES: dict[str, Bad] = {
         "tftrain:worker.cpu",
         "at most 4: one ecs.gn6i-c4g1.xlarge pod has 4 vCPUs",
     ),
+    # The OSS input and export (issue 21): a run's export must never land in what runs read.
+    "export-inside-input": Bad(
+        {
+            **ACK,
+            "data": {"bucket": "team-data", "inputPrefix": "mnist/", "exportPrefix": "mnist/out/"},
+        },
+        "tftrain:data.exportPrefix",
+        "apart from inputPrefix mnist/",
+    ),
+    "export-equals-input": Bad(
+        {**ACK, "data": {"bucket": "team-data", "inputPrefix": "mnist/", "exportPrefix": "mnist/"}},
+        "tftrain:data.exportPrefix",
+        "neither inside the other",
+    ),
+    "input-inside-export": Bad(
+        {**ACK, "data": {"bucket": "team-data", "inputPrefix": "exports/a/"}},
+        "tftrain:data.exportPrefix",
+        "apart from inputPrefix",
+    ),
+    "input-is-the-whole-bucket": Bad(
+        {**ACK, "data": {"bucket": "team-data"}},
+        "tftrain:data.inputPrefix",
+        "empty is the whole bucket",
+    ),
+    "bucket-name-oss-refuses": Bad(
+        {**ACK, "data": {"bucket": "Team_Data", "inputPrefix": "mnist/"}},
+        "tftrain:data.bucket",
+        "an OSS bucket name",
+    ),
+    "ask-without-credentials-secret": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ask"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "storage": {"kind": "nas"},
+            "data": {"bucket": "team-data", "inputPrefix": "mnist/"},
+        },
+        "tftrain:data.credentialsSecret",
+        "keys akId and akSecret",
+    ),
+    "rrsa-on-ask": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ask"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "storage": {"kind": "nas"},
+            "data": {"bucket": "team-data", "inputPrefix": "mnist/", "credentials": "rrsa"},
+        },
+        "tftrain:data.credentials",
+        "secret or auto on ask",
+    ),
+    "existing-without-endpoint": Bad(
+        {
+            **BASE,
+            "data": {"bucket": "team-data", "inputPrefix": "mnist/", "credentialsSecret": "oss"},
+        },
+        "tftrain:data.endpoint",
+        "OSS endpoint",
+    ),
+    "existing-rrsa-without-role": Bad(
+        {
+            **BASE,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "credentials": "rrsa",
+                "endpoint": "oss-cn-hangzhou-internal.aliyuncs.com",
+            },
+        },
+        "tftrain:data.rrsaRoleName",
+        "RAM role",
+    ),
+    "create-bucket-without-name": Bad(
+        {**ACK, "data": {"createBucket": True}}, "tftrain:data.bucket", "a bucket name"
+    ),
 }
 
 

@@ -26,6 +26,10 @@ def registered_types() -> dict[str, set[str]]:
     variant = read_stack_file(stack_file("ack-cpu"))
     variant["tensorboard"] = PUBLIC_TENSORBOARD
     runs["ack-cpu with a public TensorBoard"] = run_program(variant)
+    # The data bucket exists only when the stack creates it, which no checked-in stack does.
+    variant = read_stack_file(stack_file("ack-gpu"))
+    variant["data"] = {**variant["data"], "createBucket": True}
+    runs["ack-gpu creating its bucket"] = run_program({**variant, "alicloud:region": "cn-hangzhou"})
     found: dict[str, set[str]] = {}
     for run_name, run in runs.items():
         for resource in run.resources:

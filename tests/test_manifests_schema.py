@@ -206,7 +206,7 @@ def test_strict_validation_catches_a_misspelt_field() -> None:
 
 
 def test_offline_nas_volume_shows_the_placeholder_domain() -> None:
-    (volume,) = [obj for obj in objects_for("ack-gpu") if obj["kind"] == "PersistentVolume"]
+    volume = next(o for o in objects_for("ack-gpu") if o["metadata"]["name"].endswith("-data"))
     assert volume["spec"]["csi"]["volumeAttributes"]["server"] == NAS_DOMAIN_PLACEHOLDER
 
 

@@ -41,6 +41,11 @@ def env_of(job: dict[str, Any]) -> dict[str, str]:
     return {e["name"]: e["value"] for e in container["env"] if "value" in e}
 
 
+def shared_volume(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The NAS/NFS/hostPath volume or claim (named `...-data`), not the OSS input/export."""
+    return [obj for obj in objects if obj["metadata"]["name"].endswith("-data")]
+
+
 def limits_of(obj: dict[str, Any]) -> dict[str, Any]:
     (container,) = obj["spec"]["template"]["spec"]["containers"]
     return container["resources"]["limits"]
@@ -50,8 +55,8 @@ def limits_of(obj: dict[str, Any]) -> dict[str, Any]:
 def test_the_claim_binds_exactly_the_volume(stack: str) -> None:
     config = load_stack(stack)
     run = recorded(stack)
-    (volume,) = run.objects_of_kind("PersistentVolume")
-    (claim,) = run.objects_of_kind("PersistentVolumeClaim")
+    (volume,) = shared_volume(run.objects_of_kind("PersistentVolume"))
+    (claim,) = shared_volume(run.objects_of_kind("PersistentVolumeClaim"))
     pv_labels = volume["metadata"]["labels"]
     assert claim["spec"]["selector"]["matchLabels"] == pv_labels
     assert config.storage.pv_labels.items() <= pv_labels.items()
@@ -63,7 +68,7 @@ def test_the_claim_binds_exactly_the_volume(stack: str) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_nas_volume_is_a_per_namespace_directory_the_pods_can_write(stack: str) -> None:
     config = load_stack(stack)
-    (volume,) = recorded(stack).objects_of_kind("PersistentVolume")
+    (volume,) = shared_volume(recorded(stack).objects_of_kind("PersistentVolume"))
     if config.storage.kind != "nas":
         assert "csi" not in volume["spec"]
         return
@@ -332,7 +337,12 @@ def test_registered_objects_are_the_offline_render(stack: str) -> None:
     """Program and render share the builders: only cloud-decided facts may differ."""
     config = load_stack(stack)
     run = recorded(stack)
-    facts = cluster_facts(config, nas_domain=run.outputs.get("nasDomain"))
+    facts = cluster_facts(
+        config,
+        nas_domain=run.outputs.get("nasDomain"),
+        oss_endpoint=run.outputs.get("ossEndpoint"),
+        oss_role_name=run.outputs.get("ossRoleName"),
+    )
     expected = {object_key(o): o for o in build_objects(config, facts)}
     actual = {object_key(o): o for o in run.kube_objects()}
     assert actual == expected

@@ -17,6 +17,7 @@ from infra.cloud.kubernetes_version import require_offered_version
 from infra.cloud.load_balancer_acl import LoadBalancerAcl
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
+from infra.cloud.oss import OssBucket, OssRrsaAccess, access_policy, require_usable_bucket
 
 __all__ = [
     "GPU_NODE_LABEL",
@@ -28,6 +29,10 @@ __all__ = [
     "LoadBalancerAcl",
     "NasStorage",
     "Network",
+    "OssBucket",
+    "OssRrsaAccess",
+    "access_policy",
     "needs_pod_vswitch",
     "require_offered_version",
+    "require_usable_bucket",
 ]

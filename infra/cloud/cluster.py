@@ -260,7 +260,10 @@ class AckCluster(pulumi.ComponentResource):
         network: Network,
         uses_gpu: bool,
         opts: pulumi.ResourceOptions | None = None,
+        enable_rrsa: bool = False,
     ) -> None:
+        """`enable_rrsa`: the cluster's RRSA OIDC provider (for the OSS data's RAM role);
+        ACK cannot turn it off again once on."""
         super().__init__("tftrain:cloud:AckCluster", name, None, opts)
         tags = resource_tags(name)
         terway = needs_pod_vswitch(config)
@@ -284,6 +287,7 @@ class AckCluster(pulumi.ComponentResource):
             # Keep the cluster CA out of Pulumi state; the credential data source serves it.
             skip_set_certificate_authority=True,
             addons=[NETWORK_PLUGIN_ADDONS[config.network_plugin], *COMMON_ACK_ADDONS],
+            enable_rrsa=enable_rrsa or None,
             tags=tags,
             # Wait for the NAT and SNAT entry: nodes pull images while they join.
             opts=pulumi.ResourceOptions(
@@ -296,6 +300,7 @@ class AckCluster(pulumi.ComponentResource):
         )
         self.cluster_id = cluster.id
         self.version = cluster.version
+        self.rrsa_metadata = cluster.rrsa_metadata
 
         pools = [("cpu", config.cpu_pool, {})]
         gpu_pool = config.gpu_pool

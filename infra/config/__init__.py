@@ -106,6 +106,10 @@ def settings_fingerprint(stack: StackConfig) -> str:
             if group.number
         },
     }
+    if stack.data.bucket:
+        # Other data is another run, as another job.dataDir is (a stack without OSS input
+        # keeps the run id it had).
+        relevant["input"] = f"oss://{stack.data.bucket}/{stack.data.input_prefix}"
     digest = hashlib.sha256(json.dumps(relevant, sort_keys=True).encode())
     return "run-" + digest.hexdigest()[:8]
 

@@ -210,6 +210,15 @@ class DataConfig:
     export_prefix: t.ObjectPrefix = "exports/"  # a run's results: <exportPrefix><job>/<runId>/
     local_input_dir: str = ""  # the local launcher's stand-in for the input prefix
     local_export_dir: str = ""  # the local launcher's stand-in for the bucket's export prefix
+    # How the CSI OSS plugin authenticates: auto is rrsa on ack (a RAM role the stack makes,
+    # assumed through the cluster's OIDC provider), secret elsewhere (credentialsSecret).
+    credentials: Literal["auto", "rrsa", "secret"] = "auto"
+    rrsa_role_name: t.RamRoleName = ""  # rrsa: the role (ack: empty = the stack's own role)
+    # secret: a Secret in job.namespace with keys akId and akSecret, made by the user with
+    # kubectl, so no AccessKey is ever in the stack's config or state.
+    credentials_secret: t.ResourceName = ""
+    endpoint: t.OssEndpoint = ""  # empty: oss-<alicloud:region>-internal.aliyuncs.com
+    retain_on_destroy: t.Bool = True  # a created bucket outlives `pulumi destroy`
 
 
 def _default(section: Any, key: str, value: Any) -> Any:
@@ -279,6 +288,13 @@ class StackConfig:
     @property
     def output_dir(self) -> str:
         return f"{self.logs_root}/{self.job.run_id}"
+
+    @property
+    def oss_credentials(self) -> str:
+        """rrsa or secret; auto is rrsa on ack (the stack owns the OIDC provider), else secret."""
+        if self.data.credentials != "auto":
+            return self.data.credentials
+        return "rrsa" if self.cluster.kind == "ack" else "secret"
 
     @property
     def uses_gpu(self) -> bool:

@@ -155,3 +155,41 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     for name, other in pairs:
         if blocks[name].overlaps(blocks[other]):
             yield f"network.{name}", f"a block that does not overlap {other} {blocks[other]}"
+    yield from _data_rules(stack)
+
+
+def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """The OSS input and export: apart from each other, with credentials the cluster can use."""
+    data, kind = stack.data, stack.cluster.kind
+    if not data.bucket:
+        if data.create_bucket:
+            yield "data.bucket", "a bucket name when createBucket is true"
+        return
+    if not data.input_prefix:
+        yield (
+            "data.inputPrefix",
+            "a prefix such as mnist/ (empty is the whole bucket, which includes the exports)",
+        )
+    elif data.export_prefix.startswith(data.input_prefix) or data.input_prefix.startswith(
+        data.export_prefix
+    ):
+        yield (
+            "data.exportPrefix",
+            f"a prefix apart from inputPrefix {data.input_prefix} (neither inside the other): "
+            "a run's export must not change what the next run reads",
+        )
+    if data.create_bucket and kind == "existing":
+        yield "data.createBucket", "false on an existing cluster (the stack has no cloud account)"
+    if kind == "existing" and not data.endpoint:
+        yield "data.endpoint", "the bucket's OSS endpoint on an existing cluster"
+    mode = stack.oss_credentials
+    if mode == "rrsa" and kind == "ask":
+        yield "data.credentials", "secret or auto on ask (RRSA for the CSI OSS plugin is ACK's)"
+    if mode == "rrsa" and kind == "existing" and not data.rrsa_role_name:
+        yield "data.rrsaRoleName", "the RAM role the cluster's CSI OSS plugin assumes (rrsa)"
+    if mode == "secret" and not data.credentials_secret:
+        yield (
+            "data.credentialsSecret",
+            f"a Secret in namespace {stack.job.namespace} with keys akId and akSecret "
+            "(kubectl create secret generic), when credentials is secret",
+        )

@@ -215,3 +215,20 @@ ObjectPrefix = checked(
     "empty (the bucket's root) or a relative prefix ending in / such as mnist/ (no leading /, "
     "no empty, . or .. segments, at most 1023 characters)",
 )
+# RAM role names: 1-64 letters, digits, '.' and '-' (RAM CreateRole, RoleName).
+RamRoleName = text(
+    r"^$|^[A-Za-z0-9.-]{1,64}$", "empty or a RAM role name: letters, digits, . and -", 64
+)
+# A Kubernetes object name (a DNS subdomain), or empty.
+ResourceName = text(
+    r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    "empty or a Kubernetes object name such as oss-credentials",
+    253,
+)
+# An OSS endpoint host (no scheme): oss-<region>[-internal].aliyuncs.com or a private one.
+OssEndpoint = text(
+    r"^$|^[a-z0-9][-a-z0-9.]*[a-z0-9]$",
+    "empty (the region's internal endpoint) or an endpoint host such as "
+    "oss-cn-hangzhou-internal.aliyuncs.com",
+    253,
+)

@@ -15,6 +15,7 @@ from infra.manifests.common import namespace
 from infra.manifests.image_cache import image_cache
 from infra.manifests.lifecycle import lifecycle_config_map
 from infra.manifests.network_policy import network_policies
+from infra.manifests.oss import oss_objects
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_jobs, replica_service
@@ -33,6 +34,7 @@ def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, An
         *network_policies(config),
         persistent_volume(config, facts),
         persistent_volume_claim(config),
+        *oss_objects(config, facts),
     ]
     if config.cluster.image_cache:  # validated: ask only
         objects.append(image_cache(config))

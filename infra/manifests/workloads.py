@@ -16,7 +16,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config.model import ReplicaGroup, StackConfig
-from infra.lifecycle import TERMINATION_GRACE_SECONDS, deploy_generation, supervision
+from infra.lifecycle import TERMINATION_GRACE_SECONDS, deploy_generation, ends_run, supervision
 from infra.manifests.common import (
     JOB_LABEL,
     KUBEFLOW_INDEX_LABEL,
@@ -36,6 +36,7 @@ from infra.manifests.lifecycle import (
     lifecycle_volume,
     pod_failure_policy,
 )
+from infra.manifests.oss import oss_env, oss_mounts, oss_volumes
 from infra.manifests.placement import placement
 from infra.manifests.security import harden, resources
 from infra.manifests.storage import data_mount, data_volume
@@ -95,7 +96,10 @@ def replica_service(config: StackConfig, replica: Replica) -> dict[str, Any]:
 def _env(config: StackConfig, topology: Topology, replica: Replica) -> list[dict[str, Any]]:
     env: list[dict[str, Any]] = [
         {"name": name, "value": value}
-        for name, value in replica_env(config, topology, replica).items()
+        for name, value in {
+            **replica_env(config, topology, replica),
+            **oss_env(config, ends_run(replica, topology)),
+        }.items()
     ]
     env += [
         {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
@@ -127,7 +131,11 @@ def _container(
         "env": _env(config, topology, replica),
         "ports": [{"name": PORT_NAME, "containerPort": TF_PORT, "protocol": "TCP"}],
         "resources": resources(group.cpu, group.memory, group.gpu_count),
-        "volumeMounts": [data_mount(config), lifecycle_mount()],
+        "volumeMounts": [
+            data_mount(config),
+            lifecycle_mount(),
+            *oss_mounts(config, supervisor.ends_run),
+        ],
     }
 
 
@@ -149,7 +157,11 @@ def replica_job(
             "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
             **where.spec,
             "containers": [_container(config, topology, group, replica, generation)],
-            "volumes": [data_volume(config), lifecycle_volume(config)],
+            "volumes": [
+                data_volume(config),
+                lifecycle_volume(config),
+                *oss_volumes(config, ends_run(replica, topology)),
+            ],
         }
     )
     spec: dict[str, Any] = {

@@ -24,6 +24,11 @@ Provenance (recorded 2026-11-23):
   81c43b6727 (2026-08-21).
 - Token → Terraform type: pulumi/pulumi-alicloud `provider/resources.go`.
 
+OSS and RAM types (the data bucket and the CSI OSS plugin's RRSA role, issue 21; recorded
+2026-11-24): read from the stored index of aliyun/terraform-provider-alicloud at the commit
+named beside each entry, the newest version of that file it holds; not cross-checked against
+release/v2 @ ace5bcf8777e.
+
 A provider upgrade can move an argument in or out: re-read the files and update the table.
 `tests/test_force_new_fields.py` fails when the program registers a type missing here, or when
 a name here is no longer an argument of the installed SDK class.
@@ -104,6 +109,18 @@ FORCE_NEW: dict[str, frozenset[str]] = {
     # alicloud_nas_access_group
     "alicloud:nas/accessGroup:AccessGroup": frozenset(
         {"access_group_name", "access_group_type", "file_system_type", "name", "type"}
+    ),
+    # alicloud_oss_bucket (read at 034e4b71dd7e, see the OSS/RAM note below)
+    "alicloud:oss/bucket:Bucket": frozenset({"bucket", "storage_class", "redundancy_type"}),
+    # alicloud_oss_bucket_public_access_block (3803d483470e)
+    "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock": frozenset({"bucket"}),
+    # alicloud_ram_policy (00a88c61d294)
+    "alicloud:ram/policy:Policy": frozenset({"description", "policy_name", "name"}),
+    # alicloud_ram_role (168754df4c7a)
+    "alicloud:ram/role:Role": frozenset({"role_name", "name"}),
+    # alicloud_ram_role_policy_attachment (21befa015acb)
+    "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": frozenset(
+        {"role_name", "policy_name", "policy_type"}
     ),
     # alicloud_nas_access_rule
     "alicloud:nas/accessRule:AccessRule": frozenset({"access_group_name", "file_system_type"}),

@@ -23,6 +23,8 @@ the program really runs under:
 - Public endpoints: an internet-facing load balancer (TensorBoard's SLB, the cluster's API
   server of either kind), or an elastic IP, that only the new side has.
 - An idle GPU pool: a GPU node pool with more nodes than GPU replicas to fill them.
+- Data: the OSS input the training pods read and the export target a successful run is
+  copied to (the CSI OSS volumes), when either side has one.
 
 Only the two render texts are read, so the REV side can be any revision's render.
 """
@@ -39,6 +41,7 @@ import yaml
 from infra.manifests.common import REPLICA_TYPE_LABEL, RUN_ID_LABEL
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
+from infra.manifests.oss import OSS_CSI_DRIVER
 from infra.manifests.placement import ECI_USE_SPECS
 from infra.manifests.tensorboard import SLB_ADDRESS_TYPE
 from infra.mock_deploy import preview_id
@@ -411,6 +414,31 @@ def _gpu_pool_lines(new: Render) -> list[str]:
     return lines or ["Idle GPU pool: none"]
 
 
+def _oss_locations(render: Render) -> dict[str, str]:
+    """{"input" or "export": "oss://<bucket>/<prefix>"} from the CSI OSS PersistentVolumes."""
+    found = {}
+    for obj in render.objects.values():
+        csi = _at(obj, "spec.csi") if obj.get("kind") == "PersistentVolume" else None
+        if not csi or csi.get("driver") != OSS_CSI_DRIVER:
+            continue
+        attributes = csi.get("volumeAttributes", {})
+        role = "input" if csi.get("readOnly") else "export"
+        found[role] = f"oss://{attributes.get('bucket')}{attributes.get('path')}"
+    return found
+
+
+def _data_lines(old: Render, new: Render) -> list[str]:
+    """Where training data comes from and where a finished run goes, when either side has one."""
+    before, after = _oss_locations(old), _oss_locations(new)
+    lines = []
+    for role, label in (("input", "Data in"), ("export", "Results out")):
+        was, now = before.get(role, "none"), after.get(role, "none")
+        if was == now == "none":
+            continue
+        lines.append(f"{label}: {now}, unchanged" if was == now else f"{label}: {was} → {now}")
+    return lines
+
+
 def _kubernetes_action_after(
     old: Render, new: Render, title: str, replaced_types: set[str]
 ) -> str | None:
@@ -476,6 +504,7 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         *_cloud_replace_lines(changes),
         *_cloud_update_note(cloud["update"]),
         *_gpu_lines(old, new),
+        *_data_lines(old, new),
         f"New public endpoints: {', '.join(new_public) or 'none'}",
         *_gpu_pool_lines(new),
     ]
