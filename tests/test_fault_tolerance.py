@@ -326,7 +326,7 @@ def test_a_replica_killed_after_training_completes_without_the_cluster(
     if kind == "worker":
         assert re.search(
             r"^\[mnist-worker-1\] +tftrain-supervise: run \S+ "
-            r"(succeeded: stopping|has already ended)",
+            r"(succeeded: stopping|has already succeeded)",
             outcome.output,
             re.MULTILINE,
         ), why
