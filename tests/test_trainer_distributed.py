@@ -127,7 +127,8 @@ class ProcessCluster:
             str(self.output_dir / OUTCOMES_DIR),
             self.run,
             name,
-            backoff_limit=0,
+            # The stack's default job.backoffLimit: this harness restarts replicas as a Job would.
+            backoff_limit=3,
             stop_grace=STOP_GRACE,
         )
         self.processes[name] = subprocess.Popen(

@@ -163,8 +163,10 @@ child=$!
 [ -z "$signalled" ] || terminate
 supervisor=$$
 
+# From the watcher: SIGTERM goes through this shell's trap, so the command hears it once,
+# however many reasons there are to stop it.
 stop_child() {
-    terminate
+    kill -TERM "$supervisor" 2>/dev/null
     ticks=$((grace * 10))
     while [ "$ticks" -gt 0 ] && kill -0 "$child" 2>/dev/null; do
         nap 0.1
@@ -178,25 +180,28 @@ stop_child() {
 
 # The watcher: a follower's command ends with the run's success, every command with the
 # run's failure; and if this shell is SIGKILLed (the local launcher's parent-death signal
-# reaches only this shell), the command goes with it.
-(
-    trap '' TERM
-    while kill -0 "$supervisor" 2>/dev/null; do
-        if [ "$role" = follows ] && run_succeeded; then
-            say "run $run succeeded: stopping $1 (SIGTERM, SIGKILL after ${grace}s)"
-            stop_child "$1"
-            exit 0
-        fi
-        if run_failed; then
-            say "run $run failed in another replica ($(cat "$failed" 2>/dev/null)): stopping $1"
-            stop_child "$1"
-            exit 0
-        fi
-        nap 0.5
-    done
-    kill -KILL "$child" 2>/dev/null
-) &
-watcher=$!
+# reaches only this shell), the command goes with it. Started from a command substitution,
+# it is no job of this shell, so no shell reports its end ("Killed") when it is stopped.
+watcher=$(
+    (
+        trap '' TERM
+        while kill -0 "$supervisor" 2>/dev/null; do
+            if [ "$role" = follows ] && run_succeeded; then
+                say "run $run succeeded: stopping $1 (SIGTERM, SIGKILL after ${grace}s)"
+                stop_child "$1"
+                exit 0
+            fi
+            if run_failed; then
+                say "run $run failed in another replica ($(cat "$failed" 2>/dev/null)): stopping $1"
+                stop_child "$1"
+                exit 0
+            fi
+            nap 0.5
+        done
+        kill -KILL "$child" 2>/dev/null
+    ) >/dev/null &
+    echo "$!"
+)
 
 while :; do
     wait "$child" 2>/dev/null # dash would print "Terminated" for a signalled child
@@ -204,10 +209,8 @@ while :; do
     # A trapped signal interrupts `wait` (status > 128) while the child still runs.
     kill -0 "$child" 2>/dev/null || break
 done
-# SIGKILL: a SIGTERM arriving before the watcher has reset the inherited trap is lost.
-# Reaped here, so that no shell reports the killed job on its way out.
+# SIGKILL: the watcher ignores SIGTERM.
 kill -KILL "$watcher" 2>/dev/null
-wait "$watcher" 2>/dev/null
 
 # The run's success first: whatever a stopped follower's command returned, it is done.
 if run_succeeded && [ "$role" = follows ]; then
