@@ -31,16 +31,20 @@ def input_env(config: StackConfig, input_dir: str) -> dict[str, str]:
     return env
 
 
-def export_env(config: StackConfig, export_dir: str, stack: str = "") -> dict[str, str]:
-    """What export.sh reads besides TFTRAIN_OUTPUT_DIR; the images only where they run."""
+def export_env(
+    config: StackConfig, export_dir: str, stack: str = "", images: bool = True
+) -> dict[str, str]:
+    """What export.sh reads besides TFTRAIN_OUTPUT_DIR; `images` where the replicas run
+    in them (not in local processes)."""
     env = {
         "TFTRAIN_EXPORT_DIR": export_dir,
         "TFTRAIN_JOB_NAME": config.job.name,
         "TFTRAIN_RUN_ID": config.job.run_id,
-        "TFTRAIN_IMAGES": " ".join(
-            f"{group.type}={group.image}" for group in config.replica_groups if group.number
-        ),
     }
+    if images:
+        env["TFTRAIN_IMAGES"] = " ".join(
+            f"{group.type}={group.image}" for group in config.replica_groups if group.number
+        )
     if stack:
         env["TFTRAIN_STACK"] = stack
     return env
