@@ -74,3 +74,22 @@ def test_every_replica_gets_the_init_checkpoint_and_it_is_another_run(
     assert {name: _env(pod)["TFTRAIN_INIT_CHECKPOINT"] for name, pod in pods.items()} == {
         name: resolved for name in pods
     }
+
+
+def test_another_local_input_is_another_run_unless_the_bucket_decides() -> None:
+    """README "Iterate on hyperparameters": the input is part of the run id; locally the
+    input directory stands for it, in the cloud the bucket and prefix do."""
+    raw = raw_with_data("dev")
+    local = {k: v for k, v in raw.items() if k != "data"}
+
+    def run_id(base: dict[str, Any], directory: str) -> str:
+        data = (
+            {**base.get("data", {}), "localInputDir": directory} if directory else base.get("data")
+        )
+        return parse_config({**base, **({"data": data} if data else {})}).job.run_id
+
+    assert (
+        len({run_id(local, ""), run_id(local, "/home/a/mnist"), run_id(local, "/home/b/mnist")})
+        == 3
+    )
+    assert run_id(raw, "/home/a/mnist") == run_id(raw, "") == parse_config(raw).job.run_id
