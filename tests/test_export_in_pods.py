@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from infra.config import parse_config
+from infra.config import ConfigError, parse_config, read_stack_file, stack_file
 from infra.lifecycle import EXPORT_SCRIPT
 from tests.pulumi_mocks import run_program
 from tests.test_oss_data import STACKS, deployed, in_region, raw_with_data, run_ender, training_pods
@@ -93,3 +93,21 @@ def test_another_local_input_is_another_run_unless_the_bucket_decides() -> None:
         == 3
     )
     assert run_id(raw, "/home/a/mnist") == run_id(raw, "") == parse_config(raw).job.run_id
+
+
+@pytest.mark.parametrize(
+    ("wanted", "allowed"),
+    [
+        ("run:ft", "not this run's own id"),
+        ("run:Not_A_Label", "the run id is a DNS label"),
+        ("/input/ckpt-1", "storage.mountPath /data"),  # no input without data.bucket
+        ("relative/ckpt-1", "storage.mountPath /data"),
+    ],
+)
+def test_an_init_checkpoint_nothing_can_reach_is_refused_by_key(wanted: str, allowed: str) -> None:
+    raw = read_stack_file(stack_file("dev"))
+    raw["job"] = {**raw["job"], "runId": "ft", "initCheckpoint": wanted}
+    with pytest.raises(ConfigError) as refused:
+        parse_config(raw)
+    (problem,) = refused.value.problems
+    assert problem.startswith(f'tftrain:job.initCheckpoint = "{wanted}"') and allowed in problem
