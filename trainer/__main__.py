@@ -24,6 +24,7 @@ from trainer.process_exit import exit_now
 from trainer.settings import Settings, parse_settings
 from trainer.startup import StartupClock
 from trainer.tf_config import ClusterConfig, parse_tf_config
+from trainer.warm_start import check_init_checkpoint, starts_from
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,7 +71,10 @@ def run_role(
         assert config is not None  # servers only exist in a cluster
         return server.serve(config, settings)
     # Before the slow TensorFlow import (each role module imports it): a broken data file
-    # fails in a second.
+    # or a missing init checkpoint fails in a second.
+    init = starts_from(settings)
+    if plan.role is not Role.EVALUATOR and init is not None:
+        check_init_checkpoint(init)
     data = load_mnist(settings.data_dir, settings.train_examples)
     clock.lap("data")
     if plan.role is Role.EVALUATOR:

@@ -37,6 +37,10 @@ class OutputPaths:
     def saved_model(self) -> Path:
         return self.root / "saved_model"
 
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.txt"
+
 
 class OutputDirError(UsageError):
     """The output dir cannot be used; the message names the path and why."""

@@ -9,6 +9,7 @@
                       evaluator for each checkpoint)
       saved_model/    the trained model: `tf.saved_model.load(path).serve(images)` maps
                       uint8 images (n, 28, 28, 1) to logits (n, 10)
+      metrics.txt     the final metrics (test_accuracy, global_step), `<name> <number>`
       .tftrain-run/   the run's outcome, kept by the replica supervisor (infra/lifecycle):
                       once the chief has succeeded the other replicas stop
 
@@ -31,6 +32,7 @@ import tensorflow as tf
 from trainer.checkpoint_store import CheckpointStore, Damaged
 from trainer.output_dir import OutputPaths
 from trainer.plan import Plan
+from trainer.warm_start import restore_init_checkpoint
 
 CHIEF_CPU = "/job:chief/replica:0/task:0/device:CPU:0"
 # Errors that say nothing about the checkpoint: the ps (which holds the variables a restore
@@ -56,6 +58,7 @@ class Checkpoints:
         paths: OutputPaths,
         keep: int,
     ) -> None:
+        self._model = model
         self._step = tf.Variable(0, dtype=tf.int64, trainable=False)
         self._checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, step=self._step)
         self._options = tf.train.CheckpointOptions(
@@ -77,6 +80,19 @@ class Checkpoints:
         self._saved_step = step = int(self._step)
         print(f"Resumed from checkpoint {self._store.prefix(step)} at step {step}")
         return step
+
+    def warm_start(self, path: Path) -> None:
+        """Fine-tuning: the model's weights from `path` (trainer/warm_start.py); the step
+        and the optimizer stay as they are, at 0 and fresh."""
+        model_only = tf.train.Checkpoint(model=self._model)
+
+        def restore(prefix: Path) -> None:
+            with restore_errors():
+                status = model_only.read(str(prefix), options=self._options)
+                status.assert_existing_objects_matched().expect_partial()
+
+        prefix = restore_init_checkpoint(path, restore)
+        print(f"Warm-started the model from {prefix} (fine-tuning: step 0, a fresh optimizer)")
 
     def _restore(self, prefix: Path) -> None:
         with restore_errors():
@@ -141,6 +157,14 @@ def resume_model(model: keras.Model, paths: OutputPaths, may_change: bool) -> in
     its step, or None if there is none."""
     store = CheckpointStore(paths.checkpoints)
     return store.resume(lambda prefix: restore_model(model, str(prefix)), may_change)
+
+
+def write_metrics(path: Path, metrics: dict[str, float | int]) -> None:
+    """The run's final metrics, `<name> <number>` per line: infra/lifecycle/export.sh puts
+    them in the exported run's manifest (any trainer may write this file)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text("".join(f"{name} {value}\n" for name, value in metrics.items()))
+    partial.replace(path)
 
 
 def export_saved_model(model: keras.Model, path: Path) -> None:

@@ -46,6 +46,8 @@ class Settings:
     max_steps: int  # 0 = no cap
     train_examples: int  # 0 = the whole training set
     seed: int
+    # Fine-tuning: the checkpoint a new run takes its weights from (trainer/warm_start.py).
+    init_checkpoint: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,10 @@ def _path(text: str) -> Path:
     if not text:
         raise ValueError
     return Path(text)
+
+
+def _optional_path(text: str) -> Path | None:
+    return Path(text) if text else None
 
 
 _OPTIONS: dict[str, _Option] = {
@@ -125,6 +131,11 @@ _OPTIONS: dict[str, _Option] = {
         "0", _integer(0), "an integer >= 0", "train on the first N examples (0 = all 60000)"
     ),
     "seed": _Option("1", _integer(0), "an integer >= 0", "seed for weights and data order"),
+    "init_checkpoint": _Option(
+        "", _optional_path, "a path or empty",
+        "fine-tuning: a new run starts from this checkpoint's weights (a checkpoints "
+        "directory or a ckpt-<step> prefix); ignored once the run has its own checkpoints",
+    ),
 }  # fmt: skip
 
 

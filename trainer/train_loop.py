@@ -2,7 +2,8 @@
 worker, and the ParameterServerStrategy chief (which schedules; the workers compute).
 
 Top to bottom: load the data; build the strategy, model and optimizer; resume from the
-latest checkpoint; run fused steps up to each boundary (a progress line, a checkpoint, the
+latest checkpoint (or, for a new fine-tuning run, take the weights of the init checkpoint);
+run fused steps up to each boundary (a progress line, a checkpoint, the
 end); then evaluate and export. A run whose latest checkpoint is already at the final
 step (a restart after the last save) skips the training part.
 
@@ -30,6 +31,7 @@ from trainer.outputs import (
     export_saved_model,
     latest_saved_step,
     resume_model,
+    write_metrics,
 )
 from trainer.plan import Plan
 from trainer.preemption import Notice, Preempted
@@ -79,6 +81,7 @@ def run(
     with tf.summary.create_file_writer(str(paths.eval)).as_default(step=trained.step):
         tf.summary.scalar("test_accuracy", accuracy)
     export_saved_model(trained.model, paths.saved_model)
+    write_metrics(paths.metrics, {"test_accuracy": round(accuracy, 4), "global_step": trained.step})
     if trained.steps_run:
         print(f"Examples/sec: {trained.steps_run * settings.batch_size / trained.seconds:.1f}")
     print(f"Total Time: {clock.elapsed():.1f}s")
@@ -132,6 +135,8 @@ def train(
         optimizer.build(model.trainable_variables)
     checkpoints = Checkpoints(model, optimizer, plan, paths, settings.keep_checkpoints)
     first_step = step = checkpoints.restore_latest()
+    if step == 0 and settings.init_checkpoint is not None:
+        checkpoints.warm_start(settings.init_checkpoint)
     clock.lap("model and checkpoint")
     train_steps = make_train_steps(strategy, model, optimizer, settings.batch_size)
     executor = make_executor(plan, config, strategy, train_steps, settings, len(data.train_labels))

@@ -110,6 +110,11 @@ def settings_fingerprint(stack: StackConfig) -> str:
         # Other data is another run, as another job.dataDir is (a stack without OSS input
         # keeps the run id it had).
         relevant["input"] = f"oss://{stack.data.bucket}/{stack.data.input_prefix}"
+    elif stack.data.local_input_dir:
+        relevant["input"] = stack.data.local_input_dir  # the local launcher's stand-in
+    if job.init_checkpoint:
+        # Fine-tuning from another checkpoint is another run: it must not resume this one's.
+        relevant["initCheckpoint"] = job.init_checkpoint
     digest = hashlib.sha256(json.dumps(relevant, sort_keys=True).encode())
     return "run-" + digest.hexdigest()[:8]
 

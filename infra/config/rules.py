@@ -7,6 +7,7 @@ listed at once. Each broken rule yields the key a user would change and what it 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,8 @@ from pydantic.alias_generators import to_snake
 from infra.config.errors import problem
 from infra.config.instance_types import cpu_cores, gpu_instance_size
 from infra.config.model import StackConfig
+from infra.config.types import DNS_LABEL
+from infra.run_data import RUN_PREFIX, under
 from infra.stack_file import PROJECT
 
 
@@ -156,6 +159,7 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
         if blocks[name].overlaps(blocks[other]):
             yield f"network.{name}", f"a block that does not overlap {other} {blocks[other]}"
     yield from _data_rules(stack)
+    yield from _init_checkpoint_rules(stack)
 
 
 def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
@@ -193,3 +197,27 @@ def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
             f"a Secret in namespace {stack.job.namespace} with keys akId and akSecret "
             "(kubectl create secret generic), when credentials is secret",
         )
+
+
+def _init_checkpoint_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """Fine-tuning starts from a checkpoint the replicas can reach: on the volume, in the
+    input, or another run of this job (`infra/run_data.py` resolves it)."""
+    wanted, job = stack.job.init_checkpoint, stack.job
+    if not wanted:
+        return
+    has_input = bool(stack.data.bucket or stack.data.local_input_dir)
+    allowed = (
+        f"run:<runId> (another run of job {job.name}), or an absolute path under "
+        f"storage.mountPath {stack.storage.mount_path}"
+        + (f" or data.inputPath {stack.data.input_path}" if has_input else "")
+    )
+    if wanted.startswith(RUN_PREFIX):
+        run_id = wanted.removeprefix(RUN_PREFIX)
+        if not re.fullmatch(DNS_LABEL, run_id):
+            yield "job.initCheckpoint", allowed + "; the run id is a DNS label"
+        elif run_id == job.run_id:
+            yield "job.initCheckpoint", allowed + "; not this run's own id (it resumes by itself)"
+        return
+    roots = [stack.storage.mount_path, *([stack.data.input_path] if has_input else [])]
+    if not any(under(wanted, root) is not None for root in roots):
+        yield "job.initCheckpoint", allowed

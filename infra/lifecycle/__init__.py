@@ -32,6 +32,10 @@ from infra.topology import Replica, Topology
 
 SCRIPT_NAME = "supervise.sh"
 SCRIPT = Path(__file__).with_name(SCRIPT_NAME)
+# Run by the replica that ends the run once it has succeeded (`--on-success`), when the stack
+# has an export target: copies the run's output there (see the script's header).
+EXPORT_SCRIPT_NAME = "export.sh"
+EXPORT_SCRIPT = Path(__file__).with_name(EXPORT_SCRIPT_NAME)
 # In the run's output dir, next to what the trainer writes there: the run's outcome records.
 OUTCOMES_DIR = ".tftrain-run"
 # The evaluator may be scoring the final checkpoint when the run ends (our trainer's
@@ -117,14 +121,21 @@ class Supervision:
 
 
 def supervision(
-    config: StackConfig, topology: Topology, replica: Replica, output_dir: str
+    config: StackConfig,
+    topology: Topology,
+    replica: Replica,
+    output_dir: str,
+    export_script: str = "",
 ) -> Supervision:
+    """`export_script`: where the replica sees export.sh, when the stack exports its runs."""
     grace = EVALUATOR_STOP_GRACE if replica.type == "evaluator" else STOP_GRACE
+    ends = ends_run(replica, topology)
     return Supervision(
-        ends_run=ends_run(replica, topology),
+        ends_run=ends,
         outcomes=f"{output_dir.rstrip('/')}/{OUTCOMES_DIR}",
         run_key=run_key(config),
         replica=replica.name,
         backoff_limit=config.job.backoff_limit,
         stop_grace=grace,
+        on_success=export_script if ends else "",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import json
 import os
 import shlex
 import signal
@@ -13,9 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from infra.config import ConfigError
+from infra.config import ConfigError, StackConfig
 from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT
 from infra.local import process
+from infra.local.data import LocalDataError, local_data
 from infra.local.plan import (
     REPO,
     TENSORBOARD,
@@ -57,6 +59,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--output-dir", type=Path, help="default: runs/<stack>/<job>/<run id> in the repo"
     )
     parser.add_argument(
+        "--input",
+        type=Path,
+        metavar="DIR",
+        help="the training data, in place of the bucket's input prefix (data.localInputDir)",
+    )
+    parser.add_argument(
+        "--export",
+        type=Path,
+        metavar="DIR",
+        help="where a succeeded run is copied, as <DIR>/<job>/<run id>/, in place of the "
+        "bucket's export prefix (data.localExportDir)",
+    )
+    parser.add_argument(
         "--tensorboard",
         action="store_true",
         help="serve TensorBoard over all runs of the job while training",
@@ -83,6 +98,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
     )
     return parser.parse_args(argv)
+
+
+def _data_overrides(args: argparse.Namespace) -> list[str]:
+    """--input and --export as the keys they stand for, so that they are validated, and
+    another input is another run id, as with the key."""
+    pairs = (("data.localInputDir", args.input), ("data.localExportDir", args.export))
+    # A JSON string is a YAML string: any path survives, spaces and colons included.
+    return [f"{key}={json.dumps(str(path.resolve()))}" for key, path in pairs if path]
 
 
 def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
@@ -114,6 +137,17 @@ def _timeout(args: argparse.Namespace, plan: LocalPlan) -> float | None:
         return float(args.timeout)
     deadline = plan.config.job.active_deadline_seconds
     return float(deadline) if deadline else None
+
+
+def _data_lines(config: StackConfig) -> list[str]:
+    data = config.data
+    lines = [f"input: {data.local_input_dir}"] if data.local_input_dir else []
+    if data.local_export_dir:
+        target = Path(data.local_export_dir) / config.job.name / config.job.run_id
+        lines.append(f"export: {target} once the run succeeds")
+    if config.job.init_checkpoint:
+        lines.append(f"fine-tuning from {config.job.init_checkpoint} (job.initCheckpoint)")
+    return lines
 
 
 def _print_plan(plan: LocalPlan) -> None:
@@ -154,6 +188,8 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
     say(f"command: {shlex.join(plan.command)} (each replica under {SCRIPT.relative_to(REPO)})")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
     say(f"output dir: {plan.output_dir}")
+    for line in _data_lines(plan.config):
+        say(line)
     limit = config.job.backoff_limit
     final = ", ".join(map(str, FINAL_EXIT_CODES))
     say(
@@ -180,7 +216,7 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        config = load_config(args.stack, args.stacks_dir, args.set)
+        config = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
     except (ConfigError, ValueError) as error:
         print(f"python -m infra.local: {error}", file=sys.stderr)
         return EXIT_CONFIG
@@ -188,6 +224,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     output_dir = (
         args.output_dir.resolve() if args.output_dir else default_output_dir(args.stack, config)
     )
+    try:
+        data = local_data(config, output_dir)
+    except LocalDataError as error:
+        print(f"python -m infra.local: {error}", file=sys.stderr)
+        return EXIT_CONFIG
     if not args.dry_run:
         try:
             prepare_output_dir(output_dir)
@@ -196,7 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_CONFIG
     names = replica_names(config)
     with PortReservation([*names, *([TENSORBOARD] if args.tensorboard else [])]) as ports:
-        plan = build_plan(config, {name: ports.port(name) for name in names}, output_dir)
+        plan = build_plan(
+            config, {name: ports.port(name) for name in names}, output_dir, None, data, args.stack
+        )
         if args.dry_run:
             _print_plan(plan)
             return 0

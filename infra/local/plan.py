@@ -25,7 +25,9 @@ from infra.config import (
     read_stack_file,
     stack_file,
 )
-from infra.lifecycle import OUTCOMES_DIR, SCRIPT, ends_run, supervision
+from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run, supervision
+from infra.local.data import LocalData
+from infra.run_data import export_env, init_checkpoint_env, input_env
 from infra.stack_file import parse_yaml
 from infra.topology import Topology, build_topology
 from infra.trainer_env import replica_env
@@ -137,11 +139,25 @@ def replica_names(config: StackConfig) -> list[str]:
     return [replica.name for replica in build_topology(config).replicas]
 
 
+def data_env(config: StackConfig, data: LocalData, stack: str, ends: bool) -> dict[str, str]:
+    """The input, init checkpoint and (for the replica that ends the run) export env,
+    with this machine's directories in place of the bucket's mounts (`infra.run_data`)."""
+    env = {
+        **input_env(config, str(data.input_dir) if data.input_dir else ""),
+        **init_checkpoint_env(data.init_checkpoint),
+    }
+    if ends and data.export_dir is not None:
+        env.update(export_env(config, str(data.export_dir), stack, images=False))
+    return env
+
+
 def build_plan(
     config: StackConfig,
     ports: Mapping[str, int],
     output_dir: Path,
     base_env: Mapping[str, str] | None = None,
+    data: LocalData | None = None,
+    stack: str = "",
 ) -> LocalPlan:
     topology = build_topology(config)
     local = topology.with_addresses({name: (LOCALHOST, port) for name, port in ports.items()})
@@ -149,16 +165,24 @@ def build_plan(
     base = os.environ if base_env is None else base_env
     # Each launch is a deploy of its own: a failure of an earlier launch does not end it.
     generation = uuid.uuid4().hex[:12]
+    data = data or LocalData(None, None, "")
+    export_script = str(EXPORT_SCRIPT) if data.export_dir is not None else ""
     # Every replica under the same supervisor script as in the cluster, from the repo.
     replicas = tuple(
         ProcessSpec(
             name=replica.name,
             argv=tuple(
-                supervision(config, local, replica, str(output_dir)).wrap(
+                supervision(config, local, replica, str(output_dir), export_script).wrap(
                     str(SCRIPT), command, generation
                 )
             ),
-            env=process_env(base, replica_env(config, local, replica, str(output_dir))),
+            env=process_env(
+                base,
+                {
+                    **replica_env(config, local, replica, str(output_dir)),
+                    **data_env(config, data, stack, ends_run(replica, local)),
+                },
+            ),
         )
         for replica in local.replicas
     )

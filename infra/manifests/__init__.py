@@ -15,7 +15,7 @@ from infra.manifests.common import namespace
 from infra.manifests.image_cache import image_cache
 from infra.manifests.lifecycle import lifecycle_config_map
 from infra.manifests.network_policy import network_policies
-from infra.manifests.oss import oss_objects
+from infra.manifests.oss import oss_enabled, oss_objects
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_jobs, replica_service
@@ -38,7 +38,7 @@ def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, An
     ]
     if config.cluster.image_cache:  # validated: ask only
         objects.append(image_cache(config))
-    objects.append(lifecycle_config_map(config))
+    objects.append(lifecycle_config_map(config, exports=oss_enabled(config)))
     # Every replica's DNS name is registered before any replica starts dialling its peers.
     objects += [replica_service(config, replica) for replica in topology.replicas]
     objects += replica_jobs(config, facts, topology)

@@ -25,13 +25,20 @@ import hashlib
 from typing import Any
 
 from infra.config import StackConfig
-from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, SCRIPT_NAME
+from infra.lifecycle import (
+    EXPORT_SCRIPT,
+    EXPORT_SCRIPT_NAME,
+    FINAL_EXIT_CODES,
+    SCRIPT,
+    SCRIPT_NAME,
+)
 from infra.manifests.common import metadata, stable_labels
 from infra.topology import Topology
 
 VOLUME = "tftrain-lifecycle"
 MOUNT_PATH = "/etc/tftrain-lifecycle"
 SCRIPT_PATH = f"{MOUNT_PATH}/{SCRIPT_NAME}"
+EXPORT_SCRIPT_PATH = f"{MOUNT_PATH}/{EXPORT_SCRIPT_NAME}"
 READ_ONLY_MODE = 0o444
 POD_GROUP_LABEL = "pod-group.scheduling.sigs.k8s.io/name"
 POD_GROUP_MIN_LABEL = "pod-group.scheduling.sigs.k8s.io/min-available"
@@ -42,13 +49,15 @@ def config_map_name(config: StackConfig) -> str:
     return f"{config.job.name}-lifecycle"
 
 
-def lifecycle_config_map(config: StackConfig) -> dict[str, Any]:
-    """The supervisor script. Stable labels: it is the same for every run."""
+def lifecycle_config_map(config: StackConfig, exports: bool = False) -> dict[str, Any]:
+    """The supervisor script, and export.sh when the stack exports its runs (`exports`).
+    Stable labels: it is the same for every run."""
+    scripts = {SCRIPT_NAME: SCRIPT, **({EXPORT_SCRIPT_NAME: EXPORT_SCRIPT} if exports else {})}
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": metadata(config_map_name(config), stable_labels(config), config.job.namespace),
-        "data": {SCRIPT_NAME: SCRIPT.read_text()},
+        "data": {name: path.read_text() for name, path in scripts.items()},
     }
 
 

@@ -23,6 +23,7 @@ from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import metadata, stable_labels
 from infra.manifests.security import RUN_AS
+from infra.run_data import export_env, input_env
 
 OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 INPUT_VOLUME = "input"
@@ -150,9 +151,7 @@ def oss_env(config: StackConfig, ends_run: bool) -> dict[str, str]:
     unless job.dataDir names another path; TFTRAIN_EXPORT_DIR where the export is mounted."""
     if not oss_enabled(config):
         return {}
-    env = {"TFTRAIN_INPUT_DIR": config.data.input_path}
-    if not config.job.data_dir:
-        env["TFTRAIN_DATA_DIR"] = config.data.input_path
-    if ends_run:
-        env["TFTRAIN_EXPORT_DIR"] = EXPORT_PATH
-    return env
+    return {
+        **input_env(config, config.data.input_path),
+        **(export_env(config, EXPORT_PATH) if ends_run else {}),
+    }

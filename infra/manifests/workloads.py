@@ -30,16 +30,18 @@ from infra.manifests.common import (
     run_labels,
 )
 from infra.manifests.lifecycle import (
+    EXPORT_SCRIPT_PATH,
     SCRIPT_PATH,
     gang_labels,
     lifecycle_mount,
     lifecycle_volume,
     pod_failure_policy,
 )
-from infra.manifests.oss import oss_env, oss_mounts, oss_volumes
+from infra.manifests.oss import oss_enabled, oss_env, oss_mounts, oss_volumes
 from infra.manifests.placement import placement
 from infra.manifests.security import harden, resources
 from infra.manifests.storage import data_mount, data_volume
+from infra.run_data import init_checkpoint_env, resolve_init_checkpoint
 from infra.topology import TF_PORT, Replica, Topology
 from infra.trainer_env import replica_env
 
@@ -99,6 +101,9 @@ def _env(config: StackConfig, topology: Topology, replica: Replica) -> list[dict
         for name, value in {
             **replica_env(config, topology, replica),
             **oss_env(config, ends_run(replica, topology)),
+            **init_checkpoint_env(
+                resolve_init_checkpoint(config, config.storage.mount_path, config.data.input_path)
+            ),
         }.items()
     ]
     env += [
@@ -115,7 +120,8 @@ def _container(
     replica: Replica,
     generation: str,
 ) -> dict[str, Any]:
-    supervisor = supervision(config, topology, replica, config.output_dir)
+    export_script = EXPORT_SCRIPT_PATH if oss_enabled(config) else ""
+    supervisor = supervision(config, topology, replica, config.output_dir, export_script)
     container: dict[str, Any] = {
         "name": CONTAINER_NAME,
         "image": group.image,

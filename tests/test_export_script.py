@@ -1,0 +1,131 @@
+"""infra/lifecycle/export.sh under dash, bash (POSIX mode) and busybox sh, as images ship them.
+
+What it must do comes from its contract (README "Bring your data", HELPERS' export hook):
+everything the run wrote except the run's bookkeeping lands in <export>/<job>/<runId>/, with
+a JSON run manifest, and the marker last; an export with its marker is never redone, one
+without it always is. The expected trees are the ones these tests write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from infra.lifecycle import EXPORT_SCRIPT
+from tests.test_supervise_script import _shell_params
+
+MARKER = "_TFTRAIN_EXPORTED"
+MANIFEST = "tftrain-run.json"
+# What a run's output holds: the trainer's files, and bookkeeping that is not exported.
+RUN_FILES = {
+    "saved_model/saved_model.pb": b"model",
+    "saved_model/variables/variables.index": b"index",
+    "checkpoints/ckpt-20.index": b"ckpt",
+    "train/events.out.tfevents.1.host": b"events",
+    ".hidden-by-the-trainer": b"kept",
+    "metrics.txt": b'test_accuracy 0.9912\nglobal_step 20\nbad line here\nx"y 3\nloss NaN\n',
+}
+BOOKKEEPING = {".tftrain-run/succeeded.run-1": b"x", ".tftrain-preempt": b"y"}
+
+
+def _write(root: Path, files: dict[str, bytes]) -> None:
+    for name, content in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(content)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes() for path in root.rglob("*") if path.is_file()
+    }
+
+
+@pytest.fixture
+def output(tmp_path: Path) -> Path:
+    root = tmp_path / "volume" / "mnist" / "run-1"
+    _write(root, {**RUN_FILES, **BOOKKEEPING})
+    return root
+
+
+def export(
+    shell: tuple[str, ...], output: Path, export_root: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
+    environ = {
+        "PATH": os.environ["PATH"],
+        "TFTRAIN_OUTPUT_DIR": str(output),
+        "TFTRAIN_EXPORT_DIR": str(export_root),
+        **env,
+    }
+    return subprocess.run(
+        [*shell, str(EXPORT_SCRIPT)], env=environ, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_run_is_exported_whole_with_its_manifest_and_the_marker_last(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    stack = 'team "a"\\b\tc'  # a quote, a backslash, a control character
+    images = "chief=reg.example.com/t:1 worker=reg.example.com/t@sha256:ab"
+    done = export(shell, output, tmp_path / "exports", TFTRAIN_STACK=stack, TFTRAIN_IMAGES=images)
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / "exports" / "mnist" / "run-1"  # job and run id from the output dir
+    tree = _tree(target)
+    assert {name: tree[name] for name in RUN_FILES} == RUN_FILES
+    assert set(tree) == {*RUN_FILES, MANIFEST, MARKER}  # no bookkeeping
+
+    manifest = json.loads(tree[MANIFEST])
+    assert manifest["runId"] == "run-1" and manifest["job"] == "mnist"
+    assert manifest["stack"] == 'team "a"\\bc'  # escaped; the tab dropped
+    assert manifest["images"] == {
+        "chief": "reg.example.com/t:1",
+        "worker": "reg.example.com/t@sha256:ab",
+    }
+    assert manifest["metrics"] == {"test_accuracy": 0.9912, "global_step": 20}
+
+    # The marker lists every other file with its size, and was written after all of them.
+    lines = tree[MARKER].decode().splitlines()
+    assert lines[0] == "run run-1"
+    listed = dict(reversed(line.split(" ", 1)) for line in lines[2:])
+    assert listed == {name: str(len(content)) for name, content in tree.items() if name != MARKER}
+    marker_time = (target / MARKER).stat().st_mtime_ns
+    assert all(
+        path.stat().st_mtime_ns <= marker_time for path in target.rglob("*") if path.is_file()
+    )
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_an_exported_run_is_left_alone_and_a_partial_one_is_redone(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    env = {"TFTRAIN_JOB_NAME": "job-a", "TFTRAIN_RUN_ID": "run-a"}
+    target = tmp_path / "exports" / "job-a" / "run-a"
+    # What an interrupted export leaves: some files, no marker.
+    _write(target, {"saved_model/saved_model.pb": b"half", "stale.txt": b"old"})
+    done = export(shell, output, tmp_path / "exports", **env)
+    assert done.returncode == 0 and "an interrupted export" in done.stderr, done.stderr
+    exported = _tree(target)
+    assert "stale.txt" not in exported and exported["saved_model/saved_model.pb"] == b"model"
+
+    # The retry after a success (the supervisor runs the hook again): nothing changes.
+    (output / "saved_model" / "saved_model.pb").write_bytes(b"changed since")
+    again = export(shell, output, tmp_path / "exports", **env)
+    assert again.returncode == 0 and "already exported" in again.stderr
+    assert _tree(target) == exported
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_failed_copy_leaves_no_marker_and_fails(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = export(shell, output, blocker / "exports")
+    assert done.returncode == 1 and "cannot create" in done.stderr, done.stderr
+    missing = export(shell, output, tmp_path / "exports", TFTRAIN_EXPORT_DIR="")
+    assert missing.returncode == 2 and "TFTRAIN_EXPORT_DIR" in missing.stderr
+    assert not (tmp_path / "exports").exists()
