@@ -101,6 +101,8 @@ def write_stack(directory: Path, config: dict) -> Path:
             "backoffLimit": 0,
         },
         "hyperparams": {"maxSteps": 5, "learningRate": 0.01},
+        # A user's image may have no tensorboard: TensorBoard names its own.
+        "tensorboard": {"image": "registry.example.com/tensorflow/tensorflow:2.21.0"},
     }
     document = {"config": {f"tftrain:{key}": value for key, value in {**base, **config}.items()}}
     (directory / f"Pulumi.{STACK}.yaml").write_text(yaml.safe_dump(document))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -16,9 +18,9 @@ from infra.local.plan import (
     apply_override,
     build_plan,
     default_output_dir,
-    local_command,
     primary_replica,
     process_env,
+    write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
 from infra.topology import build_topology
@@ -49,35 +51,37 @@ def test_apply_override_rejects(assignment: str) -> None:
         apply_override({}, assignment)
 
 
-@pytest.mark.parametrize(
-    ("command", "expected"),
-    [
-        (("python", "-m", "trainer"), (sys.executable, "-m", "trainer")),
-        (("python3", "t.py"), (sys.executable, "t.py")),
-        (("python3.11", "t.py"), (sys.executable, "t.py")),
-        (("/usr/bin/python3", "t.py"), ("/usr/bin/python3", "t.py")),
-        (("pythonista",), ("pythonista",)),
-        (("bash", "-c", "python x"), ("bash", "-c", "python x")),
-    ],
-)
-def test_local_command_uses_this_interpreter(command: tuple, expected: tuple) -> None:
-    assert local_command(command) == expected
+def test_python_anywhere_in_a_command_is_this_interpreter(tmp_path: Path) -> None:
+    """Through the shims first on PATH: as argv[0], inside `sh -c`, after `env X=1`."""
+    write_interpreters(tmp_path)
+    env = process_env({"PATH": os.environ["PATH"]}, {}, tmp_path)
+    probe = "import sys; print(sys.prefix)"
+    for argv in (
+        ["python", "-c", probe],
+        ["sh", "-c", f"python3 -c '{probe}'"],
+        ["env", "X=1", f"python3.{sys.version_info.minor}", "-c", probe],
+    ):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == sys.prefix, argv
 
 
-def test_process_env_precedence_and_proxy_bypass() -> None:
+def test_process_env_is_the_replicas_plus_what_runs_here(tmp_path: Path) -> None:
     base = {
-        "TFTRAIN_MAX_STEPS": "7",  # the stack's value wins, as in the cluster
-        "TFTRAIN_TRAIN_EXAMPLES": "2048",  # not a stack setting: passes through
+        "TFTRAIN_MAX_STEPS": "7",
+        "TFTRAIN_TRAIN_EXAMPLES": "2048",  # not the stack's: a pod would not get it either
+        "AWS_SECRET_ACCESS_KEY": "x",  # nor this
         "TF_CPP_MIN_LOG_LEVEL": "0",  # the user's choice wins over the default
+        "LANG": "C.UTF-8",
+        "PATH": "/usr/bin",
         "http_proxy": "http://proxy:3128",
         "no_proxy": "internal.example.com,localhost",
     }
-    env = process_env(base, {"TFTRAIN_MAX_STEPS": "0", "TF_CONFIG": "{}"})
+    env = process_env(base, {"TFTRAIN_MAX_STEPS": "0", "TF_CONFIG": "{}"}, tmp_path)
     assert env["TFTRAIN_MAX_STEPS"] == "0"
-    assert env["TFTRAIN_TRAIN_EXAMPLES"] == "2048"
-    assert env["TF_CPP_MIN_LOG_LEVEL"] == "0"
-    assert "TF_ENABLE_ONEDNN_OPTS" not in env
-    assert env["PYTHONUNBUFFERED"] == "1"
+    assert "TFTRAIN_TRAIN_EXAMPLES" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+    assert env["TF_CPP_MIN_LOG_LEVEL"] == "0" and env["LANG"] == "C.UTF-8"
+    assert env["http_proxy"] == "http://proxy:3128"
+    assert env["PATH"] == f"{tmp_path / 'bin'}:/usr/bin"
     assert env["no_proxy"] == env["NO_PROXY"] == "localhost,127.0.0.1,internal.example.com"
 
 
@@ -96,13 +100,12 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
     config = parse_config({**IMAGE, "hyperparams": {"maxSteps": 5}})
     names = [replica.name for replica in build_topology(config).replicas]
     ports = {name: 40000 + i for i, name in enumerate(names)}
-    plan = build_plan(config, ports, tmp_path, base_env={})
+    plan = build_plan(config, ports, tmp_path, tmp_path / "scratch", base_env={})
     assert plan.topology.cluster_spec == {
         "chief": ["localhost:40000"],
         "worker": ["localhost:40001", "localhost:40002"],
         "ps": ["localhost:40003"],
     }
-    assert plan.command == (sys.executable, "-m", "trainer")
     outcomes = str(tmp_path / OUTCOMES_DIR)
     generations = set()
     for spec in plan.replicas:
@@ -113,8 +116,12 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
         assert spec.argv[7:12:2] == ("--generation", "--replica", "--backoff-limit")
         assert spec.argv[10:13:2] == (spec.name, str(config.job.backoff_limit))
         generations.add(spec.argv[8])
-        assert spec.argv[-4:] == ("--", *plan.command)
+        workdir = f"{tmp_path}/replicas/{spec.name}/work"
+        assert spec.argv[-6:] == ("--workdir", workdir, "--", "python", "-m", "trainer")
         assert spec.env["TFTRAIN_OUTPUT_DIR"] == str(tmp_path)
+        assert spec.env["HOME"] == f"{tmp_path}/replicas/{spec.name}/home"
+        assert spec.env["TMPDIR"] == str(tmp_path / "scratch" / spec.name)
+        assert spec.env["PYTHONUNBUFFERED"] == "1"
         assert hyperparam_env(config).items() <= dict(spec.env).items()
     assert len(generations) == 1  # one launch, one deploy generation for every replica
     assert default_output_dir("dev", config) == REPO / "runs/dev/mnist" / config.job.run_id
@@ -124,15 +131,18 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
 def test_local_evaluator_follows_the_stacks_tf_config_shape(
     tmp_path: Path, in_cluster: bool
 ) -> None:
-    raw = {**IMAGE, "evaluator": {"number": 1}, "job": {"evaluatorInCluster": in_cluster}}
+    # With ps, the bundled trainer refuses an evaluator in the cluster (config rules).
+    raw = {**IMAGE, "evaluator": {"number": 1}, "job": {"evaluatorInCluster": in_cluster},
+           "ps": {"number": 0}, "worker": {"number": 1}}  # fmt: skip
     config = parse_config(raw)
     names = [replica.name for replica in build_topology(config).replicas]
-    plan = build_plan(config, {name: 40000 + i for i, name in enumerate(names)}, tmp_path, {})
+    ports = {name: 40000 + i for i, name in enumerate(names)}
+    plan = build_plan(config, ports, tmp_path, tmp_path, {})
     for spec in plan.replicas:
         cluster = json.loads(spec.env["TF_CONFIG"])["cluster"]
         assert ("evaluator" in cluster) is in_cluster
         if in_cluster:
-            assert cluster["evaluator"] == ["localhost:40004"]
+            assert cluster["evaluator"] == [f"localhost:{ports['mnist-evaluator-0']}"]
 
 
 def test_reserved_ports_are_distinct_held_and_free_after_release() -> None:

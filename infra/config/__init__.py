@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from infra.config.errors import describe
-from infra.config.model import StackConfig
+from infra.config.model import BUNDLED_COMMAND, StackConfig
 from infra.config.rules import check_rules
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
@@ -92,8 +92,12 @@ def settings_fingerprint(stack: StackConfig) -> str:
     """A digest of what the training computes, from the validated values: 20 or 20.0, a default
     written out or not, `auto` or what it resolves to, one `image` or the same per group agree."""
     job = stack.job
-    relevant = {
-        "job": {"command": job.command, "args": job.args, "dataDir": job.data_dir},
+    relevant: dict[str, Any] = {
+        "job": {
+            "command": job.command or BUNDLED_COMMAND,
+            "args": job.args,
+            "dataDir": job.data_dir,
+        },
         # How many checkpoints are kept changes nothing the training computes: the same run.
         "hyperparams": {
             **asdict(stack.hyperparams),
@@ -101,11 +105,21 @@ def settings_fingerprint(stack: StackConfig) -> str:
             "keep_checkpoints": None,
         },
         "replicas": {
-            group.type: {"number": group.number, "image": group.image, "gpus": group.gpu_count}
+            group.type: {
+                "number": group.number,
+                "image": group.image,
+                "gpus": group.gpu_count,
+                # Only when set, so a stack without them keeps the run id it had.
+                **({"command": group.command} if group.command else {}),
+                **({"args": group.args} if group.args is not None else {}),
+                **({"env": group.env} if group.env else {}),
+            }
             for group in stack.replica_groups
             if group.number
         },
     }
+    if job.env:
+        relevant["env"] = job.env  # TF_USE_LEGACY_KERAS=1 computes something else
     if stack.data.bucket:
         # Other data is another run, as another job.dataDir is (a stack without OSS input
         # keeps the run id it had).

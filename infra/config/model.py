@@ -8,6 +8,7 @@ key: add its line here, a row to README's config table, and a rule if it has one
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
@@ -18,6 +19,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
 
 from infra.config import types as t
+from infra.image_ref import ImageReferenceError, parse_image_reference
 
 # Keys only as typed (camelCase); snake_case names are for code (e.g. dataclasses.replace).
 _KEYS = ConfigDict(
@@ -34,8 +36,14 @@ class JobConfig:
     name: t.JobName = "mnist"
     namespace: t.Namespace = "tftrain"
     run_id: t.RunId = ""
-    command: t.Command = ("python", "-m", "trainer")
+    # Unset: the bundled trainer (BUNDLED_COMMAND), which only tftrain's trainer image has.
+    command: t.Command | None = Field(
+        None,
+        description="unset (the bundled trainer: python -m trainer, in tftrain's trainer image) "
+        "or a non-empty list of non-blank strings",
+    )
     args: tuple[str, ...] = ()
+    env: t.EnvMap = Field(default_factory=dict)  # every replica's, under each group's own env
     data_dir: t.DataDir = ""
     # Fine-tuning: start a new run's weights from this checkpoint (issue 21; see README).
     init_checkpoint: str = ""
@@ -63,12 +71,23 @@ class ReplicaGroup:
     cpu: t.Cpu = "1"
     memory: t.Memory = "2Gi"
     spot: t.Bool = False  # preemptible capacity: ECI spot pods (ask), the spot GPU pool (ack)
+    command: t.GroupCommand = None  # this group's own command (TFJob: one per replica spec)
+    args: t.GroupArgs = None
+    env: t.EnvMap = Field(default_factory=dict)  # added to job.env; a name here wins
 
 
 @section
 class ChiefGroup(ReplicaGroup):
     type: ClassVar[str] = "chief"
     number: t.integer(0, 1) = 1
+
+
+@section
+class MasterGroup(ReplicaGroup):
+    """TFJob's older name for the chief: the same role, `master` in TF_CONFIG."""
+
+    type: ClassVar[str] = "master"
+    number: t.integer(0, 1) = 0
 
 
 @section
@@ -107,7 +126,7 @@ class Hyperparams:
 @section
 class TensorBoardConfig:
     enabled: t.Bool = True
-    image: t.Image = ""  # defaults to the stack's `image`
+    image: t.Image = ""  # defaults to the stack's `image` if that is tftrain's trainer image
     service_type: Literal["ClusterIP", "LoadBalancer"] = "LoadBalancer"
     public: t.Bool = False
     allowed_source_ranges: tuple[t.SourceRange, ...] = ()  # who may reach a public TensorBoard
@@ -221,6 +240,28 @@ class DataConfig:
     retain_on_destroy: t.Bool = True  # a created bucket outlives `pulumi destroy`
 
 
+# The bundled trainer, and the interpreters a command may name it with.
+BUNDLED_COMMAND = ("python", "-m", "trainer")
+PYTHON = re.compile(r"^(/usr(/local)?/bin/)?python(3(\.[0-9]+)?)?$")
+
+
+# The image that has the bundled trainer (and tensorboard): README "Build the images",
+# <registry>/tftrain/trainer:<tag>.
+BUNDLED_IMAGE_REPOSITORY = "tftrain/trainer"
+
+
+def is_bundled_image(image: str) -> bool:
+    try:
+        path = parse_image_reference(image).path
+    except ImageReferenceError:
+        return False  # reported by the image's own type
+    return path == BUNDLED_IMAGE_REPOSITORY or path.endswith("/" + BUNDLED_IMAGE_REPOSITORY)
+
+
+def is_bundled_command(command: tuple[str, ...]) -> bool:
+    return len(command) == 3 and bool(PYTHON.match(command[0])) and command[1:] == ("-m", "trainer")
+
+
 def _default(section: Any, key: str, value: Any) -> Any:
     """`section` with `key: value` added if it is a mapping without that key."""
     if section is None:
@@ -239,6 +280,7 @@ class StackConfig:
     storage: StorageConfig = Field(default_factory=StorageConfig)
     data: DataConfig = Field(default_factory=DataConfig)
     chief: ChiefGroup = Field(default_factory=ChiefGroup)
+    master: MasterGroup = Field(default_factory=MasterGroup)
     worker: WorkerGroup = Field(default_factory=WorkerGroup)
     ps: PsGroup = Field(default_factory=PsGroup)
     evaluator: EvaluatorGroup = Field(default_factory=EvaluatorGroup)
@@ -253,8 +295,11 @@ class StackConfig:
         data = dict(data)
         image = data.get("image")
         if isinstance(image, str) and t.is_image_reference(image):
-            for name in ("chief", "worker", "ps", "evaluator", "tensorboard"):
+            for name in ("chief", "master", "worker", "ps", "evaluator"):
                 data[name] = _default(data.get(name), "image", image)
+            # TensorBoard needs tensorboard: tftrain's image has it, a user's may not.
+            if is_bundled_image(image):
+                data["tensorboard"] = _default(data.get("tensorboard"), "image", image)
         cluster = data.get("cluster")
         kind = cluster.get("kind", "existing") if isinstance(cluster, Mapping) else "existing"
         data["cluster"] = _default(cluster, "imageCache", kind == "ask")
@@ -278,7 +323,27 @@ class StackConfig:
     @property
     def replica_groups(self) -> tuple[ReplicaGroup, ...]:
         """Groups in TFJob order, including empty ones."""
-        return (self.chief, self.worker, self.ps, self.evaluator)
+        return (self.chief, self.master, self.worker, self.ps, self.evaluator)
+
+    def command_of(self, group: ReplicaGroup) -> tuple[str, ...]:
+        """What a group's replicas run: its own command, the job's, or the bundled trainer."""
+        return group.command or self.job.command or BUNDLED_COMMAND
+
+    def args_of(self, group: ReplicaGroup) -> tuple[str, ...]:
+        return self.job.args if group.args is None else group.args
+
+    def env_of(self, group: ReplicaGroup) -> dict[str, str]:
+        """job.env with the group's env on top."""
+        return {**self.job.env, **group.env}
+
+    @property
+    def runs_bundled_trainer(self) -> bool:
+        """Every replica runs tftrain's trainer, so its own rules (topology, batch) apply."""
+        return all(
+            is_bundled_command(self.command_of(group))
+            for group in self.replica_groups
+            if group.number
+        )
 
     @property
     def logs_root(self) -> str:

@@ -15,7 +15,7 @@ from pydantic.alias_generators import to_snake
 
 from infra.config.errors import problem
 from infra.config.instance_types import cpu_cores, gpu_instance_size
-from infra.config.model import StackConfig
+from infra.config.model import BUNDLED_IMAGE_REPOSITORY, StackConfig, is_bundled_image
 from infra.config.types import DNS_LABEL
 from infra.run_data import RUN_PREFIX, under
 from infra.stack_file import PROJECT
@@ -36,16 +36,18 @@ def _value(stack: StackConfig, key: str) -> Any:
 
 
 def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
-    chief, worker, ps, hyper = stack.chief, stack.worker, stack.ps, stack.hyperparams
     cluster, network, storage = stack.cluster, stack.network, stack.storage
     board = stack.tensorboard
     for group in stack.replica_groups:
         if group.number and not group.image:
             yield f"{group.type}.image", f"a container image (or set {PROJECT}:image for all)"
-    if ps.gpu_count:
-        yield "ps.gpuCount", "0: parameter servers hold variables and do no GPU work"
     if board.enabled and not board.image:
-        yield "tensorboard.image", f"a container image (or set {PROJECT}:image)"
+        yield (
+            "tensorboard.image",
+            f"an image with tensorboard in it (unset: {PROJECT}:image when that is tftrain's "
+            f"<registry>/{BUNDLED_IMAGE_REPOSITORY}, which has it; a trainer image of yours "
+            "may not)",
+        )
     if board.public and board.service_type != "LoadBalancer":
         yield "tensorboard.public", "false unless serviceType is LoadBalancer"
     # TensorBoard has no authentication: on the internet only behind an allow-list.
@@ -54,28 +56,11 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     if board.allowed_source_ranges and board.service_type != "LoadBalancer":
         yield "tensorboard.allowedSourceRanges", "empty unless serviceType is LoadBalancer"
 
-    # The topology and the strategy, as the trainer checks them when it starts.
-    if not worker.number and not chief.number:
-        yield "worker.number", ">= 1 (or chief.number 1): someone has to train"
-    if ps.number and not chief.number:
-        yield "chief.number", "1 when ps.number > 0: ParameterServerStrategy needs a chief"
-    if ps.number and not worker.number:
-        yield "worker.number", ">= 1 when ps.number > 0: the chief dispatches to workers"
-    if hyper.strategy == "parameter_server" and not ps.number:
-        yield "hyperparams.strategy", "auto or multi_worker_mirrored with 0 ps"
-    if hyper.strategy == "multi_worker_mirrored" and ps.number:
-        yield "hyperparams.strategy", "auto or parameter_server when ps.number > 0"
-    strategy, replicas = stack.effective_strategy, stack.replicas_in_sync
-    devices = {max(group.gpu_count, 1) for group in (chief, worker) if group.number}
-    # multi_worker_mirrored keeps one copy of the model per device, in lockstep.
-    if strategy == "multi_worker_mirrored" and len(devices) > 1:
-        yield "chief.gpuCount", "worker.gpuCount or both <= 1: as many devices on every replica"
-    # No trainer at all is reported above; there is no batch to split then.
-    if replicas and hyper.batch_size % replicas:
-        yield (
-            "hyperparams.batchSize",
-            f"a multiple of {replicas}: {strategy} splits each batch over {replicas} replicas",
-        )
+    yield from _topology_rules(stack)
+    yield from _command_rules(stack)
+    yield from _env_rules(stack)
+    if stack.runs_bundled_trainer:
+        yield from _bundled_trainer_rules(stack)
 
     # GPUs need nodes that have them; GPU nodes need work.
     pool = cluster.gpu_pool
@@ -221,3 +206,92 @@ def _init_checkpoint_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     roots = [stack.storage.mount_path, *([stack.data.input_path] if has_input else [])]
     if not any(under(wanted, root) is not None for root in roots):
         yield "job.initCheckpoint", allowed
+
+
+def _topology_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """What any TFJob-style run needs: one replica whose exit ends it (TFJob's success
+    policy: the chief or master, else worker 0)."""
+    chief, master, worker = stack.chief, stack.master, stack.worker
+    if chief.number and master.number:
+        yield "master.number", "0 when chief.number is 1: master is TFJob's older name for chief"
+    if not (worker.number or chief.number or master.number):
+        yield "worker.number", ">= 1 (or chief.number 1): a chief or worker 0 ends the run"
+
+
+def _command_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """A user's image needs its command: the supervisor replaces the image's ENTRYPOINT and
+    cannot read it, so an unset command would run the bundled trainer, which is not there."""
+    if stack.job.command:
+        return
+    for group in stack.replica_groups:
+        image = group.image
+        if group.number and not group.command and image and not is_bundled_image(image):
+            yield (
+                "job.command",
+                f"the command that starts your trainer in {image} (or {group.type}.command),"
+                " e.g. [python, /app/train.py]: the image's ENTRYPOINT does not run under the "
+                f"replica supervisor; unset runs the bundled trainer (python -m trainer), which "
+                f"only tftrain's image <registry>/{BUNDLED_IMAGE_REPOSITORY} has",
+            )
+            return
+
+
+# Env names the stack sets for every replica itself (infra/replica_plan.py,
+# infra/trainer_env.py, infra/run_data.py); a test keeps this list complete.
+STACK_ENV = (
+    "TF_CONFIG", "HOME", "TMPDIR", "POD_NAME", "POD_NAMESPACE", "TFTRAIN_OUTPUT_DIR",
+    "TFTRAIN_DATA_DIR", "TFTRAIN_INPUT_DIR", "TFTRAIN_EXPORT_DIR", "TFTRAIN_INIT_CHECKPOINT",
+    "TFTRAIN_JOB_NAME", "TFTRAIN_RUN_ID", "TFTRAIN_IMAGES", "TFTRAIN_STACK", "TFTRAIN_EPOCHS",
+    "TFTRAIN_BATCH_SIZE", "TFTRAIN_LEARNING_RATE", "TFTRAIN_STRATEGY",
+    "TFTRAIN_CHECKPOINT_STEPS", "TFTRAIN_KEEP_CHECKPOINTS", "TFTRAIN_LOG_STEPS",
+    "TFTRAIN_STEPS_PER_EXECUTION", "TFTRAIN_MAX_STEPS",
+)  # fmt: skip
+
+
+def _env_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    sections = [("job", stack.job.env), *((g.type, g.env) for g in stack.replica_groups)]
+    for section, env in sections:
+        for name in env:
+            if name in STACK_ENV:
+                yield (
+                    f"{section}.env",
+                    f"names the stack does not set itself, not {name} (hyperparameters, paths "
+                    'and TF_CONFIG have their own keys: README "What your trainer gets")',
+                )
+
+
+def _bundled_trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """The topology and the strategy as the bundled trainer checks them when it starts; a
+    user's own command is not held to them."""
+    chief, worker, ps, hyper = stack.chief, stack.worker, stack.ps, stack.hyperparams
+    if stack.master.number:
+        yield "master.number", "0 for the bundled trainer (its chief is chief.number 1)"
+    if ps.gpu_count:
+        yield "ps.gpuCount", "0: the bundled trainer's parameter servers do no GPU work"
+    if ps.number and not chief.number:
+        yield "chief.number", "1 when ps.number > 0: ParameterServerStrategy needs a chief"
+    if ps.number and not worker.number:
+        yield "worker.number", ">= 1 when ps.number > 0: the chief dispatches to workers"
+    if hyper.strategy == "parameter_server" and not ps.number:
+        yield "hyperparams.strategy", "auto or multi_worker_mirrored with 0 ps"
+    if hyper.strategy == "multi_worker_mirrored" and ps.number:
+        yield "hyperparams.strategy", "auto or parameter_server when ps.number > 0"
+    # TF2's ClusterCoordinator waits for every task of the cluster, and an evaluator runs no
+    # server: with it listed, the chief hangs until the deadline.
+    if stack.job.evaluator_in_cluster and stack.evaluator.number and ps.number:
+        yield (
+            "job.evaluatorInCluster",
+            "false with ps.number > 0: ParameterServerStrategy waits for every task listed "
+            "in the cluster, and the evaluator serves none",
+        )
+    strategy, replicas = stack.effective_strategy, stack.replicas_in_sync
+    devices = {max(group.gpu_count, 1) for group in (chief, worker) if group.number}
+    # multi_worker_mirrored keeps one copy of the model per device, in lockstep.
+    if strategy == "multi_worker_mirrored" and len(devices) > 1:
+        yield "chief.gpuCount", "worker.gpuCount or both <= 1: as many devices on every replica"
+    # No trainer at all is reported by _topology_rules; there is no batch to split then.
+    if replicas and hyper.batch_size % replicas:
+        yield (
+            "hyperparams.batchSize",
+            f"a multiple of {replicas}: {strategy} splits each batch over {replicas} replicas",
+        )

@@ -160,6 +160,34 @@ Command = Annotated[
     tuple[text(r"^\S(.*\S)?$", "a non-blank string"), ...],
     Field(min_length=1, description="a non-empty list of non-blank strings"),
 ]
+# Optional per group: unset (None) means the job's command / args.
+GroupCommand = Annotated[
+    Command | None,
+    Field(description="unset (the job's command) or a non-empty list of non-blank strings"),
+]
+GroupArgs = Annotated[
+    tuple[str, ...] | None, Field(description="unset (the job's args) or a list of strings")
+]
+
+
+def _env_value(value: Any) -> Any:
+    # Env values are text to Kubernetes; `1` and `0.5` are meant as written. true/false are
+    # refused: quoted they are unambiguous, unquoted they would read as "True" to some tools.
+    if isinstance(value, bool):
+        raise ValueError("a string (quote it: 'true')")
+    return _number_as_text(value)
+
+
+# Kubernetes' env var names (C_IDENTIFIER-ish: validation.IsEnvVarName) and their values.
+EnvName = text(
+    r"^[-._a-zA-Z][-._a-zA-Z0-9]*$",
+    "an environment variable name: letters, digits, _, - and ., not starting with a digit",
+    253,
+)
+EnvMap = Annotated[
+    dict[EnvName, Annotated[str, BeforeValidator(_env_value)]],
+    Field(description="a mapping of environment variable names to string values"),
+]
 DataDir = checked(lambda v: not v or _absolute(v), "empty (bundled MNIST) or an absolute path")
 LearningRate = Annotated[
     float,

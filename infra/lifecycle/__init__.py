@@ -97,8 +97,11 @@ class Supervision:
     stop_grace: int
     on_success: str = ""
 
-    def wrap(self, script: str, command: Sequence[str], generation: str) -> list[str]:
-        """`command` run under the supervisor at path `script`, in deploy `generation`."""
+    def wrap(
+        self, script: str, command: Sequence[str], generation: str, workdir: str = ""
+    ) -> list[str]:
+        """`command` run under the supervisor at path `script`, in deploy `generation`, in
+        `workdir` (created by the supervisor) if given."""
         return [
             "/bin/sh",
             script,
@@ -115,6 +118,7 @@ class Supervision:
             str(self.backoff_limit),
             *(() if self.ends_run else ("--stop-grace", str(self.stop_grace))),
             *(("--on-success", self.on_success) if self.on_success else ()),
+            *(("--workdir", workdir) if workdir else ()),
             "--",
             *command,
         ]

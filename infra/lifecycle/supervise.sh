@@ -3,7 +3,7 @@
 #
 #   sh supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G
 #                   --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE]
-#                   -- CMD...
+#                   [--workdir DIR] -- CMD...
 #
 # The run's outcome lives in DIR (on the shared volume), as records no replica overwrites:
 #   succeeded.KEY           the run succeeded (written by the replica that ends the run)
@@ -28,23 +28,28 @@
 # idempotent). An attempt ended by SIGTERM (preemption, eviction, a drain: Kubernetes does
 # not count those against the Job's backoffLimit either) gives its attempt number back.
 # SIGTERM reaches CMD's whole process group (a shell wrapper's children too); SIGKILL
-# follows after --stop-grace seconds (default 2), and says so. Usage errors exit 2. See
-# README "Lifecycle".
+# follows after --stop-grace seconds (default 2), and says so. Usage errors exit 2.
+# --workdir DIR  CMD runs in DIR (created, with $HOME and $TMPDIR when set): the replica's
+#                writable directory. First, each argument of CMD naming a file of the
+#                directory the supervisor started in (the image's WORKDIR) is made absolute,
+#                and that directory leads PYTHONPATH, so `python train.py` and `python -m pkg`
+#                still find the image's code. See README "What your trainer gets", "Lifecycle".
 
 say() { printf 'tftrain-supervise: %s\n' "$*" >&2; }
 
 usage() {
     say "$1"
-    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] -- CMD [ARG...]"
+    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] [--workdir DIR] -- CMD [ARG...]"
     exit 2
 }
 
 role='' outcomes='' run='' generation='' replica='' backoff_limit='' grace=2 on_success=''
+workdir=''
 while [ "$#" -gt 0 ]; do
     case $1 in
     --ends-run) role=ends ;;
     --follows-run) role=follows ;;
-    --outcomes | --run | --generation | --replica | --backoff-limit | --stop-grace | --on-success)
+    --outcomes | --run | --generation | --replica | --backoff-limit | --stop-grace | --on-success | --workdir)
         [ "$#" -ge 2 ] || usage "$1 needs a value"
         case $1 in
         --outcomes) outcomes=$2 ;;
@@ -54,6 +59,7 @@ while [ "$#" -gt 0 ]; do
         --backoff-limit) backoff_limit=$2 ;;
         --stop-grace) grace=$2 ;;
         --on-success) on_success=$2 ;;
+        --workdir) workdir=$2 ;;
         esac
         shift
         ;;
@@ -126,6 +132,32 @@ done
 claim="$outcomes/attempts/$run.$generation.$replica.$attempt"
 last=''
 [ -n "$backoff_limit" ] && [ "$attempt" -gt "$backoff_limit" ] && last=1
+
+# The replica's own writable directory; the code stays where the replica started.
+if [ -n "$workdir" ]; then
+    if ! mkdir -p -- "$workdir" ${HOME:+"$HOME"} ${TMPDIR:+"$TMPDIR"} 2>/dev/null; then
+        say "cannot create $workdir, HOME $HOME or TMPDIR $TMPDIR"
+        publish_failure 2 "final"
+        exit 2
+    fi
+    start=$(pwd)
+    if [ "$start" != / ]; then
+        count=$#
+        while [ "$count" -gt 0 ]; do
+            arg=$1
+            shift
+            case $arg in
+            /* | -*) ;;
+            *) [ -f "$start/$arg" ] && arg="$start/$arg" ;;
+            esac
+            set -- "$@" "$arg"
+            count=$((count - 1))
+        done
+        PYTHONPATH="$start${PYTHONPATH:+:$PYTHONPATH}"
+        export PYTHONPATH
+    fi
+    cd -- "$workdir" || exit 2
+fi
 
 command -v "$1" >/dev/null 2>&1 || {
     say "cannot run $1: command not found"

@@ -7,15 +7,17 @@ import atexit
 import json
 import os
 import shlex
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
 from infra.config import ConfigError, StackConfig
-from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT
+from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, run_key
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
 from infra.local.plan import (
@@ -27,6 +29,7 @@ from infra.local.plan import (
     load_config,
     replica_names,
     tensorboard_process,
+    write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
 from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
@@ -95,6 +98,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="seconds between SIGTERM and SIGKILL when stopping replicas (default: 5)",
     )
     parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="train this run again from scratch: its output dir (checkpoints, outcome) is "
+        "first moved aside to <dir>.before-<UTC time>, never deleted",
+    )
+    parser.add_argument(
         "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
     )
     return parser.parse_args(argv)
@@ -151,30 +160,49 @@ def _data_lines(config: StackConfig) -> list[str]:
 
 
 def _print_plan(plan: LocalPlan) -> None:
-    """What would start: the env every replica shares once, then each TF_CONFIG."""
+    """What would start: the env every replica shares once, then each replica's own."""
     print(f"output dir: {plan.output_dir}")
-    print(f"command: {shlex.join(plan.command)}")
-    first = plan.replicas[0].env
-    for key in sorted(key for key in first if key.startswith("TFTRAIN_")):
-        print(f"  {key}={first[key]}")
+    shared = dict(
+        set.intersection(*(set(spec.env.items()) for spec in plan.replicas))
+        if plan.replicas
+        else ()
+    )
+    print("env of every replica:")
+    for key in sorted(shared):
+        print(f"  {key}={shared[key]}")
     for spec in plan.replicas:
-        print(f"{spec.name}: TF_CONFIG={spec.env['TF_CONFIG']}")
+        print(f"{spec.name}:")
+        for key in sorted(spec.env.keys() - shared.keys()):
+            print(f"  {key}={spec.env[key]}")
         print(f"  {shlex.join(spec.argv)}")
+
+
+def _commands(plan: LocalPlan) -> list[str]:
+    """Each group's command and args, once per group."""
+    lines = {}
+    for group in plan.config.replica_groups:
+        if group.number:
+            argv = (*plan.config.command_of(group), *plan.config.args_of(group))
+            lines.setdefault(shlex.join(argv), []).append(group.type)
+    return [f"{'/'.join(types)}: {command}" for command, types in lines.items()]
 
 
 def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> int:
     sidecars = []
     if args.tensorboard:
         # The parent of the run dir holds every run of the job: TensorBoard overlays them.
+        port = ports.port(TENSORBOARD)
         sidecars.append(
-            tensorboard_process(plan.output_dir.parent, ports.port(TENSORBOARD), os.environ)
+            tensorboard_process(plan.output_dir.parent, port, os.environ, plan.scratch_root)
         )
     names = [LAUNCHER, *(spec.name for spec in (*plan.replicas, *sidecars))]
     output = process.PrefixedOutput(names, sys.stdout)
     supervisor = Supervisor(
         plan.replicas,
         plan.primary,
-        REPO,  # the cwd: the default `python -m trainer` imports from the repo root
+        # Where each replica starts, as a pod starts in its image's WORKDIR: the supervisor
+        # moves to the replica's own directory and keeps this one for the code.
+        REPO,
         output,
         ports,
         Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
@@ -185,7 +213,8 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
     say = supervisor.say
     config = plan.config
     say(f"stack {args.stack}: job {config.job.name}, run {config.job.run_id}")
-    say(f"command: {shlex.join(plan.command)} (each replica under {SCRIPT.relative_to(REPO)})")
+    for line in _commands(plan):
+        say(f"command {line} (each replica under {SCRIPT.relative_to(REPO)})")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
     say(f"output dir: {plan.output_dir}")
     for line in _data_lines(plan.config):
@@ -204,11 +233,18 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
         say(f"warning: job.dataDir {config.job.data_dir} does not exist on this machine")
     if args.tensorboard:
         say(f"TensorBoard: http://{HOST}:{ports.port(TENSORBOARD)}/")
+    finished_before = (plan.outcomes / f"succeeded.{run_key(config)}").exists()
     started = time.monotonic()
     status = _supervise(supervisor)
     say("summary:")
     for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
         say(line)
+    if finished_before and status == 0:
+        say(
+            f"run {config.job.run_id} had already succeeded before this launch: nothing was "
+            f"trained. To train it again from scratch: --fresh (keeps the old output as "
+            f"{plan.output_dir.name}.before-<time>), or change a setting or job.runId"
+        )
     say(f"exit status {status}")
     return status
 
@@ -231,16 +267,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CONFIG
     if not args.dry_run:
         try:
+            if args.fresh:
+                _move_aside(output_dir)
             prepare_output_dir(output_dir)
-        except OutputDirError as error:
+        except (OutputDirError, OSError) as error:
             print(f"python -m infra.local: {error}", file=sys.stderr)
             return EXIT_CONFIG
     names = replica_names(config)
-    with PortReservation([*names, *([TENSORBOARD] if args.tensorboard else [])]) as ports:
-        plan = build_plan(
-            config, {name: ports.port(name) for name in names}, output_dir, None, data, args.stack
-        )
-        if args.dry_run:
-            _print_plan(plan)
-            return 0
-        return _run(plan, ports, args)
+    scratch_root = Path(tempfile.mkdtemp(prefix="tftrain-"))
+    try:
+        write_interpreters(scratch_root)
+        with PortReservation([*names, *([TENSORBOARD] if args.tensorboard else [])]) as ports:
+            ports_by_name = {name: ports.port(name) for name in names}
+            plan = build_plan(
+                config, ports_by_name, output_dir, scratch_root, None, data, args.stack
+            )
+            if args.dry_run:
+                _print_plan(plan)
+                return 0
+            return _run(plan, ports, args)
+    finally:
+        shutil.rmtree(scratch_root, ignore_errors=True)
+
+
+def _move_aside(output_dir: Path) -> None:
+    """--fresh: the run's earlier output, kept under a name of its own."""
+    if output_dir.exists():
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = output_dir.with_name(f"{output_dir.name}.before-{stamp}")
+        output_dir.rename(aside)
+        print(f"python -m infra.local: --fresh: the earlier output is now {aside}")

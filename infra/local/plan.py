@@ -1,15 +1,16 @@
 """From a stack file to the exact processes to start: pure, except for reading the file.
 
-Reuses the Pulumi program's layers unchanged (config model, topology, replica env), so the
-only local differences are the addresses (localhost ports instead of Services), the output
-dir (under the repo instead of the volume) and a few env defaults for running many TF
-processes on one machine.
+Each replica is the Pulumi program's replica plan (`infra.replica_plan`), at this machine's
+`Place`: localhost ports instead of Services, the output dir under the repo instead of the
+volume, the repo's scripts, a scratch dir per replica. A process gets the plan's env and,
+of this machine's environment, only what a process needs to run here (`HOST_ENV`): what a
+pod would not get, a replica does not get here either.
 """
 
 from __future__ import annotations
 
 import os
-import re
+import shlex
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
@@ -25,20 +26,31 @@ from infra.config import (
     read_stack_file,
     stack_file,
 )
-from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run, supervision
+from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run
 from infra.local.data import LocalData
+from infra.replica_plan import Place, expand, local_env, replica_plan
 from infra.run_data import export_env, init_checkpoint_env, input_env
 from infra.stack_file import parse_yaml
 from infra.topology import Topology, build_topology
-from infra.trainer_env import replica_env
 
 REPO = Path(__file__).resolve().parents[2]
 LOCALHOST = "localhost"
-# A leading interpreter of the container's command; locally it must be this venv's Python.
-_PYTHON = re.compile(r"^python(3(\.[0-9]+)?)?$")
+# Of this machine's environment, what a process needs to run here (locale, proxies, the
+# GPU libraries); the stack's env comes from the plan. PATH leads with INTERPRETER_DIR.
+HOST_ENV = (
+    "PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "USER", "LOGNAME",
+    "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+    "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "TF_CPP_MIN_LOG_LEVEL",
+)  # fmt: skip
 # Quiet TF logs unless the user asked otherwise in their own environment. oneDNN stays on:
 # disabling it (which would also silence its banner) halves the CNN's throughput on CPU.
 _ENV_DEFAULTS = {"TF_CPP_MIN_LOG_LEVEL": "2"}
+# In the launch's scratch root: `python`, `python3` and `python3.N` that run this
+# interpreter, first on every replica's PATH, so `python` anywhere in a command (`sh -c`,
+# `env X=1 python`) is the one whose packages the launcher has.
+INTERPRETER_DIR = "bin"
+INTERPRETER_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
 
 
 @dataclass(frozen=True)
@@ -53,8 +65,8 @@ class LocalPlan:
     config: StackConfig
     topology: Topology  # with localhost addresses
     output_dir: Path
-    command: tuple[str, ...]  # the stack's command + args, as every replica runs it
     replicas: tuple[ProcessSpec, ...]
+    scratch_root: Path  # the replicas' TMPDIRs and the interpreter shims
     # The replica whose exit ends the job and gives the exit status: TFJob's success policy.
     primary: str
     # Where the replicas' supervisors record the run's outcome, and this launch's generation.
@@ -104,10 +116,16 @@ def default_output_dir(stack: str, config: StackConfig) -> Path:
     return REPO / "runs" / stack / config.job.name / config.job.run_id
 
 
-def local_command(command: Sequence[str]) -> tuple[str, ...]:
-    if command and _PYTHON.match(command[0]):
-        return (sys.executable, *command[1:])
-    return tuple(command)
+def write_interpreters(scratch_root: Path) -> Path:
+    """The `python` shims of INTERPRETER_DIR; each execs this interpreter by its own path,
+    so a virtual environment stays active (a symlink would lose it)."""
+    bin_dir = scratch_root / INTERPRETER_DIR
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in INTERPRETER_NAMES:
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        shim.chmod(0o755)
+    return bin_dir
 
 
 def _no_proxy(env: Mapping[str, str]) -> str:
@@ -117,16 +135,15 @@ def _no_proxy(env: Mapping[str, str]) -> str:
     return ",".join(dict.fromkeys(hosts))
 
 
-def process_env(base: Mapping[str, str], replica: Mapping[str, str]) -> dict[str, str]:
-    """The launcher's env, the replica's contract env on top, then what local runs need.
-
-    The contract env wins over the launcher's env (TFTRAIN_MAX_STEPS comes from the stack,
-    as in the cluster); knobs the stack does not set (e.g. TFTRAIN_TRAIN_EXAMPLES) pass
-    through from the launcher's env.
-    """
-    env = {**_ENV_DEFAULTS, **base, **replica}
+def process_env(
+    base: Mapping[str, str], replica: Mapping[str, str], scratch_root: Path
+) -> dict[str, str]:
+    """HOST_ENV of the launcher's env, the replica's env on top, then the proxy bypass and
+    the interpreter shims first on PATH."""
+    env = {**_ENV_DEFAULTS, **{k: base[k] for k in HOST_ENV if k in base}, **replica}
     env["no_proxy"] = env["NO_PROXY"] = _no_proxy(base)
-    env["PYTHONUNBUFFERED"] = "1"  # lines reach the launcher as they are printed
+    path = base.get("PATH", os.defpath)
+    env["PATH"] = f"{scratch_root / INTERPRETER_DIR}{os.pathsep}{path}"
     return env
 
 
@@ -151,52 +168,75 @@ def data_env(config: StackConfig, data: LocalData, stack: str, ends: bool) -> di
     return env
 
 
+def local_place(
+    config: StackConfig,
+    topology: Topology,
+    output_dir: Path,
+    scratch_root: Path,
+    data: LocalData,
+    stack: str,
+) -> Place:
+    """This machine's side of the replica plan (`infra.manifests.workloads.pod_place` is the
+    pod's)."""
+    return Place(
+        topology=topology,
+        output_dir=str(output_dir),
+        supervisor=str(SCRIPT),
+        export_script=str(EXPORT_SCRIPT) if data.export_dir is not None else "",
+        scratch=lambda replica: str(scratch_root / replica.name),
+        data_env=lambda ends: data_env(config, data, stack, ends),
+    )
+
+
 def build_plan(
     config: StackConfig,
     ports: Mapping[str, int],
     output_dir: Path,
+    scratch_root: Path,
     base_env: Mapping[str, str] | None = None,
     data: LocalData | None = None,
     stack: str = "",
 ) -> LocalPlan:
+    """`scratch_root`: where the replicas' TMPDIRs and the interpreter shims go (made by
+    the launcher, `write_interpreters`)."""
     topology = build_topology(config)
     local = topology.with_addresses({name: (LOCALHOST, port) for name, port in ports.items()})
-    command = local_command((*config.job.command, *config.job.args))
     base = os.environ if base_env is None else base_env
     # Each launch is a deploy of its own: a failure of an earlier launch does not end it.
     generation = uuid.uuid4().hex[:12]
-    data = data or LocalData(None, None, "")
-    export_script = str(EXPORT_SCRIPT) if data.export_dir is not None else ""
-    # Every replica under the same supervisor script as in the cluster, from the repo.
-    replicas = tuple(
-        ProcessSpec(
-            name=replica.name,
-            argv=tuple(
-                supervision(config, local, replica, str(output_dir), export_script).wrap(
-                    str(SCRIPT), command, generation
-                )
-            ),
-            env=process_env(
-                base,
-                {
-                    **replica_env(config, local, replica, str(output_dir)),
-                    **data_env(config, data, stack, ends_run(replica, local)),
-                },
-            ),
-        )
-        for replica in local.replicas
+    place = local_place(
+        config, local, output_dir, scratch_root, data or LocalData(None, None, ""), stack
     )
+    replicas = []
+    for replica in local.replicas:
+        plan = replica_plan(config, place, replica, generation)
+        env = process_env(base, local_env(plan, config.job.namespace), scratch_root)
+        replicas.append(ProcessSpec(replica.name, expand_argv(plan.argv, env), env))
     outcomes = output_dir / OUTCOMES_DIR
     return LocalPlan(
-        config, local, output_dir, command, replicas, primary_replica(local), outcomes, generation
+        config,
+        local,
+        output_dir,
+        tuple(replicas),
+        scratch_root,
+        primary_replica(local),
+        outcomes,
+        generation,
     )
+
+
+def expand_argv(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, ...]:
+    """`$(VAR)` in a command and its args, expanded as the kubelet does in a pod."""
+    return tuple(expand(arg, env) for arg in argv)
 
 
 TENSORBOARD = "tensorboard"
 
 
-def tensorboard_process(logdir: Path, port: int, base_env: Mapping[str, str]) -> ProcessSpec:
+def tensorboard_process(
+    logdir: Path, port: int, base_env: Mapping[str, str], scratch_root: Path
+) -> ProcessSpec:
     """TensorBoard over every run of the job, so runs overlay as they do in the cluster."""
     argv = (sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir),
             "--host", "127.0.0.1", "--port", str(port))  # fmt: skip
-    return ProcessSpec(TENSORBOARD, argv, process_env(base_env, {}))
+    return ProcessSpec(TENSORBOARD, argv, process_env(base_env, {}, scratch_root))

@@ -17,7 +17,8 @@ RUN_AS = 10000
 TMP_VOLUME = "tmp"
 # The root filesystem is read-only; TensorFlow, TensorBoard and Python still need a
 # writable temp dir (tf.io temp files, TensorBoard's plugin cache, ~/.keras), so /tmp
-# is a pod-private emptyDir and HOME points into it.
+# is a pod-private emptyDir, and HOME points into it unless the container sets its own
+# (a training replica's is on the volume: infra/replica_plan.py).
 TMP_PATH = "/tmp"
 TMP_SIZE_LIMIT = "2Gi"
 
@@ -45,12 +46,18 @@ def container_security_context() -> dict[str, Any]:
     }
 
 
+def _with_home(env: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    if any(var["name"] == "HOME" for var in env):
+        return env
+    return [*env, {"name": "HOME", "value": TMP_PATH}]
+
+
 def harden(pod_spec: dict[str, Any]) -> dict[str, Any]:
     """`pod_spec` with the restricted security settings, /tmp and HOME on every container."""
     containers = [
         {
             **container,
-            "env": [*container.get("env", []), {"name": "HOME", "value": TMP_PATH}],
+            "env": _with_home(container.get("env", [])),
             "securityContext": container_security_context(),
             "volumeMounts": [
                 *container.get("volumeMounts", []),

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from infra.cluster_facts import ClusterFacts
-from infra.config.model import ReplicaGroup, StackConfig
-from infra.lifecycle import TERMINATION_GRACE_SECONDS, deploy_generation, ends_run, supervision
+from infra.config.model import StackConfig
+from infra.lifecycle import TERMINATION_GRACE_SECONDS, deploy_generation
 from infra.manifests.common import (
     JOB_LABEL,
     KUBEFLOW_INDEX_LABEL,
@@ -39,11 +39,11 @@ from infra.manifests.lifecycle import (
 )
 from infra.manifests.oss import oss_enabled, oss_env, oss_mounts, oss_volumes
 from infra.manifests.placement import placement
-from infra.manifests.security import harden, resources
+from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
+from infra.replica_plan import Place, ReplicaPlan, replica_plan
 from infra.run_data import init_checkpoint_env, resolve_init_checkpoint
 from infra.topology import TF_PORT, Replica, Topology
-from infra.trainer_env import replica_env
 
 PORT_NAME = "tfjob-port"
 # Kubeflow's TFJob requires this container name; keeping it lets TFJob tooling find logs.
@@ -95,53 +95,52 @@ def replica_service(config: StackConfig, replica: Replica) -> dict[str, Any]:
     }
 
 
-def _env(config: StackConfig, topology: Topology, replica: Replica) -> list[dict[str, Any]]:
-    env: list[dict[str, Any]] = [
-        {"name": name, "value": value}
-        for name, value in {
-            **replica_env(config, topology, replica),
-            **oss_env(config, ends_run(replica, topology)),
-            **init_checkpoint_env(
-                resolve_init_checkpoint(config, config.storage.mount_path, config.data.input_path)
-            ),
-        }.items()
-    ]
-    env += [
-        {"name": name, "valueFrom": {"fieldRef": {"fieldPath": path}}}
-        for name, path in (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace"))
-    ]
-    return env
-
-
-def _container(
-    config: StackConfig,
-    topology: Topology,
-    group: ReplicaGroup,
-    replica: Replica,
-    generation: str,
-) -> dict[str, Any]:
+def pod_place(config: StackConfig, topology: Topology) -> Place:
+    """A pod's side of the replica plan: Service addresses, the volume, the ConfigMap's
+    scripts, the pod's /tmp and the bucket's mounts."""
     export_script = EXPORT_SCRIPT_PATH if oss_enabled(config) else ""
-    supervisor = supervision(config, topology, replica, config.output_dir, export_script)
+    init_checkpoint = init_checkpoint_env(
+        resolve_init_checkpoint(config, config.storage.mount_path, config.data.input_path)
+    )
+    return Place(
+        topology=topology,
+        output_dir=config.output_dir,
+        supervisor=SCRIPT_PATH,
+        export_script=export_script,
+        scratch=lambda _replica: TMP_PATH,
+        data_env=lambda ends: {**oss_env(config, ends), **init_checkpoint},
+    )
+
+
+def pod_env(plan: ReplicaPlan) -> list[dict[str, Any]]:
+    """The plan's env as a container's: downward API fields by reference, the rest as values
+    (`$(VAR)` left for the kubelet to expand)."""
+    return [
+        {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_path}}}
+        if var.field_path
+        else {"name": var.name, "value": var.value}
+        for var in plan.env
+    ]
+
+
+def _container(config: StackConfig, plan: ReplicaPlan) -> dict[str, Any]:
+    group, ends = plan.group, plan.ends_run
     container: dict[str, Any] = {
         "name": CONTAINER_NAME,
         "image": group.image,
         "imagePullPolicy": group.image_pull_policy,
-        # The stack's command under the supervisor, which ends it with the run; the args
-        # stay the stack's, appended after the command as Kubernetes does.
-        "command": supervisor.wrap(SCRIPT_PATH, config.job.command, generation),
+        # The group's command under the supervisor, which ends it with the run and starts it
+        # in the replica's own directory (infra/replica_plan.py).
+        "command": list(plan.command),
     }
-    if config.job.args:
-        container["args"] = list(config.job.args)
+    if plan.args:
+        container["args"] = list(plan.args)
     return {
         **container,
-        "env": _env(config, topology, replica),
+        "env": pod_env(plan),
         "ports": [{"name": PORT_NAME, "containerPort": TF_PORT, "protocol": "TCP"}],
         "resources": resources(group.cpu, group.memory, group.gpu_count),
-        "volumeMounts": [
-            data_mount(config),
-            lifecycle_mount(),
-            *oss_mounts(config, supervisor.ends_run),
-        ],
+        "volumeMounts": [data_mount(config), lifecycle_mount(), *oss_mounts(config, ends)],
     }
 
 
@@ -153,7 +152,8 @@ def replica_job(
     generation: str = "",
 ) -> dict[str, Any]:
     """One replica's Job; `generation` is the run's deploy generation (`replica_jobs`)."""
-    group = next(g for g in config.replica_groups if g.type == replica.type)
+    plan = replica_plan(config, pod_place(config, topology), replica, generation)
+    group = plan.group
     where = placement(config, facts, group.gpu_count, group.spot)
     labels = replica_labels(config, replica)
     pod_spec = harden(
@@ -162,11 +162,11 @@ def replica_job(
             "restartPolicy": "Never",
             "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
             **where.spec,
-            "containers": [_container(config, topology, group, replica, generation)],
+            "containers": [_container(config, plan)],
             "volumes": [
                 data_volume(config),
                 lifecycle_volume(config),
-                *oss_volumes(config, ends_run(replica, topology)),
+                *oss_volumes(config, plan.ends_run),
             ],
         }
     )

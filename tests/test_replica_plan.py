@@ -1,0 +1,152 @@
+"""One replica, two places: every stack's pods and the local launcher's processes get the same
+command, args, env, working directory and home, replica by replica.
+
+What may differ is stated here, independently of the code: the addresses in TF_CONFIG
+(Services there, localhost here), the run's output dir (the volume's path there, a local
+directory here), the scripts' paths (the ConfigMap's mount there, the repo here), TMPDIR (the
+pod's /tmp there, a directory per replica here), POD_NAME/POD_NAMESPACE (downward API there,
+the replica's name and the namespace here), the interpreter shims on PATH, and the machine's
+own variables a process needs here (locale, proxies), and the deploy generation (a digest of
+the Jobs there, one per launch here). With a bucket, the input and export are its mounts
+there and --input / --export directories here, and the export names the images there and the
+stack here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.cluster_facts import cluster_facts
+from infra.config import load_stack, parse_config
+from infra.config.rules import STACK_ENV
+from infra.lifecycle import EXPORT_SCRIPT, SCRIPT
+from infra.local.data import LocalData
+from infra.local.plan import HOST_ENV, build_plan
+from infra.manifests import build_objects
+from infra.manifests.lifecycle import EXPORT_SCRIPT_PATH, SCRIPT_PATH
+from infra.manifests.oss import EXPORT_PATH
+from infra.replica_plan import expand
+
+STACKS = sorted(p.name.split(".")[1] for p in Path("stacks").glob("Pulumi.*.yaml"))
+LOCAL_OUT = "/home/me/runs/out"
+LOCAL_INPUT = "/home/me/input"  # --input, for a stack with a bucket
+LOCAL_EXPORT = "/home/me/export"  # --export
+SCRATCH = "/scratch"
+# Never from the stack, always from this machine (what a process needs to run here).
+MACHINE_ONLY = {*HOST_ENV, "no_proxy", "NO_PROXY"}
+
+
+# The kubelet's expansion, as the Kubernetes API reference states it for a container's
+# command, args and env values: "$(VAR_NAME) ... expanded using the previously defined
+# environment variables ... If a variable cannot be resolved, the reference in the input
+# string will be unchanged. Double $$ are reduced to a single $, which allows for escaping
+# the $(VAR_NAME) syntax".
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("--out=$(OUT)/x", "--out=/data/run/x"),
+        ("$(OUT)$(OUT)", "/data/run/data/run"),
+        ("$(MISSING)/x", "$(MISSING)/x"),
+        ("$$(OUT)", "$(OUT)"),
+        ("$$$(OUT)", "$/data/run"),
+        ("cost $5", "cost $5"),
+        ("$(OUT", "$(OUT"),
+        ("$(OUT $(OUT)", "$(OUT $(OUT)"),  # the name runs to the first )
+        ("trailing $", "trailing $"),
+        ("$()", "$()"),
+    ],
+)
+def test_expand_follows_the_kubelet(text: str, expected: str) -> None:
+    assert expand(text, {"OUT": "/data/run"}) == expected
+
+
+def _pods(config: Any) -> dict[str, dict[str, Any]]:
+    """Each replica's container, by replica name, as the stack deploys it."""
+    jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
+    return {job["metadata"]["name"]: job["spec"]["template"]["spec"] for job in jobs}
+
+
+def _as_pod_would(value: str, config: Any, name: str, addresses: dict[str, str]) -> str:
+    """A local value with the stated differences replaced by the pod's side of each."""
+    value = value.replace(LOCAL_OUT, config.output_dir)
+    value = value.replace(LOCAL_INPUT, config.data.input_path)
+    value = value.replace(LOCAL_EXPORT, EXPORT_PATH)
+    value = value.replace(str(EXPORT_SCRIPT), EXPORT_SCRIPT_PATH)
+    value = value.replace(str(SCRIPT), SCRIPT_PATH)
+    value = value.replace(f"{SCRATCH}/{name}", "/tmp")
+    for local, cluster in addresses.items():
+        value = value.replace(local, cluster)
+    return value
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_pods_and_local_processes_get_the_same_replica(stack: str) -> None:
+    config = load_stack(stack)
+    pods = _pods(config)
+    ports = {name: 40000 + i for i, name in enumerate(pods)}
+    bucket = bool(config.data.bucket)
+    data = LocalData(Path(LOCAL_INPUT), Path(LOCAL_EXPORT), "") if bucket else None
+    plan = build_plan(config, ports, Path(LOCAL_OUT), Path(SCRATCH), base_env={}, stack=stack,
+                      data=data)  # fmt: skip
+    addresses = {
+        f"localhost:{ports[r.name]}": f"{r.name}.{config.job.namespace}.svc:2222"
+        for r in plan.topology.replicas
+    }
+    assert {spec.name for spec in plan.replicas} == set(pods)
+    for spec in plan.replicas:
+        pod = pods[spec.name]
+        (container,) = pod["containers"]
+        pod_argv = [*container["command"], *container.get("args", [])]
+        local_argv = [_as_pod_would(arg, config, spec.name, addresses) for arg in spec.argv]
+        # The deploy generation: a digest of the Jobs there, one per launch here.
+        at = pod_argv.index("--generation") + 1
+        local_argv[at] = pod_argv[at]
+        assert local_argv == pod_argv, spec.name
+        downward = {"metadata.name": spec.name, "metadata.namespace": config.job.namespace}
+        pod_env = {}
+        for var in container["env"]:
+            if "valueFrom" in var:
+                pod_env[var["name"]] = downward[var["valueFrom"]["fieldRef"]["fieldPath"]]
+            else:
+                pod_env[var["name"]] = var["value"]
+        local_env = {
+            key: _as_pod_would(value, config, spec.name, addresses)
+            for key, value in spec.env.items()
+            if key not in MACHINE_ONLY
+        }
+        # What the export records of where the run ran: the images there, the stack here.
+        pod_env.pop("TFTRAIN_IMAGES", None)
+        local_env.pop("TFTRAIN_STACK", None)
+        assert local_env == pod_env, spec.name
+        assert "workingDir" not in container  # the supervisor moves to --workdir, in both
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_name_the_stack_sets_is_reserved_from_user_env(stack: str) -> None:
+    """STACK_ENV (what job.env may not set) holds every name a replica gets from the stack."""
+    config = load_stack(stack)
+    for pod in _pods(config).values():
+        (container,) = pod["containers"]
+        names = {var["name"] for var in container["env"]}
+        assert names - {"PYTHONUNBUFFERED"} <= set(STACK_ENV)
+
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+
+
+def test_job_and_group_env_reach_the_pod_and_group_wins() -> None:
+    job_env = {"TF_USE_LEGACY_KERAS": "1", "LEVEL": "job", "OUT": "$(TFTRAIN_OUTPUT_DIR)/x"}
+    config = parse_config(
+        {"image": IMAGE, "job": {"env": job_env}, "worker": {"env": {"LEVEL": "worker"}}}
+    )
+    pods = _pods(config)
+    env = {v["name"]: v.get("value") for v in pods["mnist-worker-0"]["containers"][0]["env"]}
+    assert env["TF_USE_LEGACY_KERAS"] == "1" and env["LEVEL"] == "worker"
+    assert env["OUT"] == "$(TFTRAIN_OUTPUT_DIR)/x"  # the kubelet expands it
+    chief = {v["name"]: v.get("value") for v in pods["mnist-chief-0"]["containers"][0]["env"]}
+    assert chief["LEVEL"] == "job"
+    assert chief["PYTHONUNBUFFERED"] == "1"
+    assert chief["HOME"] == f"{config.output_dir}/replicas/mnist-chief-0/home"
