@@ -90,6 +90,8 @@ class RunConfig:
             "hyperparams.stepsPerExecution": self.steps_per_execution,
             "job.backoffLimit": self.backoff_limit,
         }
+        # Small data: the trainer's own knob, through job.env as a replica gets any env.
+        values["job.env.TFTRAIN_TRAIN_EXAMPLES"] = self.train_examples
         return [*(f"{key}={value}" for key, value in values.items()), *self.extra_overrides]
 
     def command(self, output_dir: Path) -> list[str]:
@@ -98,9 +100,8 @@ class RunConfig:
                 "--output-dir", str(output_dir), "--timeout", f"{self.timeout:g}"]  # fmt: skip
 
     def shell_command(self, output_dir: Path) -> str:
-        """The command as a person would type it, small-data env var included."""
-        argv = ["python", *self.command(output_dir)[1:]]
-        return f"TFTRAIN_TRAIN_EXAMPLES={self.train_examples} {shlex.join(argv)}"
+        """The command as a person would type it."""
+        return shlex.join(["python", *self.command(output_dir)[1:]])
 
     def random_step(self, rng: random.Random) -> int:
         """A logged step past the first checkpoint and at least a checkpoint before the end."""
@@ -273,7 +274,7 @@ def run(
     config: RunConfig, output_dir: Path, fault: Fault | None = None, echo: bool = False
 ) -> Outcome:
     """One launcher run, with at most one fault; `echo` streams the output meanwhile."""
-    env = {**os.environ, "TFTRAIN_TRAIN_EXAMPLES": str(config.train_examples)}
+    env = dict(os.environ)
     watch = _Watch(fault, config.primary)
     launcher = subprocess.Popen(
         config.command(output_dir),

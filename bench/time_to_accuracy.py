@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import re
@@ -51,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.config import StackConfig, load_stack
-from infra.local.plan import REPO, load_config, local_command, process_env
+from infra.local.plan import REPO, load_config, process_env, write_interpreters
 from infra.topology import build_topology
 from infra.trainer_env import hyperparam_env
 
@@ -67,6 +68,15 @@ _STEP = re.compile(r"Step: ([0-9]+),")
 _RESUMED = "Resumed from checkpoint"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _SAMPLE_SECONDS = 0.25
+
+
+@functools.cache
+def shims() -> Path:
+    """The interpreter shims the launcher puts first on a replica's PATH, for the processes
+    this benchmark starts itself (the single-process setup, the checkpoint evaluation)."""
+    scratch = Path(tempfile.mkdtemp(prefix="tftrain-bench-"))
+    write_interpreters(scratch)
+    return scratch
 
 
 class BenchError(RuntimeError):
@@ -134,11 +144,8 @@ class Run:
 
 
 def base_env() -> dict[str, str]:
-    """This shell's env without anything that would change what the trainer computes.
-
-    The launcher passes knobs the stack does not set through to the replicas (e.g.
-    TFTRAIN_TRAIN_EXAMPLES), so a stray one here would make the runs differ from the stack.
-    """
+    """This shell's env without anything that would change what the trainer computes (the
+    launcher passes none of it to the replicas; the single process must not get it either)."""
     return {
         key: value
         for key, value in os.environ.items()
@@ -182,9 +189,10 @@ def single_setup(config: StackConfig) -> Setup:
         }
         if config.job.data_dir:
             contract["TFTRAIN_DATA_DIR"] = config.job.data_dir
-        return process_env(base_env(), contract)
+        return process_env(base_env(), contract, shims())
 
-    argv = list(local_command((*config.job.command, *config.job.args)))
+    # The chief's command, with `python` found through the launcher's interpreter shims.
+    argv = [*config.command_of(config.chief), *config.args_of(config.chief)]
     return Setup("single", "single process", 1, lambda _output_dir: argv, env, root_role="single")
 
 
@@ -430,7 +438,7 @@ def add_checkpoint_curves(runs: Sequence[Run], data_dir: str, timeout: float) ->
     proc = subprocess.Popen(
         argv,
         cwd=REPO,
-        env=process_env(base_env(), {}),
+        env=process_env(base_env(), {}, shims()),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

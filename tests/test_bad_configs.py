@@ -182,7 +182,7 @@ CASES: dict[str, Bad] = {
         "tftrain:storage.mountPath",
         "outside /tmp",
     ),
-    "gpus-on-ps": Bad({**BASE, "ps": {"gpuCount": 1}}, "tftrain:ps.gpuCount", "0: parameter"),
+    "gpus-on-ps": Bad({**BASE, "ps": {"gpuCount": 1}}, "tftrain:ps.gpuCount", "0: the bundled"),
     "two-chiefs": Bad(
         {**BASE, "chief": {"number": 2}}, "tftrain:chief.number", "an integer from 0 to 1"
     ),

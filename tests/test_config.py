@@ -28,7 +28,8 @@ def test_defaults_give_a_local_ps_topology() -> None:
     assert config.storage.pv_labels == {"train": "mnist"}
     assert config.tensorboard.public is False
     assert config.cluster.public_api_server is False
-    assert config.job.command == ("python", "-m", "trainer")
+    assert config.job.command is None  # the bundled trainer
+    assert config.command_of(config.worker) == ("python", "-m", "trainer")
     assert config.output_dir == f"/data/mnist/{config.job.run_id}"
 
 

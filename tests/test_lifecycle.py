@@ -54,7 +54,9 @@ def test_every_job_runs_its_command_under_the_supervisor(name: str) -> None:
         assert command[command.index("--replica") + 1] == replica.name
         assert command[command.index("--backoff-limit") + 1] == str(config.job.backoff_limit)
         assert pod["terminationGracePeriodSeconds"] == TERMINATION_GRACE_SECONDS
-        assert command[command.index("--") + 1 :] == list(config.job.command)
+        workdir = f"{config.output_dir}/replicas/{replica.name}/work"
+        assert command[command.index("--workdir") + 1] == workdir
+        assert command[command.index("--") + 1 :] == ["python", "-m", "trainer"]
         assert container.get("args", []) == list(config.job.args)
         volumes = {volume["name"]: volume for volume in pod["volumes"]}
         [mount] = [

@@ -9,7 +9,6 @@ arrives, and nothing lands in the project checkout.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,9 +29,10 @@ JOB = {
 }
 
 
-def _checkout_state() -> str:
-    return subprocess.run(["git", "status", "--porcelain", "--ignored"], cwd=REPO,
-                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+def _checkout_state() -> set[Path]:
+    """What a trainer writing relative to where it started would add to: the repo's top
+    level and the fixture's directory (the replicas start in the repo)."""
+    return {*REPO.iterdir(), *(REPO / "tests" / "fixtures").iterdir()}
 
 
 def _launch(tmp_path: Path, capsys: pytest.CaptureFixture[str], groups: dict) -> tuple[int, str]:

@@ -10,6 +10,7 @@ from infra.config import parse_config
 from infra.topology import build_topology
 
 IMAGE = {"image": "registry.example.com/tftrain/trainer:1"}
+THEIRS = {"command": ["python", "/app/dist_mnist.py"]}
 
 
 def svc(job: str, kind: str, index: int, namespace: str = "tftrain") -> str:
@@ -46,7 +47,8 @@ CASES = [
         id="evaluator-outside-the-cluster",
     ),
     pytest.param(
-        {"job": {"evaluatorInCluster": True}, "evaluator": {"number": 1}},
+        # A trainer of the training-operator's era (the bundled one refuses this with ps).
+        {"job": {"evaluatorInCluster": True, **THEIRS}, "evaluator": {"number": 1}},
         {
             "chief": [svc("mnist", "chief", 0)],
             "worker": [svc("mnist", "worker", 0), svc("mnist", "worker", 1)],
@@ -54,6 +56,25 @@ CASES = [
             "evaluator": [svc("mnist", "evaluator", 0)],
         },
         id="evaluator-in-the-cluster-kubeflow-shape",
+    ),
+    pytest.param(
+        # TFJob's Master replica type: `master` in TF_CONFIG, in the chief's place.
+        {"job": THEIRS, "chief": {"number": 0}, "master": {"number": 1}},
+        {
+            "master": [svc("mnist", "master", 0)],
+            "worker": [svc("mnist", "worker", 0), svc("mnist", "worker", 1)],
+            "ps": [svc("mnist", "ps", 0)],
+        },
+        id="master-kubeflow-shape",
+    ),
+    pytest.param(
+        # Kubeflow's dist-mnist: ps and workers, worker 0 is the chief.
+        {"job": THEIRS, "chief": {"number": 0}},
+        {
+            "worker": [svc("mnist", "worker", 0), svc("mnist", "worker", 1)],
+            "ps": [svc("mnist", "ps", 0)],
+        },
+        id="ps-and-workers-without-chief",
     ),
 ]
 
