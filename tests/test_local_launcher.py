@@ -257,3 +257,26 @@ def test_tensorboard_serves_while_training_and_stops_at_exit(stacks_dir: Path) -
             assert not serving()
         finally:
             launcher.close()
+
+
+def test_a_finished_run_says_so_and_fresh_trains_again_keeping_the_old_output(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(launcher_args(stacks_dir)) == 0
+    first = capsys.readouterr().out
+    assert "nothing was trained" not in first
+    output = stacks_dir / "out"
+    assert (output / "chief-0.json").exists()
+
+    # The same config again: the supervisors find the run succeeded and start nothing.
+    assert main(launcher_args(stacks_dir)) == 0
+    again = capsys.readouterr().out
+    assert "run test had already succeeded before this launch: nothing was trained" in again
+    assert "--fresh" in again
+
+    assert main(launcher_args(stacks_dir, "--fresh")) == 0
+    fresh = capsys.readouterr().out
+    assert "nothing was trained" not in fresh
+    [aside] = stacks_dir.glob("out.before-*")
+    assert (aside / "chief-0.json").exists()  # the earlier run, moved, not deleted
+    assert (output / "chief-0.json").exists()  # and trained again
