@@ -261,12 +261,29 @@ def _dependencies(
     return deps
 
 
+def secret_env_sections(config: StackConfig) -> list[str]:
+    """The sections whose env reaches the Jobs and that hold a Pulumi secret. The engine marks
+    a whole top-level key secret when any value under it is (`job.env.TOKEN` makes `job`
+    secret), so every value of such a section is treated as one."""
+    secret_keys = {*runtime_config.get_config_secret_keys_env()}
+    envs = {"job": config.job.env, **{group.type: group.env for group in config.replica_groups}}
+    return [
+        section
+        for section, env in envs.items()
+        if env and (runtime_config.is_config_secret(f"{PROJECT}:{section}") or
+                    f"{PROJECT}:{section}" in secret_keys)
+    ]  # fmt: skip
+
+
 def register_objects(
     objects: list[dict[str, Any]],
     provider: k8s.Provider,
     storage_ready: list[pulumi.Resource],
+    secret_jobs: bool = False,
 ) -> dict[tuple[str, str, str], pulumi.Resource]:
-    """Each layer-3 object as its typed resource, keyed by (kind, namespace, name)."""
+    """Each layer-3 object as its typed resource, keyed by (kind, namespace, name);
+    `secret_jobs`: the Jobs' specs carry secret env values, so they are Pulumi secrets (in
+    the state, the preview and the outputs)."""
     registered: dict[tuple[str, str, str], pulumi.Resource] = {}
     # Per-kind lists keep dependency lookups constant-time: 512 workers mean 1,000+ objects.
     by_kind: dict[str, list[pulumi.Resource]] = {}
@@ -280,6 +297,8 @@ def register_objects(
         )
         name = _resource_name(obj)
         body = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+        if secret_jobs and kind == "Job":
+            body["spec"] = pulumi.Output.secret(body["spec"])
         typed = _TYPED.get((obj["apiVersion"], kind))
         if typed is not None:
             resource = typed(name, opts=opts, **body)
@@ -373,5 +392,7 @@ def build() -> None:
     storage_ready = [access.nas] if access.nas is not None else []
     if data is not None:
         storage_ready += data.ready
-    registered = register_objects(build_objects(config, facts), provider, storage_ready)
+    secret_jobs = bool(secret_env_sections(config))
+    objects = build_objects(config, facts)
+    registered = register_objects(objects, provider, storage_ready, secret_jobs)
     export_outputs(config, access, registered)

@@ -112,14 +112,16 @@ def settings_fingerprint(stack: StackConfig) -> str:
                 # Only when set, so a stack without them keeps the run id it had.
                 **({"command": group.command} if group.command else {}),
                 **({"args": group.args} if group.args is not None else {}),
-                **({"env": group.env} if group.env else {}),
+                **({"env": sorted(group.env)} if group.env else {}),
             }
             for group in stack.replica_groups
             if group.number
         },
     }
     if job.env:
-        relevant["env"] = job.env  # TF_USE_LEGACY_KERAS=1 computes something else
+        # Names only: a value may be a secret (never hashed into a label), and reads as a
+        # placeholder offline; a changed value is a new deploy of the same run.
+        relevant["env"] = sorted(job.env)
     if stack.data.bucket:
         # Other data is another run, as another job.dataDir is (a stack without OSS input
         # keeps the run id it had).

@@ -170,9 +170,16 @@ GroupArgs = Annotated[
 ]
 
 
+# What an env value set with `pulumi config set --secret --path` reads as offline: the
+# ciphertext cannot be decrypted without Pulumi, and must not be shown either.
+SECRET_PLACEHOLDER = "[secret]"
+
+
 def _env_value(value: Any) -> Any:
     # Env values are text to Kubernetes; `1` and `0.5` are meant as written. true/false are
     # refused: quoted they are unambiguous, unquoted they would read as "True" to some tools.
+    if isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str):
+        return SECRET_PLACEHOLDER
     if isinstance(value, bool):
         raise ValueError("a string (quote it: 'true')")
     return _number_as_text(value)
@@ -186,7 +193,10 @@ EnvName = text(
 )
 EnvMap = Annotated[
     dict[EnvName, Annotated[str, BeforeValidator(_env_value)]],
-    Field(description="a mapping of environment variable names to string values"),
+    Field(
+        description="a mapping of environment variable names to string values (a value may "
+        "be a Pulumi secret: pulumi config set --secret --path)"
+    ),
 ]
 DataDir = checked(lambda v: not v or _absolute(v), "empty (bundled MNIST) or an absolute path")
 LearningRate = Annotated[

@@ -28,6 +28,7 @@ from infra.local.plan import (
     default_output_dir,
     load_config,
     replica_names,
+    resolve_secret_env,
     tensorboard_process,
     write_interpreters,
 )
@@ -253,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         config = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
+        config = resolve_secret_env(config, os.environ)
     except (ConfigError, ValueError) as error:
         print(f"python -m infra.local: {error}", file=sys.stderr)
         return EXIT_CONFIG

@@ -14,7 +14,7 @@ import shlex
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from infra.config import (
     read_stack_file,
     stack_file,
 )
+from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run
 from infra.local.data import LocalData
 from infra.replica_plan import Place, expand, local_env, replica_plan
@@ -109,6 +110,33 @@ def load_config(
     for assignment in overrides:
         apply_override(raw, assignment)
     return parse_config(raw)
+
+
+def resolve_secret_env(config: StackConfig, environ: Mapping[str, str]) -> StackConfig:
+    """`config` with each secret env value (`job.env`, `<group>.env`) taken from this
+    shell's variable of the same name: the launcher cannot decrypt Pulumi secrets."""
+    missing = []
+
+    def resolved(section: str, env: Mapping[str, str]) -> dict[str, str]:
+        out = dict(env)
+        for name, value in env.items():
+            if value != SECRET_PLACEHOLDER:
+                continue
+            if name in environ:
+                out[name] = environ[name]
+            else:
+                missing.append(f"{PROJECT}:{section}.env.{name}")
+        return out
+
+    job = replace(config.job, env=resolved("job", config.job.env))
+    groups = {g.type: replace(g, env=resolved(g.type, g.env)) for g in config.replica_groups}
+    if missing:
+        names = ", ".join(key.rpartition(".")[2] for key in missing)
+        raise ValueError(
+            f"{', '.join(missing)}: a Pulumi secret, which the launcher cannot decrypt; "
+            f"set it in this shell to run locally (export {names.split(', ')[0]}=...)"
+        )
+    return replace(config, job=job, **groups)
 
 
 def default_output_dir(stack: str, config: StackConfig) -> Path:
