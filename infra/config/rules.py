@@ -1,14 +1,15 @@
 """Rules between keys: what Kubernetes, Alibaba Cloud or the trainer would refuse later.
 
 They run once every key is valid on its own, and all of them run, so a stack's problems are
-listed at once. Each broken rule yields the key a user would change and what it allows.
+listed at once. Each rule is a small function over the whole config, listed in RULES, that
+yields the key a user would change and what it allows.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic.alias_generators import to_snake
@@ -23,7 +24,9 @@ from infra.stack_file import PROJECT
 
 def check_rules(stack: StackConfig) -> list[str]:
     return [
-        problem(f"{PROJECT}:{key}", _value(stack, key), allowed) for key, allowed in _broken(stack)
+        problem(f"{PROJECT}:{key}", _value(stack, key), allowed)
+        for rule in RULES
+        for key, allowed in rule(stack)
     ]
 
 
@@ -35,12 +38,14 @@ def _value(stack: StackConfig, key: str) -> Any:
     return value
 
 
-def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
-    cluster, network, storage = stack.cluster, stack.network, stack.storage
-    board = stack.tensorboard
+def _image_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     for group in stack.replica_groups:
         if group.number and not group.image:
             yield f"{group.type}.image", f"a container image (or set {PROJECT}:image for all)"
+
+
+def _tensorboard_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    board = stack.tensorboard
     if board.enabled and not board.image:
         yield (
             "tensorboard.image",
@@ -56,13 +61,16 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     if board.allowed_source_ranges and board.service_type != "LoadBalancer":
         yield "tensorboard.allowedSourceRanges", "empty unless serviceType is LoadBalancer"
 
-    yield from _topology_rules(stack)
-    yield from _command_rules(stack)
-    yield from _env_rules(stack)
+
+def _trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """The bundled trainer's own rules apply to it alone."""
     if stack.runs_bundled_trainer:
         yield from _bundled_trainer_rules(stack)
 
-    # GPUs need nodes that have them; GPU nodes need work.
+
+def _gpu_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """GPUs need nodes that have them; GPU nodes need work."""
+    cluster = stack.cluster
     pool = cluster.gpu_pool
     for group in (g for g in stack.replica_groups if g.gpu_count and g.number):
         key = f"{group.type}.gpuCount"
@@ -82,8 +90,11 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     if cluster.kind == "ack" and pool.size and not stack.uses_gpu:
         yield "cluster.gpuPool.size", "0 when no replica requests a GPU (idle GPU nodes are billed)"
 
-    # Spot capacity: ECI spot pods on ask, the spot GPU pool on ack; an existing cluster's
-    # nodes are not the stack's to choose.
+
+def _spot_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """Spot capacity: ECI spot pods on ask, the spot GPU pool on ack; an existing cluster's
+    nodes are not the stack's to choose."""
+    cluster = stack.cluster
     spot_pool = cluster.spot_gpu_pool.max_size
     for group in (g for g in stack.replica_groups if g.spot and g.number):
         key = f"{group.type}.spot"
@@ -96,7 +107,10 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     if spot_pool and cluster.kind != "ack":
         yield "cluster.spotGpuPool.maxSize", "0 unless cluster.kind is ack (ask: set <group>.spot)"
 
-    # The cluster, its node pools and storage every node can reach.
+
+def _cluster_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """The cluster, its node pools and storage every node can reach."""
+    cluster, storage = stack.cluster, stack.storage
     for name in ("gpuPool", "cpuPool"):
         node_pool = getattr(cluster, to_snake(name))
         if 0 < node_pool.max_size < node_pool.min_size:
@@ -116,6 +130,9 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     if storage.kind == "hostPath" and cluster.kind != "existing":
         yield "storage.kind", "nas or nfs on ack/ask (hostPath is local to a node; pods move)"
 
+
+def _zone_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    cluster, network = stack.cluster, stack.network
     # A looked-up zone can change between runs, and the vSwitch, the NAS file system (with
     # the data) and the cluster are replaced when it does: a cloud stack names its zone.
     if cluster.kind != "existing" and not (network.zone_id or network.vswitch_id):
@@ -124,7 +141,11 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
             "set when cluster.kind is ack or ask (e.g. cn-hangzhou-i), unless vswitchId is: "
             "the vSwitch, NAS file system and cluster are created in it",
         )
-    # The network: ACK refuses overlapping node, pod and service ranges, but only mid-deploy.
+
+
+def _network_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """ACK refuses overlapping node, pod and service ranges, but only mid-deploy."""
+    cluster, network = stack.cluster, stack.network
     if network.vswitch_id and not network.vpc_id:
         yield "network.vswitchId", "empty unless vpcId is set (the existing VPC of that vSwitch)"
     names = ("vpcCidr", "vswitchCidr", "podCidr", "serviceCidr", "podVswitchCidr")
@@ -143,8 +164,6 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
     for name, other in pairs:
         if blocks[name].overlaps(blocks[other]):
             yield f"network.{name}", f"a block that does not overlap {other} {blocks[other]}"
-    yield from _data_rules(stack)
-    yield from _init_checkpoint_rules(stack)
 
 
 def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
@@ -295,3 +314,21 @@ def _bundled_trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
             "hyperparams.batchSize",
             f"a multiple of {replicas}: {strategy} splits each batch over {replicas} replicas",
         )
+
+
+# Every rule, in the order its problems are listed.
+RULES: tuple[Callable[[StackConfig], Iterator[tuple[str, str]]], ...] = (
+    _image_rules,
+    _tensorboard_rules,
+    _topology_rules,
+    _command_rules,
+    _env_rules,
+    _trainer_rules,
+    _gpu_rules,
+    _spot_rules,
+    _cluster_rules,
+    _zone_rules,
+    _network_rules,
+    _data_rules,
+    _init_checkpoint_rules,
+)
