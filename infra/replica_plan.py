@@ -92,6 +92,8 @@ def replica_plan(
     supervisor = supervision(config, topology, replica, place.output_dir, place.export_script)
     contract = {
         **replica_env(config, topology, replica, place.output_dir),
+        # What the replica was given, so the bundled trainer can refuse to train on the CPU.
+        "TFTRAIN_GPUS": str(group.gpu_count),
         **place.data_env(ends),
     }
     env = (

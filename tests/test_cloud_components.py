@@ -48,6 +48,9 @@ from tests.pulumi_mocks import (
     run_program,
 )
 
+# ACK "Specify a custom GPU driver version for a node": the pool label, a CUDA 12 driver.
+DRIVER_LABEL = {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"}
+
 ZONE_FROM_LOOKUP = "cn-hangzhou-k"
 EXISTING_VPC_CIDR = "172.16.0.0/12"
 EXISTING_VSWITCH_ZONE = "cn-hangzhou-j"
@@ -603,7 +606,10 @@ def test_ack_gpu_stack_gets_a_cpu_pool_and_a_labelled_tainted_gpu_pool() -> None
     assert "labels" not in cpu.inputs
     assert "taints" not in cpu.inputs
     assert gpu.inputs["instanceTypes"] == ["ecs.gn6i-c4g1.xlarge"]
-    assert gpu.inputs["labels"] == [{"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]}]
+    assert gpu.inputs["labels"] == [
+        {"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]},
+        DRIVER_LABEL,
+    ]
     assert gpu.inputs["taints"] == [
         {"key": GPU_TAINT_KEY, "value": "present", "effect": "NoSchedule"}
     ]
@@ -719,7 +725,7 @@ def test_spot_gpu_pool_scales_from_zero_on_spot_instances_behind_its_own_taint()
         "maxSize": 3,
         "type": "gpu",
     }
-    assert spot.inputs["labels"] == [{"key": "tftrain.io/capacity", "value": "spot"}]
+    assert spot.inputs["labels"] == [{"key": "tftrain.io/capacity", "value": "spot"}, DRIVER_LABEL]
     assert spot.inputs["taints"] == [
         {"key": "tftrain.io/capacity", "value": "spot", "effect": "NoSchedule"}
     ]

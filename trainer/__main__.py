@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from trainer import environment
 from trainer.data import load_mnist
 from trainer.errors import NoUsableCheckpoint, RunError, UsageError
+from trainer.gpu_check import require_gpus
 from trainer.output_dir import prepare_output_dir
 from trainer.plan import Plan, Role, make_plan
 from trainer.preemption import EXIT_PREEMPTED, Preempted
@@ -76,6 +77,7 @@ def run_role(
     if plan.role is not Role.EVALUATOR and init is not None:
         check_init_checkpoint(init)
     data = load_mnist(settings.data_dir, settings.train_examples)
+    require_gpus(settings.gpus)
     clock.lap("data")
     if plan.role is Role.EVALUATOR:
         from trainer import evaluator

@@ -46,6 +46,7 @@ class Settings:
     max_steps: int  # 0 = no cap
     train_examples: int  # 0 = the whole training set
     seed: int
+    gpus: int  # GPUs the replica was given (the pod's nvidia.com/gpu): checked at start
     # Fine-tuning: the checkpoint a new run takes its weights from (trainer/warm_start.py).
     init_checkpoint: Path | None = None
 
@@ -131,6 +132,11 @@ _OPTIONS: dict[str, _Option] = {
         "0", _integer(0), "an integer >= 0", "train on the first N examples (0 = all 60000)"
     ),
     "seed": _Option("1", _integer(0), "an integer >= 0", "seed for weights and data order"),
+    "gpus": _Option(
+        "0", _integer(0), "an integer >= 0",
+        "GPUs this process was given: with fewer usable, it stops at once (exit 2) instead of "
+        "training on the CPU",
+    ),
     "init_checkpoint": _Option(
         "", _optional_path, "a path or empty",
         "fine-tuning: a new run starts from this checkpoint's weights (a checkpoints "

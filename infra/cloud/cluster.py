@@ -21,6 +21,7 @@ from infra.cloud.network import Network
 from infra.cluster_facts import SPOT_NODE_LABEL
 from infra.config import PROJECT
 from infra.config.model import ClusterConfig, NodePoolConfig
+from infra.gpu_driver import ACK_GPU_DRIVER, ACK_GPU_DRIVER_LABEL
 
 # Nodes of the GPU pool carry this label and taint. Manifests give GPU replicas the matching
 # nodeSelector and toleration; everything else (ps, chief, TensorBoard) stays off the GPUs.
@@ -28,6 +29,11 @@ GPU_NODE_LABEL = ("tftrain.io/accelerator", "nvidia-gpu")
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
+# Every GPU pool's nodes get the driver the image's CUDA needs (infra/gpu_driver.py).
+GPU_DRIVER_POOL_LABEL: cs.NodePoolLabelArgsDict = {
+    "key": ACK_GPU_DRIVER_LABEL,
+    "value": ACK_GPU_DRIVER,
+}
 # Nodes of the spot GPU pool: bid at the market price (cs.NodePool `spot_strategy`).
 SPOT_STRATEGY = "SpotAsPriceGo"
 
@@ -228,7 +234,7 @@ def _spot_gpu_pool(
         "gpu",
         tags,
         parent,
-        labels=[{"key": key, "value": value}],
+        labels=[{"key": key, "value": value}, GPU_DRIVER_POOL_LABEL],
         taints=[{"key": key, "value": value, "effect": "NoSchedule"}],
         spot=True,
         depends_on=autoscaler,
@@ -306,7 +312,10 @@ class AckCluster(pulumi.ComponentResource):
         gpu_pool = config.gpu_pool
         if uses_gpu and (gpu_pool.size > 0 or gpu_pool.max_size > 0):
             gpu_placement = {
-                "labels": [{"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]}],
+                "labels": [
+                    {"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]},
+                    GPU_DRIVER_POOL_LABEL,
+                ],
                 "taints": [
                     {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
                 ],

@@ -3,7 +3,8 @@
 - ack: GPU replicas go to the GPU node pool (node label) and tolerate its taint; everything
   else stays off it because of that taint. GPU replicas of a `spot` group go to the spot
   GPU pool instead, by its label and taint (`tftrain.io/capacity=spot:NoSchedule`).
-- ask: every pod is an ECI instance; GPU replicas name their ECS GPU instance type, pods of
+- ask: every pod is an ECI instance; GPU replicas name their ECS GPU instance type and the
+  driver their CUDA needs (`infra.gpu_driver`), pods of
   a `spot` group ask for a spot instance, and pods match the stack's ImageCache when it is
   on. ECI reads these annotations from the pod template at creation time only.
 - existing: plain pods; the cluster's own scheduling applies.
@@ -16,6 +17,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
+from infra.gpu_driver import ECI_GPU_DRIVER, ECI_GPU_DRIVER_ANNOTATION
 
 # ECI pod annotations (Alibaba Cloud "Annotations for ECI-based pods").
 ECI_USE_SPECS = "k8s.aliyun.com/eci-use-specs"
@@ -64,6 +66,8 @@ def placement(config: StackConfig, facts: ClusterFacts, gpus: int, spot: bool = 
             annotations[ECI_LEGACY_IMAGE_CACHE] = "true"
         if gpus:
             annotations[ECI_USE_SPECS] = config.cluster.eci_gpu_spec
+            # The default driver (470) is too old for the image's CUDA 12.
+            annotations[ECI_GPU_DRIVER_ANNOTATION] = ECI_GPU_DRIVER
         if spot:
             annotations[ECI_SPOT_STRATEGY] = ECI_SPOT_AS_PRICE_GO
         return Placement(annotations=dict(sorted(annotations.items())))
