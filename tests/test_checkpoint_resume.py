@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -252,14 +253,17 @@ def test_an_unusable_output_dir_is_one_line_and_exit_2(
 @pytest.mark.slow
 def test_a_chief_killed_while_saving_resumes_from_the_checkpoint_before(tmp_path: Path) -> None:
     output, held = tmp_path / "out", tmp_path / "held"
+    # A replica gets only the stack's env (and what a process needs here): the test's knobs
+    # go through job.env, as a user's would.
     sets = ["hyperparams.maxSteps=30", "hyperparams.checkpointSteps=10", "hyperparams.logSteps=10",
-            "hyperparams.stepsPerExecution=5", "job.backoffLimit=1"]  # fmt: skip
+            "hyperparams.stepsPerExecution=5", "job.backoffLimit=1",
+            "job.env.TFTRAIN_TRAIN_EXAMPLES=2048",
+            f"job.env.TFTRAIN_TEST_HOLD_SAVE={json.dumps(f'20:{held}')}"]  # fmt: skip
     launcher = subprocess.Popen(
         [sys.executable, "-m", "infra.local", "dev", "--output-dir", str(output),
          "--timeout", "400", *(arg for item in sets for arg in ("--set", item))],
         cwd=REPO,
-        env={**os.environ, "TFTRAIN_TRAIN_EXAMPLES": "2048",
-             "TFTRAIN_TEST_HOLD_SAVE": f"20:{held}"},
+        env=os.environ,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
