@@ -1,7 +1,9 @@
 """Replica names, addresses and `TF_CONFIG` of every replica: pure Python, Kubeflow TFJob rules.
 
 Kubeflow's TFJob is the contract, so a trainer written for TFJob runs unchanged here:
-- cluster keys are the lower-case replica types. The evaluator only reads checkpoints, so
+- cluster keys are the lower-case replica types (chief, master, worker, ps, evaluator, in
+  the order `StackConfig.replica_groups` lists them and the launcher starts them). The
+  evaluator only reads checkpoints, so
   by default it appears in no cluster list (TF2's shape); `job.evaluatorInCluster: true`
   lists it like any replica, the shape Kubeflow's training-operator has generated since
   its PR #1146, for trainers written against that;
@@ -19,8 +21,6 @@ from dataclasses import dataclass
 from infra.config import StackConfig
 
 TF_PORT = 2222
-# TFJob order; also the order replicas are listed and started in.
-REPLICA_TYPES = ("chief", "worker", "ps", "evaluator")
 
 
 @dataclass(frozen=True)
