@@ -28,8 +28,15 @@ RUN_FILES = {
     "train/events.out.tfevents.1.host": b"events",
     ".hidden-by-the-trainer": b"kept",
     "metrics.txt": b'test_accuracy 0.9912\nglobal_step 20\nbad line here\nx"y 3\nloss NaN\n',
+    # What a replica wrote to its working directory (README "What your trainer gets").
+    "replicas/mnist-worker-0/work/out/model.txt": b"a user's model",
 }
-BOOKKEEPING = {".tftrain-run/succeeded.run-1": b"x", ".tftrain-preempt": b"y"}
+# Not exported: the run's bookkeeping, and a replica's home (caches, not results).
+BOOKKEEPING = {
+    ".tftrain-run/succeeded.run-1": b"x",
+    ".tftrain-preempt": b"y",
+    "replicas/mnist-worker-0/home/.cache/pip/blob": b"cache",
+}
 
 
 def _write(root: Path, files: dict[str, bytes]) -> None:

@@ -12,7 +12,8 @@
 #
 # Writes $TFTRAIN_EXPORT_DIR/<job>/<runId>/:
 #   everything under the output dir except the supervisor's and trainer's bookkeeping
-#   (top-level names starting with .tftrain), then
+#   (top-level names starting with .tftrain) and the replicas' homes (caches: of
+#   replicas/<replica>/ only work/, what the replica wrote to its working directory), then
 #   tftrain-run.json      run id, job, stack, images, and the final metrics the trainer
 #                         wrote to <output>/metrics.txt ("<name> <number>" per line), then,
 #   _TFTRAIN_EXPORTED     last: the marker, listing every exported file and its size.
@@ -59,7 +60,19 @@ mkdir -p "$dest" || { say "cannot create $dest"; exit 1; }
 # Every top-level entry, dot-files too, but not the run's bookkeeping.
 for entry in "$src"/* "$src"/.[!.]* "$src"/..?*; do
     [ -e "$entry" ] || [ -L "$entry" ] || continue # an unmatched pattern stays as it is
-    case ${entry##*/} in .tftrain*) continue ;; esac
+    case ${entry##*/} in
+    .tftrain*) continue ;;
+    replicas)
+        for own in "$entry"/*; do
+            [ -d "$own/work" ] || continue
+            if ! { mkdir -p "$dest/replicas/${own##*/}" && cp -R "$own/work" "$dest/replicas/${own##*/}/"; }; then
+                say "cannot copy $own/work to $dest"
+                exit 1
+            fi
+        done
+        continue
+        ;;
+    esac
     cp -R "$entry" "$dest/" || { say "cannot copy $entry to $dest"; exit 1; }
 done
 
