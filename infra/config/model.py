@@ -51,7 +51,14 @@ class JobConfig:
     # a failed replica still gets a new pod, up to backoffLimit.
     restart_policy: Literal["Never"] = "Never"
     backoff_limit: t.integer(0, 100) = 3
-    ttl_seconds_after_finished: t.integer(0, t.INT32_MAX) = 86400
+    # Unset: finished Jobs stay until the next run replaces them or `pulumi destroy`. A TTL
+    # deletes them behind Pulumi's back, and after `pulumi refresh` the next `up` creates
+    # them again (pulumi/pulumi#6456): every replica starts, GPUs are billed, for nothing.
+    ttl_seconds_after_finished: t.integer(0, t.INT32_MAX) | None = Field(
+        None,
+        description="unset (finished Jobs stay until the next run or destroy) or an integer "
+        "from 0 to 2147483647",
+    )
     active_deadline_seconds: t.integer(1, t.INT32_MAX) | None = Field(
         None, description="unset (no deadline) or an integer from 1 to 2147483647"
     )

@@ -173,8 +173,9 @@ def replica_job(
     spec: dict[str, Any] = {
         "backoffLimit": config.job.backoff_limit,
         "podFailurePolicy": pod_failure_policy(CONTAINER_NAME),
-        "ttlSecondsAfterFinished": config.job.ttl_seconds_after_finished,
     }
+    if config.job.ttl_seconds_after_finished is not None:
+        spec["ttlSecondsAfterFinished"] = config.job.ttl_seconds_after_finished
     if config.job.active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = config.job.active_deadline_seconds
     return {
