@@ -91,6 +91,10 @@ class ClusterAccess:
     """What the cloud layer hands the Kubernetes layer."""
 
     kubeconfig: pulumi.Output[str] | None
+    # What the Kubernetes provider is replaced on, and only on (its `clusterIdentifier`): the
+    # cluster, not its credential. Without it a re-issued kubeconfig or a swapped endpoint
+    # replaces the provider and so every Job, PV, PVC and Service (pulumi-kubernetes #2745).
+    identity: pulumi.Input[str] = ""
     # The provider waits for these (node pools), so no pod is created before nodes exist.
     ready: list[pulumi.Resource] = field(default_factory=list)
     nas: NasStorage | None = None  # when storage.kind is nas
@@ -157,15 +161,23 @@ def provision_data(config: StackConfig, cluster: Any, endpoint: str) -> DataAcce
     return access
 
 
+def existing_cluster_identity(config: StackConfig) -> str:
+    """An existing cluster's identity: its `cluster.name`, which a user changes only to point
+    the stack at another cluster (new credentials for the same one change nothing)."""
+    return f"existing/{config.cluster.name or 'default'}"
+
+
 def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
     if config.cluster.kind == "existing":
         # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
         secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
+        identity = existing_cluster_identity(config)
         # Validated: an existing cluster names its endpoint and brings its own credentials.
         if not config.data.bucket:
-            return ClusterAccess(kubeconfig=secret)
+            return ClusterAccess(kubeconfig=secret, identity=identity)
         data = DataAccess(endpoint=config.data.endpoint)
-        return ClusterAccess(kubeconfig=secret, data=data, exports=data_exports(config, data))
+        exports = data_exports(config, data)
+        return ClusterAccess(kubeconfig=secret, identity=identity, data=data, exports=exports)
 
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
@@ -212,6 +224,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         exports.update(data_exports(config, data))
     return ClusterAccess(
         kubeconfig=pulumi.Output.secret(cluster.kubeconfig),
+        identity=cluster.cluster_id,
         ready=ready,
         nas=nas,
         load_balancer_acl=acl,
@@ -377,6 +390,7 @@ def build() -> None:
     provider = k8s.Provider(
         "k8s",
         kubeconfig=access.kubeconfig,
+        cluster_identifier=access.identity,
         opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
     )
     nas_domain = access.nas.mount_target_domain if access.nas is not None else None

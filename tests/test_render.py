@@ -151,7 +151,11 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
         "vswitchId": "<network-vswitch.id>",
     }
     assert blocks["Provider config"] == {"alicloud:region": "cn-hangzhou"}
-    assert blocks["pulumi:providers:kubernetes  k8s"] == {"kubeconfig": "<secret>"}
+    # Replaced only with the cluster (clusterIdentifier), whatever happens to the credential.
+    assert blocks["pulumi:providers:kubernetes  k8s"] == {
+        "clusterIdentifier": "<cluster-ack.id>",
+        "kubeconfig": "<secret>",
+    }
     # The engine never diffs an input in ignore_changes: the render says which ones.
     cluster = blocks["alicloud:cs/managedKubernetes:ManagedKubernetes  cluster-ack"]
     assert cluster[IGNORE_CHANGES] == "[slbInternetEnabled]"
@@ -176,14 +180,20 @@ def test_existing_cluster_summary_says_no_cloud_resources_and_hides_the_kubeconf
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
     text = render_stack("dev", tmp_path, only="cloud")
     assert "# No cloud resources: cluster.kind is existing" in text
-    assert cloud_blocks(text)["pulumi:providers:kubernetes  k8s"] == {"kubeconfig": "<secret>"}
+    assert cloud_blocks(text)["pulumi:providers:kubernetes  k8s"] == {
+        "clusterIdentifier": "existing/default",
+        "kubeconfig": "<secret>",
+    }
     assert "hunter2" not in text and "c2VjcmV0" not in text
     assert "alicloud:" not in text
 
 
 def test_existing_cluster_without_a_kubeconfig_says_which_one_is_used() -> None:
     provider = cloud_blocks(render_stack("dev", only="cloud"))["pulumi:providers:kubernetes  k8s"]
-    assert provider == {"kubeconfig": "not set: the ambient ~/.kube/config or KUBECONFIG"}
+    assert provider == {
+        "clusterIdentifier": "existing/default",
+        "kubeconfig": "not set: the ambient ~/.kube/config or KUBECONFIG",
+    }
 
 
 # --- errors ------------------------------------------------------------------------------------

@@ -107,7 +107,10 @@ CLUSTER_TYPES = frozenset(
 )
 FILE_SYSTEM_TYPE = "alicloud:nas/fileSystem:FileSystem"
 MOUNT_TARGET_TYPE = "alicloud:nas/mountTarget:MountTarget"
-_NEW_CLUSTER = "a new, empty cluster: every Kubernetes object is created in it anew"
+_NEW_CLUSTER = (
+    "a new, empty cluster, so a new Kubernetes provider (its clusterIdentifier is the "
+    "cluster's id): every Kubernetes object is created in it anew"
+)
 _REPLACE_REACHES = {
     **dict.fromkeys(CLUSTER_TYPES, _NEW_CLUSTER),
     FILE_SYSTEM_TYPE: "a new, empty file system: no run finds its checkpoints or event files in it",
