@@ -18,6 +18,7 @@ from typing import Any
 from infra import mock_deploy
 from infra.config import PROJECT, read_stack_entries, stack_file
 from infra.mock_deploy import Recorded, Registration
+from infra.stack_file import engine_config
 
 __all__ = [
     "FAKE_KUBECONFIG",
@@ -171,8 +172,8 @@ class PlausibleCloud:
 def stack_config_map(stack: str | Mapping[str, Any]) -> tuple[dict[str, str], str]:
     """Pulumi's config map for a stack file name, or for a prefix-less `tftrain:` dict."""
     if isinstance(stack, str):
-        return mock_deploy.pulumi_config(read_stack_entries(stack_file(stack, STACKS_DIR))), stack
-    return mock_deploy.pulumi_config(stack), "test"
+        return engine_config(read_stack_entries(stack_file(stack, STACKS_DIR))), stack
+    return engine_config(stack), "test"
 
 
 def run_program(

@@ -35,8 +35,7 @@ from infra.config import ConfigError, StackConfig, load_stack_file, parse_config
 from infra.config_schema import stack_file_schema
 from infra.manifests.image_cache import IMAGE_CACHE_SCHEMA
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
-from infra.mock_deploy import pulumi_config
-from infra.program import _decode
+from infra.stack_file import engine_config, program_value
 from tests.pulumi_mocks import STACKS_DIR, all_stacks, run_program
 from tests.test_manifests_schema import schema_version
 
@@ -318,7 +317,7 @@ def _check_mutation_loads_or_says_where(
 
 def _engine_view(config: dict[str, Any]) -> dict[str, Any]:
     """What the engine hands the program: scalars as text, structured values as JSON text."""
-    return {key[len("tftrain:") :]: _decode(value) for key, value in pulumi_config(config).items()}
+    return {key[len("tftrain:") :]: program_value(v) for key, v in engine_config(config).items()}
 
 
 def _check_refused_stacks_register_nothing(mutated: tuple[str, dict[str, Any]]) -> None:

@@ -20,6 +20,7 @@ from infra.config import PROJECT, StackConfig, read_stack_entries
 from infra.mock_deploy import SECRET, CloudAnswers, Recorded, Registration
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
+from infra.stack_file import engine_config
 
 BANNER = (
     "# ===== Cloud resources: the Pulumi program run as an offline preview =====\n"
@@ -115,7 +116,7 @@ def render_cloud(
     the cloud hands out a real kubeconfig."""
     entries, secret_keys = offline_config(stack_path)
     recorded = mock_deploy.run_program(
-        mock_deploy.pulumi_config(entries),
+        engine_config(entries),
         stack=stack,
         secret_keys=secret_keys,
         answers=answers,
