@@ -16,7 +16,7 @@ from pydantic.alias_generators import to_snake
 from infra.config.errors import problem
 from infra.config.instance_types import cpu_cores, gpu_instance_size
 from infra.config.model import StackConfig
-from infra.config.types import DNS_LABEL
+from infra.config.types import DNS_LABEL, LATEST_VERSION
 from infra.run_data import RUN_PREFIX, under
 from infra.stack_file import PROJECT
 
@@ -160,6 +160,7 @@ def _broken(stack: StackConfig) -> Iterator[tuple[str, str]]:
             yield f"network.{name}", f"a block that does not overlap {other} {blocks[other]}"
     yield from _data_rules(stack)
     yield from _init_checkpoint_rules(stack)
+    yield from _kubernetes_version_rules(stack)
 
 
 def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
@@ -221,3 +222,21 @@ def _init_checkpoint_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     roots = [stack.storage.mount_path, *([stack.data.input_path] if has_input else [])]
     if not any(under(wanted, root) is not None for root in roots):
         yield "job.initCheckpoint", allowed
+
+
+# The Jobs' podFailurePolicy (fail at once on exit 2, 126, 127; ignore disruptions) is beta and
+# on by default from Kubernetes 1.26 (JobPodFailurePolicy, alpha and off in 1.25): an older API
+# server drops the field without a word, and a final exit would be retried like any failure.
+MIN_KUBERNETES = (1, 26)
+
+
+def _kubernetes_version_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    version = stack.cluster.kubernetes_version
+    if version == LATEST_VERSION:
+        return  # unknown before the cluster exists (see `infra.render.cloud` for existing)
+    if tuple(int(part) for part in version.split("-")[0].split(".")[:2]) < MIN_KUBERNETES:
+        yield (
+            "cluster.kubernetesVersion",
+            "1.26 or newer: an older API server drops the Jobs' podFailurePolicy, so exit 2 "
+            "(a bad flag, env or TF_CONFIG) would be retried like any failure",
+        )

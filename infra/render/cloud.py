@@ -17,6 +17,7 @@ from typing import Any
 
 from infra import mock_deploy
 from infra.config import PROJECT, StackConfig, read_stack_entries
+from infra.config.types import LATEST_VERSION
 from infra.mock_deploy import SECRET, CloudAnswers, Recorded, Registration
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
@@ -126,11 +127,19 @@ def render_cloud(
     # where the cluster credential comes from.
     shown = [r for r in recorded.resources if not r.type.startswith("kubernetes:")]
     lines = [BANNER.rstrip("\n"), *_provider_config(entries)]
+    note = []
     if not any(_is_cloud_resource(r) for r in shown):
         lines += [
             "#",
             f"# No cloud resources: cluster.kind is {config.cluster.kind}, so `pulumi up` creates",
             "# nothing on Alibaba Cloud and deploys into the cluster of this kubeconfig:",
         ]
-    lines += _tree(shown) + _lookups(recorded)
+        if config.cluster.kubernetes_version == LATEST_VERSION:
+            note = [
+                "#",
+                "# Its Kubernetes must be 1.26 or newer, or it drops the Jobs' podFailurePolicy",
+                "# and retries exit 2 like any failure. Set cluster.kubernetesVersion to the",
+                "# version it runs to have that checked.",
+            ]
+    lines += _tree(shown) + note + _lookups(recorded)
     return "\n".join(lines) + "\n"
