@@ -26,6 +26,9 @@ import pytest
 from infra.local.plan import REPO
 from tests.cluster_helpers import wait_until
 
+# A sitecustomize that injects faults into the trainer (tests/faults/sitecustomize.py).
+FAULTS = Path(__file__).resolve().parent / "faults"
+
 SMALL = ["--batch-size=16", "--epochs=2", "--checkpoint-steps=10", "--log-steps=10",
          "--steps-per-execution=5", "--keep-checkpoints=5"]  # fmt: skip
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, capability.h
@@ -259,7 +262,8 @@ def test_a_chief_killed_while_saving_resumes_from_the_checkpoint_before(tmp_path
          "--timeout", "400", *(arg for item in sets for arg in ("--set", item))],
         cwd=REPO,
         env={**os.environ, "TFTRAIN_TRAIN_EXAMPLES": "2048",
-             "TFTRAIN_TEST_HOLD_SAVE": f"20:{held}"},
+             "PYTHONPATH": os.pathsep.join([str(FAULTS), os.environ.get("PYTHONPATH", "")]),
+             "TFTRAIN_FAULT_HOLD_SAVE": f"20:{held}"},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

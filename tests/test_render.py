@@ -318,7 +318,7 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     new = load_stack("dev", repo / "stacks")
     lines = diff_head(repo, "dev")
 
-    # The run id is derived from the hyperparameters (infra.config.derive_run_id): a new
+    # The run id is derived from the hyperparameters (infra.config.settings_fingerprint): a new
     # learning rate is a new run, in a new directory under the logs root, so TensorBoard shows
     # it beside the old run instead of it resuming the old run's checkpoints. So, for every
     # replica, besides its learning rate: the run-id label of its Service (metadata and
