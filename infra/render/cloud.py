@@ -18,7 +18,7 @@ from typing import Any
 from infra import mock_deploy
 from infra.config import PROJECT, StackConfig, read_stack_entries
 from infra.config.types import LATEST_VERSION
-from infra.mock_deploy import SECRET, CloudAnswers, Recorded, Registration
+from infra.mock_deploy import SECRET, Recorded, Registration
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
 from infra.stack_file import engine_config
@@ -109,18 +109,13 @@ def _is_cloud_resource(resource: Registration) -> bool:
     return resource.custom and not resource.type.startswith(("kubernetes:", "pulumi:providers:"))
 
 
-def render_cloud(
-    stack: str, stack_path: Path, config: StackConfig, answers: CloudAnswers | None = None
-) -> str:
-    """The summary for `stack` (validated as `config`). `answers` makes it a mock deployment
-    instead of an offline preview; the tests use it to check nothing secret leaks even when
-    the cloud hands out a real kubeconfig."""
+def render_cloud(stack: str, stack_path: Path, config: StackConfig) -> str:
+    """The summary for `stack` (validated as `config`), from an offline preview."""
     entries, secret_keys = offline_config(stack_path)
     recorded = mock_deploy.run_program(
         engine_config(entries),
         stack=stack,
         secret_keys=secret_keys,
-        answers=answers,
         redact_secrets=True,
     )
     # The Kubernetes objects are the other section; their provider stays here, since it says
