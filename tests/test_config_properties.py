@@ -40,9 +40,9 @@ from ruamel.yaml import YAML
 from infra import mock_deploy
 from infra.config import ConfigError, StackConfig, load_stack_file, parse_config, read_stack_file
 from infra.config_schema import stack_file_schema
-from infra.manifests.image_cache import IMAGE_CACHE_SCHEMA
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.stack_file import engine_config, program_value
+from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import STACKS_DIR, all_stacks, run_program
 from tests.test_manifests_schema import schema_version
 
