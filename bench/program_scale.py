@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from infra.config import read_stack_file, stack_file
-from infra.mock_deploy import pulumi_config, run_program
+from infra.mock_deploy import run_program
+from infra.stack_file import engine_config
 
 
 def with_workers(raw: dict[str, Any], workers: int) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def with_workers(raw: dict[str, Any], workers: int) -> dict[str, Any]:
 def measure(stack: str, workers: int, repeat: int) -> tuple[float, int, int]:
     """Best wall seconds over `repeat` runs, resources registered, TF_CONFIG bytes per Job."""
     raw = with_workers(read_stack_file(stack_file(stack)), workers)
-    config = pulumi_config(raw)
+    config = engine_config(raw)
     best = float("inf")
     for _ in range(repeat):
         started = time.perf_counter()

@@ -15,9 +15,9 @@ from typing import Any
 
 from infra.config import StackConfig
 
-# The ACK GPU node pool's label and taint. infra/cloud/cluster.py owns the node pool and
-# must label and taint it with exactly these (tests/test_stacks_program.py checks that they
-# agree); they live here so the manifests need no cloud import.
+# The ACK GPU node pool's label and taint: infra/cloud/cluster.py labels and taints the pool
+# with these, the manifests select and tolerate them; they live here so the manifests need no
+# cloud import.
 GPU_NODE_LABEL = ("tftrain.io/accelerator", "nvidia-gpu")
 GPU_TAINT_KEY = "nvidia.com/gpu"
 # The ACK spot GPU pool's label, and its taint `tftrain.io/capacity=spot:NoSchedule`: only
@@ -49,9 +49,6 @@ class ClusterFacts:
     # plugin assumes when data.credentials is rrsa ("" otherwise).
     oss_endpoint: Fact = ""
     oss_role_name: Fact = ""
-    gpu_node_label: tuple[str, str] = GPU_NODE_LABEL
-    gpu_taint_key: str = GPU_TAINT_KEY
-    spot_node_label: tuple[str, str] = SPOT_NODE_LABEL
 
 
 def needs_load_balancer_acl(config: StackConfig) -> bool:

@@ -9,14 +9,13 @@ One harness, two users:
   plausible computed values, so outputs resolve and can be asserted on.
 
 Per DESIGN.md: a fresh monitor, config and root stack per run (`build()` registers afresh every
-time), `set_all_config` with project-prefixed keys and structured values as JSON text; numbers
+time), `set_all_config` with what the engine hands over (`infra.stack_file.engine_config`); numbers
 come back as floats and are normalised to ints when whole.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -185,17 +184,6 @@ class _RecordingMonitor(MockMonitor):
         return response
 
 
-def pulumi_config(entries: Mapping[str, Any]) -> dict[str, str]:
-    """Stack config as the engine hands it to the program: project-prefixed keys (other
-    namespaces, e.g. `alicloud:region`, kept), structured values as JSON text."""
-    return {
-        key if ":" in key else f"{PROJECT}:{key}": value
-        if isinstance(value, str)
-        else json.dumps(value)
-        for key, value in entries.items()
-    }
-
-
 @contextmanager
 def _private_event_loop() -> Iterator[None]:
     """A fresh event loop for one run, closed after it, with it the loops of its executor's
@@ -230,7 +218,7 @@ def run_program(
     redact_secrets: bool = False,
     raise_errors: bool = True,
 ) -> Recorded:
-    """Run `infra.program.build()` once for `config` (see `pulumi_config`) and record it.
+    """Run `infra.program.build()` once for `config` (`infra.stack_file.engine_config`); record it.
 
     Without `answers` this is an offline preview (see the module docstring); with them, a mock
     deployment. `redact_secrets` records every secret value as SECRET (for output that people

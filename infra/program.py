@@ -33,7 +33,7 @@ from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLAC
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
-from infra.stack_file import namespace_problem
+from infra.stack_file import namespace_problem, program_value
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
@@ -73,17 +73,7 @@ def read_stack_config() -> tuple[dict[str, Any], str | None]:
         raise ConfigError(misspelt)
     raw = strip_project_prefix(values)
     kubeconfig = raw.pop(KUBECONFIG_KEY, None)
-    return {key: _decode(value) for key, value in raw.items()}, kubeconfig or None
-
-
-def _decode(value: Any) -> Any:
-    """Structured values arrive as JSON text; scalars stay strings for the config model."""
-    if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value  # the config model reports it with its key
-    return value
+    return {key: program_value(value) for key, value in raw.items()}, kubeconfig or None
 
 
 @dataclass

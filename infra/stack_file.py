@@ -1,18 +1,27 @@
 """Reading a stack file the way the Pulumi engine does, for every offline target.
 
-`stacks/Pulumi.<stack>.yaml` is read as YAML 1.2 (`1:30` and `yes` are strings, dates stay
-strings, as the engine hands them to the program; `010`, which YAML 1.1 reads as 8, is
-refused as ambiguous), one document, no duplicate keys, no tags, no recursive aliases.
-Whatever is wrong with the file is a ConfigError that names the file and line; nothing else
-is raised.
+The engine (pulumi/pulumi `workspace.LoadProjectStackBytes`) reads `Pulumi.<stack>.yaml` with
+Go's gopkg.in/yaml.v3, prefixes a key without a namespace with the project's, and hands each
+`config:` entry to the program as text (`config.Plaintext.marshalText`): a string as written,
+anything else as Go's JSON. So an unquoted value here means what yaml.v3's `resolve` makes of
+it: `1.0e3` is the number 1000, `010` and `0x10` are 8 and 16 (Go's base prefixes), `yes`,
+`on`, `1:30` and dates are strings; a number too big for a float stays a string; `.inf` and
+`.nan` are refused (the engine cannot write them as JSON). `engine_config` is that text and
+`program_value` the program's reading of it, so the offline targets see exactly what
+`pulumi up` would. One document, no duplicate keys, no tags beyond the core ones, no
+recursive aliases. Whatever is wrong with the file is a ConfigError that names the file and
+line; nothing else is raised.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +36,24 @@ NAMESPACES = (PROJECT, "alicloud", "kubernetes", "pulumi")
 MAX_DEPTH = 32
 MAX_VALUES = 100_000  # an alias bomb expands to billions
 _TAG = "tag:yaml.org,2002:"
-_PLAIN = {_TAG + name for name in ("int", "float", "bool", "null")}
-# `010`: 8 to YAML 1.1 readers (PyYAML, Go's yaml.v3), 10 to YAML 1.2 ones: refused as ambiguous.
-_OCTAL_1_1 = re.compile(r"^[-+]?0[0-9_]+$")
+_TYPED = {_TAG + name for name in ("int", "float", "bool", "null")}
 _AS_TEXT = {_TAG + "str", _TAG + "timestamp"}
+# yaml.v3's `resolve` (resolve.go): the words it maps, its float syntax, and Go's base prefixes
+# of strconv.ParseInt(s, 0, 64) (`0b`, `0o`, `0x`, and a bare leading 0 for octal).
+_WORDS: dict[str, Any] = {
+    **dict.fromkeys(("true", "True", "TRUE"), True),
+    **dict.fromkeys(("false", "False", "FALSE"), False),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), math.nan),
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), math.inf),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), -math.inf),
+}
+_GO_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
+_GO_BASES = {"b": (2, "01"), "o": (8, "01234567"), "x": (16, "0123456789abcdefABCDEF")}
+_KIND_TAGS = {bool: "bool", int: "int", float: "float", type(None): "null", str: "str"}
+# Go's encoding/json writes a float in [1e-6, 1e21) without an exponent, so a whole one reads
+# back as an integer.
+_GO_JSON_PLAIN = 1e21
 
 
 class ConfigError(ValueError):
@@ -61,13 +84,14 @@ def did_you_mean(name: str, known: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class StackFile:
     path: Path
-    entries: dict[str, Any]  # every config entry, all namespaces, as written
+    entries: dict[str, Any]  # every config entry, all namespaces, as the engine reads them
     lines: dict[str, int]  # `tftrain:worker.number` → the line it is on
 
     @property
     def config(self) -> dict[str, Any]:
-        """The `tftrain:` entries, prefix removed: what the Pulumi program reads."""
-        return strip_project_prefix(self.entries)
+        """The `tftrain:` entries, prefix removed, as the Pulumi program reads them."""
+        engine = engine_config(self.entries)
+        return strip_project_prefix({key: program_value(text) for key, text in engine.items()})
 
     def locate(self, error: ConfigError) -> ConfigError:
         """The same problems, each followed by the file and line of the key it names."""
@@ -130,21 +154,104 @@ class _Builder:
             self.open.discard(id(node))
 
     def scalar(self, node: ScalarNode) -> Any:
-        if node.tag in _AS_TEXT:
-            return node.value
-        if node.tag == _TAG + "int" and _OCTAL_1_1.match(node.value):
-            message = "a leading 0 is octal in YAML 1.1, decimal in 1.2: drop it, or quote it"
-            raise self.fail(node, f"{node.value}: {message}")
-        if node.tag not in _PLAIN:
+        if node.tag not in _TYPED | _AS_TEXT:
             raise self.fail(node, f"the tag {node.tag} is not allowed: plain YAML values only")
-        try:
-            return self.yaml.constructor.construct_object(node)
-        except (ValueError, YAMLError):
-            raise self.fail(node, f"{node.value[:20]!r}... is too big a number") from None
+        plain = node.style is None
+        implicit = plain and node.tag == self.yaml.resolver.resolve(
+            ScalarNode, node.value, (True, False)
+        )
+        if node.tag in _AS_TEXT and not implicit:
+            return node.value  # quoted, a block, or tagged !!str
+        value = engine_scalar(node.value)
+        wanted = node.tag.removeprefix(_TAG)
+        if not implicit and _KIND_TAGS[type(value)] != wanted:
+            if not (wanted == "float" and isinstance(value, int)):
+                raise self.fail(node, f"{node.value!r} is not a YAML {wanted}")
+            value = float(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            reason = "the Pulumi engine cannot pass infinity or NaN to a program"
+            raise self.fail(node, f"{node.value}: {reason}: write a number")
+        return value
 
     def item(self, node: Node, path: tuple[Any, ...]) -> Any:
         self.lines[path] = node.start_mark.line + 1
         return self.value(node, path)
+
+
+def engine_scalar(text: str) -> Any:
+    """An unquoted scalar as yaml.v3 resolves it (see the module docstring)."""
+    if text in _WORDS:
+        return _WORDS[text]
+    if text[:1] == ".":
+        return float(text) if _GO_FLOAT.match(text) else text
+    if text[:1] not in tuple("+-0123456789"):
+        return text
+    plain = text.replace("_", "")
+    number = _go_integer(plain)
+    if number is not None:
+        return number
+    if _GO_FLOAT.match(plain) and math.isfinite(number := float(plain)):
+        return number  # Go's ParseFloat fails out of range: such a number stays text
+    return text
+
+
+def _go_integer(text: str) -> int | None:
+    """strconv.ParseInt(text, 0, 64), else ParseUint(text, 0, 64): None if neither takes it."""
+    signed = text[:1] in ("+", "-")
+    digits = text[1:] if signed else text
+    base, allowed = 10, "0123456789"
+    if digits[:1] == "0":
+        prefix = digits[1:2].lower()
+        if len(digits) >= 3 and prefix in _GO_BASES:
+            (base, allowed), digits = _GO_BASES[prefix], digits[2:]
+        else:
+            base, allowed, digits = 8, "01234567", digits[1:]
+    elif not digits:
+        return None
+    if not all(c in allowed for c in digits):
+        return None
+    try:
+        value = int(digits or "0", base) * (-1 if text[:1] == "-" else 1)
+    except ValueError:  # more decimal digits than Python converts: far out of range anyway
+        return None
+    if -(2**63) <= value < 2**63 or (not signed and value < 2**64):
+        return value
+    return None
+
+
+def engine_config(entries: Mapping[str, Any]) -> dict[str, str]:
+    """What the engine hands the program (PULUMI_CONFIG) for a stack's config entries: keys
+    with their namespace (the project's if none), a string as written, null as an empty
+    string, anything else as Go's JSON text."""
+    return {
+        key if ":" in key else f"{PROJECT}:{key}": value
+        if isinstance(value, str)
+        else ""
+        if value is None
+        else json.dumps(_as_go_json(value), separators=(",", ":"), allow_nan=False)
+        for key, value in entries.items()
+    }
+
+
+def _as_go_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _as_go_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_as_go_json(item) for item in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < _GO_JSON_PLAIN:
+        return int(Decimal(repr(value)))  # Go prints the shortest digits, then zeros
+    return value
+
+
+def program_value(text: str) -> Any:
+    """How the program reads one engine value: JSON objects and lists decoded; a scalar stays
+    text for the config model (which reads "4" and "true" as the engine means them)."""
+    if isinstance(text, str) and text.lstrip()[:1] in ("{", "["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return text  # the config model reports it with its key
+    return text
 
 
 def parse_yaml(text: str, where: str) -> Any:
@@ -203,13 +310,19 @@ def read_stack(path: Path) -> StackFile:
         for key in document
         if key not in TOP_LEVEL_KEYS
     ]
-    entries = document.get("config") or {}
-    if not isinstance(entries, dict):
+    written = document.get("config") or {}
+    if not isinstance(written, dict):
         problems.append(f"{path}:{lines[('config',)]}: config: must be a mapping of keys")
-        entries = {}
-    for key in entries:
-        wrong = namespace_problem(key)
-        problems += [f"{path}:{lines[('config', key)]}: {wrong}"] if wrong else []
+        written = {}
+    entries: dict[str, Any] = {}
+    for key, value in written.items():
+        line = lines[("config", key)]
+        full = _namespaced(key)
+        if full in entries:  # `worker` is `tftrain:worker` to the engine
+            problems.append(f"{path}:{line}: {key}: the same key as {full} (without its namespace)")
+        wrong = namespace_problem(full)
+        problems += [f"{path}:{line}: {wrong}"] if wrong else []
+        entries[full] = value
     if problems:
         raise ConfigError(problems)
     return StackFile(
@@ -219,20 +332,24 @@ def read_stack(path: Path) -> StackFile:
     )
 
 
+def _namespaced(key: str) -> str:
+    """The engine's name of a config key: one without a namespace is the project's."""
+    return key if ":" in key else f"{PROJECT}:{key}"
+
+
 def namespace_problem(key: Any) -> str | None:
     """Why a config key's namespace is wrong (a typo Pulumi would keep and ignore), or None."""
     if not isinstance(key, str):
         return f"{key!r}: a config key is a string <namespace>:<name>; quote it"
-    namespace, colon, name = key.partition(":")
-    if colon and name and namespace in NAMESPACES:
+    namespace, _, name = key.partition(":")
+    if name and namespace in NAMESPACES:
         return None
-    hint = did_you_mean(namespace, NAMESPACES) if colon else f", did you mean {PROJECT}:{key}?"
     return (
-        f"{key}: unknown config namespace{hint or ';'} keys are <namespace>:<name> with a "
-        f"namespace of {', '.join(NAMESPACES)}"
+        f"{key}: unknown config namespace{did_you_mean(namespace, NAMESPACES) or ';'} keys are "
+        f"<namespace>:<name> with a namespace of {', '.join(NAMESPACES)}"
     )
 
 
 def _config_key(path: tuple[Any, ...]) -> str:
-    namespace, _, name = path[1].partition(":")
+    namespace, _, name = _namespaced(path[1]).partition(":")
     return key_path((name, *path[2:]), namespace)

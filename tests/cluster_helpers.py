@@ -160,13 +160,18 @@ def assert_all_gone(pids: list[int]) -> None:
 
 @contextlib.contextmanager
 def reaping(stacks_dir: Path) -> Iterator[None]:
-    """Whatever a test leaves running (a launcher bug), kill it so later tests are clean."""
+    """Whatever a test leaves running (a launcher bug), kill it so later tests are clean: each
+    recorded replica command, and the process group it runs in (its supervisor's session)."""
     try:
         yield
     finally:
+        own = os.getpgrp()
         for pid in all_pids(stacks_dir):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
+                group = os.getpgid(pid)
+                if group != own:
+                    os.killpg(group, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
 
 
 def summary_line(out: str, name: str) -> str:
@@ -185,6 +190,7 @@ class Launcher:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            start_new_session=True,  # so `close` can stop it without reaching pytest
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.out: list[str] = []
@@ -206,9 +212,19 @@ class Launcher:
         raise AssertionError(f"no line matching {pattern!r} in:\n{''.join(self.out)}")
 
     def finish(self) -> int:
-        return self.popen.wait(timeout=WAIT)
+        """The launcher's exit status; still running after WAIT, it is stopped (see `close`)
+        and the test fails with what it printed."""
+        try:
+            return self.popen.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self.close()
+            output = "".join(self.out)
+            raise AssertionError(f"the launcher still ran after {WAIT}s:\n{output}") from None
 
     def close(self) -> None:
+        """Kill the launcher's process group; its replicas die with it (PR_SET_PDEATHSIG),
+        and `reaping` gets any replica command that outlived its supervisor."""
         if self.popen.poll() is None:
-            self.popen.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
             self.popen.wait(timeout=WAIT)

@@ -19,9 +19,10 @@ from typing import Any
 
 import yaml
 
-from infra.config import PROJECT, derive_run_id, read_stack_entries, stack_file
+from infra.config import PROJECT, read_stack_entries, stack_file
 from infra.render import render_stack
 from infra.render.summary import summarize
+from tests.run_ids import run_id
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "goldens"
 Edit = Callable[[dict[str, Any]], None]
@@ -54,7 +55,7 @@ def _pin_run_id(entries: dict[str, Any]) -> None:
     raw = {
         key.removeprefix(prefix): value for key, value in entries.items() if key.startswith(prefix)
     }
-    _set("job.runId", derive_run_id(raw))(entries)
+    _set("job.runId", run_id(raw))(entries)
 
 
 def _no_edit(entries: dict[str, Any]) -> None:

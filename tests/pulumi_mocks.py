@@ -5,25 +5,39 @@ every resource (type token, name, inputs with secrets unwrapped but remembered),
 provider function call, and every stack export with its secretness. Each run gets a fresh
 monitor, config and root stack, so runs are independent (the benchmark calls it with 1..512
 workers in one process). The harness itself is `infra.mock_deploy`, shared with the offline
-render; this module adds the tests' fake cloud, which answers with plausible computed values.
+render; this module adds the tests' one fake cloud (`PlausibleCloud`), which answers with
+plausible computed values, for whole programs and, through `CloudMocks`, for components
+built one at a time (tests/test_cloud_components.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pulumi
 
 from infra import mock_deploy
 from infra.config import PROJECT, read_stack_entries, stack_file
 from infra.mock_deploy import Recorded, Registration
+from infra.stack_file import engine_config
 
 __all__ = [
+    "EXISTING_VPC_CIDR",
+    "EXISTING_VSWITCHES",
+    "EXISTING_VSWITCH_ZONE",
     "FAKE_KUBECONFIG",
+    "MOCK_DEFAULT_K8S_VERSION",
+    "MOCK_INTERNET_API",
+    "MOCK_INTRANET_API",
     "MOCK_OFFERED_K8S_VERSIONS",
+    "CloudMocks",
     "PlausibleCloud",
     "Recorded",
+    "Registered",
     "Registration",
     "all_stacks",
     "kubernetes_versions_result",
@@ -37,7 +51,7 @@ FAKE_KUBECONFIG = """apiVersion: v1
 kind: Config
 clusters:
 - name: mock
-  cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: TU9DSy1DQS1mYWtl}
+  cluster: {server: "https://47.96.0.30:6443", certificate-authority-data: TU9DSy1DQS1mYWtl}
 users:
 - name: mock
   user: {client-key-data: TU9DSy1LRVktZG8tbm90LWxlYWs=}
@@ -48,10 +62,16 @@ current-context: mock
 """
 MOCK_ZONE = "cn-hangzhou-i"
 MOCK_INTRANET_API = "https://192.168.0.7:6443"
+MOCK_INTERNET_API = "https://47.96.0.30:6443"
+# Existing networks the lookups know (network.vpcId / vswitchId); any other id is not found.
+EXISTING_VPC_CIDR = "172.16.0.0/12"
+EXISTING_VSWITCH_ZONE = "cn-hangzhou-j"
+EXISTING_VSWITCHES = {"vsw-existing": "172.16.8.0/21", "vsw-secondary": "100.64.0.0/20"}
 # The version ACK picks when a cluster is created without one.
 MOCK_DEFAULT_K8S_VERSION = "1.34.1-aliyun.1"
 # The versions ACK offers new clusters (cs.get_kubernetes_version), newest first.
 MOCK_OFFERED_K8S_VERSIONS = ("1.35.1-aliyun.1", MOCK_DEFAULT_K8S_VERSION, "1.33.3-aliyun.1")
+# The RAM roles ACK asks an account to grant; the first is the cluster autoscaler's.
 MOCK_ROLES = ("AliyunCSManagedAutoScalerRole", "AliyunCSDefaultRole")
 MOCK_LB_IP = "192.168.10.20"
 MOCK_OIDC_PROVIDER_ARN = "acs:ram::1234567890123456:oidc-provider"
@@ -111,38 +131,73 @@ def _buckets_result(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": "buckets", "names": names, "buckets": buckets}
 
 
-def _call_result(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    if token == "alicloud:cs/getClusterCredential:getClusterCredential":
-        return {
-            "id": args.get("clusterId", "mock-cluster"),
-            "clusterId": args.get("clusterId", "mock-cluster"),
-            "clusterName": "mock",
-            "kubeConfig": FAKE_KUBECONFIG,
-            "certificateAuthority": {"clientCert": "", "clientKey": "", "clusterCert": ""},
-            "expiration": "2099-01-01T00:00:00Z",
-        }
-    if token == "alicloud:oss/getBuckets:getBuckets":
-        return _buckets_result(args)
-    if token == "alicloud:ram/getRoles:getRoles":
-        return {"id": "roles", "ids": list(MOCK_ROLES), "names": list(MOCK_ROLES), "roles": []}
-    if token == "alicloud:cs/getKubernetesVersion:getKubernetesVersion":
-        return kubernetes_versions_result(args, MOCK_OFFERED_K8S_VERSIONS)
-    if token.endswith("getServerlessKubernetesClusters:getServerlessKubernetesClusters"):
-        connection = {
-            "apiServerIntranet": MOCK_INTRANET_API,
-            "apiServerInternet": "",
-            "masterPublicIp": "",
-        }
-        return {
-            "id": "clusters",
-            "ids": args.get("ids", []),
-            "names": [],
-            "clusters": [{"id": (args.get("ids") or ["ask"])[0], "connections": [connection]}],
-        }
-    if token.endswith("/getZones:getZones"):
-        zone = {"id": MOCK_ZONE, "zoneId": MOCK_ZONE, "localName": MOCK_ZONE}
-        return {"id": "zones", "ids": [MOCK_ZONE], "zones": [zone]}
-    return {}
+def _zones_result() -> dict[str, Any]:
+    zone = {
+        "id": MOCK_ZONE,
+        "zoneId": MOCK_ZONE,
+        "localName": MOCK_ZONE,
+        "availableDiskCategories": [],
+        "availableInstanceTypes": [],
+        "availableResourceCreations": ["VSwitch"],
+        "multiZoneIds": [],
+        "slbSlaveZoneIds": [],
+    }
+    return {"id": "zones", "ids": [MOCK_ZONE], "zones": [zone]}
+
+
+def _networks_result(args: Mapping[str, Any]) -> dict[str, Any]:
+    (vpc_id,) = args["ids"]
+    if vpc_id == "vpc-missing":
+        return {"id": "vpcs", "ids": [], "vpcs": [], "names": []}
+    found = {
+        "id": vpc_id,
+        "vpcId": vpc_id,
+        "cidrBlock": EXISTING_VPC_CIDR,
+        "secondaryCidrBlocks": ["100.64.0.0/16"],
+        "userCidrs": [],
+        "vswitchIds": list(EXISTING_VSWITCHES),
+        "creationTime": "2025-01-01T00:00:00Z",
+        "description": "",
+        "dhcpOptionsSetId": "",
+        "dhcpOptionsSetStatus": "",
+        "ipv6CidrBlock": "",
+        "isDefault": False,
+        "regionId": "cn-hangzhou",
+        "resourceGroupId": "rg-1",
+        "routeTableId": "vtb-1",
+        "routerId": "vrt-1",
+        "status": "Available",
+        "tags": {},
+        "vpcName": "existing",
+        "vrouterId": "vrt-1",
+    }
+    return {"id": "vpcs", "ids": [vpc_id], "vpcs": [found], "names": ["existing"]}
+
+
+def _switches_result(args: Mapping[str, Any]) -> dict[str, Any]:
+    (vswitch_id,) = args["ids"]
+    if vswitch_id not in EXISTING_VSWITCHES:
+        return {"id": "switches", "ids": [], "vswitches": []}
+    vswitch = {
+        "id": vswitch_id,
+        "vswitchId": vswitch_id,
+        "vpcId": "vpc-existing",
+        "zoneId": EXISTING_VSWITCH_ZONE,
+        "cidrBlock": EXISTING_VSWITCHES[vswitch_id],
+        "name": "existing",
+        "vswitchName": "existing",
+        "availableIpAddressCount": 2000.0,
+        "creationTime": "2025-01-01T00:00:00Z",
+        "description": "",
+        "enableIpv6": False,
+        "ipv6CidrBlock": "",
+        "isDefault": False,
+        "resourceGroupId": "rg-1",
+        "routeTableId": "vtb-1",
+        "status": "Available",
+        "tags": {},
+    }
+    return {"id": "switches", "ids": [vswitch_id], "vswitches": [vswitch]}
 
 
 def kubernetes_versions_result(args: Mapping[str, Any], offered: Sequence[str]) -> dict[str, Any]:
@@ -156,8 +211,16 @@ def kubernetes_versions_result(args: Mapping[str, Any], offered: Sequence[str]) 
     }
 
 
+@dataclass
 class PlausibleCloud:
-    """The tests' fake cloud: `CloudAnswers` with the values above."""
+    """The tests' one fake cloud (`CloudAnswers`): what Alibaba Cloud would compute for a
+    resource, and what its lookups answer. The account's state is what a test may vary."""
+
+    autoscaler_role: bool = True  # whether the account has granted ACK's autoscaler role
+    offered_versions: tuple[str, ...] = MOCK_OFFERED_K8S_VERSIONS  # what ACK creates clusters on
+    # A lookup it has no answer for fails the test (a component's own lookups are all known);
+    # a whole program's planted ones (deprecation checks) answer empty.
+    strict: bool = False
 
     def outputs(
         self, type_token: str, resource_id: str, inputs: Mapping[str, Any]
@@ -165,14 +228,89 @@ class PlausibleCloud:
         return _computed_outputs(type_token, resource_id, inputs)
 
     def call(self, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        return _call_result(token, args)
+        if token == "alicloud:cs/getClusterCredential:getClusterCredential":
+            return {
+                "id": args.get("clusterId", "mock-cluster"),
+                "clusterId": args.get("clusterId", "mock-cluster"),
+                "clusterName": "mock",
+                "kubeConfig": FAKE_KUBECONFIG,
+                "certificateAuthority": {"clientCert": "", "clientKey": "", "clusterCert": ""},
+                "expiration": "2099-01-01T00:00:00Z",
+            }
+        if token == "alicloud:oss/getBuckets:getBuckets":
+            return _buckets_result(args)
+        if token == "alicloud:ram/getRoles:getRoles":
+            names = [r for r in MOCK_ROLES if self.autoscaler_role or r != MOCK_ROLES[0]]
+            return {"id": "roles", "ids": names, "names": names, "roles": []}
+        if token == "alicloud:cs/getKubernetesVersion:getKubernetesVersion":
+            return kubernetes_versions_result(args, self.offered_versions)
+        if token.endswith("getServerlessKubernetesClusters:getServerlessKubernetesClusters"):
+            connection = {
+                "apiServerIntranet": MOCK_INTRANET_API,
+                "apiServerInternet": "",
+                "masterPublicIp": "",
+            }
+            return {
+                "id": "clusters",
+                "ids": args.get("ids", []),
+                "names": [],
+                "clusters": [{"id": (args.get("ids") or ["ask"])[0], "connections": [connection]}],
+            }
+        if token.endswith("/getZones:getZones"):
+            return _zones_result()
+        if token == "alicloud:vpc/getNetworks:getNetworks":
+            return _networks_result(args)
+        if token == "alicloud:vpc/getSwitches:getSwitches":
+            return _switches_result(args)
+        if self.strict:
+            raise AssertionError(f"the fake cloud has no answer for {token}")
+        return {}
+
+
+@dataclass
+class Registered:
+    type: str
+    name: str
+    id: str
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+
+
+@dataclass
+class CloudMocks(pulumi.runtime.Mocks):
+    """The fake cloud as `pulumi.runtime.Mocks`, for tests that build one component at a time:
+    records every resource (inputs as the engine sees them) and call."""
+
+    cloud: PlausibleCloud = field(default_factory=lambda: PlausibleCloud(strict=True))
+    resources: list[Registered] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+        resource_id = f"{args.name}-id"
+        outputs = {**args.inputs, **self.cloud.outputs(args.typ, resource_id, args.inputs)}
+        self.resources.append(Registered(args.typ, args.name, resource_id, args.inputs, outputs))
+        return resource_id, outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        self.calls.append((args.token, dict(args.args)))
+        return self.cloud.call(args.token, args.args)
+
+    def of_type(self, typ: str) -> list[Registered]:
+        return [resource for resource in self.resources if resource.type == typ]
+
+    def one(self, typ: str) -> Registered:
+        (resource,) = self.of_type(typ)
+        return resource
+
+    def calls_to(self, token: str) -> list[dict[str, Any]]:
+        return [call_args for call_token, call_args in self.calls if call_token == token]
 
 
 def stack_config_map(stack: str | Mapping[str, Any]) -> tuple[dict[str, str], str]:
     """Pulumi's config map for a stack file name, or for a prefix-less `tftrain:` dict."""
     if isinstance(stack, str):
-        return mock_deploy.pulumi_config(read_stack_entries(stack_file(stack, STACKS_DIR))), stack
-    return mock_deploy.pulumi_config(stack), "test"
+        return engine_config(read_stack_entries(stack_file(stack, STACKS_DIR))), stack
+    return engine_config(stack), "test"
 
 
 def run_program(

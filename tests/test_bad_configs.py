@@ -67,6 +67,17 @@ CASES: dict[str, Bad] = {
         "tftrain:cluster.kubernetesVersion",
         "latest (the newest ACK offers at creation, then kept) or a version ACK offers",
     ),
+    # Kubernetes docs, Jobs: Pod failure policy is alpha (off) in 1.25, beta (on) from 1.26.
+    "existing-cluster-before-pod-failure-policy": Bad(
+        {**BASE, "cluster": {"kind": "existing", "kubernetesVersion": "1.25.16"}},
+        "tftrain:cluster.kubernetesVersion",
+        "1.26 or newer: an older API server drops the Jobs' podFailurePolicy, so exit 2",
+    ),
+    "ack-version-before-pod-failure-policy": Bad(
+        {**ACK, "cluster": {**ACK["cluster"], "kubernetesVersion": "1.24.6-aliyun.1"}},
+        "tftrain:cluster.kubernetesVersion",
+        "1.26 or newer",
+    ),
     "unknown-network-plugin": Bad(
         {**BASE, "cluster": {"networkPlugin": "calico"}},
         "tftrain:cluster.networkPlugin",
@@ -445,6 +456,12 @@ def test_the_program_registers_nothing(case: Bad) -> None:
     assert case.key in str(run.error)
     assert run.resources == []
     assert run.calls == []
+
+
+@pytest.mark.parametrize("version", ["1.26.0", "1.31.1", "latest"])
+def test_an_existing_cluster_from_1_26_is_accepted(version: str) -> None:
+    cluster = {"kind": "existing", "kubernetesVersion": version}
+    assert parse_config({**BASE, "cluster": cluster}).cluster.kubernetes_version == version
 
 
 def test_a_good_config_does_register() -> None:

@@ -27,6 +27,9 @@ import pytest
 from infra.local.plan import REPO
 from tests.cluster_helpers import wait_until
 
+# A sitecustomize that injects faults into the trainer (tests/faults/sitecustomize.py).
+FAULTS = Path(__file__).resolve().parent / "faults"
+
 SMALL = ["--batch-size=16", "--epochs=2", "--checkpoint-steps=10", "--log-steps=10",
          "--steps-per-execution=5", "--keep-checkpoints=5"]  # fmt: skip
 PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, capability.h
@@ -258,7 +261,9 @@ def test_a_chief_killed_while_saving_resumes_from_the_checkpoint_before(tmp_path
     sets = ["hyperparams.maxSteps=30", "hyperparams.checkpointSteps=10", "hyperparams.logSteps=10",
             "hyperparams.stepsPerExecution=5", "job.backoffLimit=1",
             "job.env.TFTRAIN_TRAIN_EXAMPLES=2048",
-            f"job.env.TFTRAIN_TEST_HOLD_SAVE={json.dumps(f'20:{held}')}"]  # fmt: skip
+            # The fault, from outside the trainer: a sitecustomize on the replica's path.
+            f"job.env.PYTHONPATH={json.dumps(str(FAULTS))}",
+            f"job.env.TFTRAIN_FAULT_HOLD_SAVE={json.dumps(f'20:{held}')}"]  # fmt: skip
     launcher = subprocess.Popen(
         [sys.executable, "-m", "infra.local", "dev", "--output-dir", str(output),
          "--timeout", "400", *(arg for item in sets for arg in ("--set", item))],

@@ -2,7 +2,8 @@
 
 Every test builds its components inside a fresh mock runtime, records each registered
 resource (type token, name, inputs as the engine sees them: camelCase keys, numbers as
-floats), and resolves the components' outputs, including whether they are secret.
+floats), and resolves the components' outputs, including whether they are secret. The cloud
+is the tests' one fake cloud (`tests.pulumi_mocks.PlausibleCloud`, through `CloudMocks`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -34,7 +35,6 @@ from infra.cloud.cluster import AUTOSCALER_ROLE, created_only
 from infra.cloud.kubernetes_version import check_offered
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
 from infra.render.provider_sdk import (
-    CREATE_ONLY,
     argument_docs,
     deprecated_arguments,
     resource_is_deprecated,
@@ -42,28 +42,27 @@ from infra.render.provider_sdk import (
     snake,
 )
 from tests.pulumi_mocks import (
+    EXISTING_VSWITCH_ZONE,
+    EXISTING_VSWITCHES,
+    MOCK_DEFAULT_K8S_VERSION,
+    MOCK_INTERNET_API,
+    MOCK_INTRANET_API,
     MOCK_OFFERED_K8S_VERSIONS,
+    CloudMocks,
+    PlausibleCloud,
+    Registered,
     all_stacks,
-    kubernetes_versions_result,
     run_program,
 )
 
 # ACK "Specify a custom GPU driver version for a node": the pool label, a CUDA 12 driver.
 DRIVER_LABEL = {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"}
-
-ZONE_FROM_LOOKUP = "cn-hangzhou-k"
-EXISTING_VPC_CIDR = "172.16.0.0/12"
-EXISTING_VSWITCH_ZONE = "cn-hangzhou-j"
-# The lookup answers for these existing vSwitches; any other id is not found.
-EXISTING_VSWITCHES = {"vsw-existing": "172.16.8.0/21", "vsw-secondary": "100.64.0.0/20"}
-INTERNET_API = "https://47.96.0.30:6443"
-INTRANET_API = "https://192.168.0.7:6443"
-KUBECONFIG = (
-    f"apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {INTERNET_API}\n"
+# How the SDK's docstrings say an argument is read only at creation (the provider's words).
+CREATE_ONLY = re.compile(
+    r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"
+    r"does not support modif|cannot be changed",
+    re.IGNORECASE,
 )
-# What ACK reports for a cluster created without a version.
-ACK_DEFAULT_VERSION = "1.34.1-aliyun.1"
-
 VPC = "alicloud:vpc/network:Network"
 VSWITCH = "alicloud:vpc/switch:Switch"
 NAT = "alicloud:vpc/natGateway:NatGateway"
@@ -84,140 +83,6 @@ VERSION_LOOKUP = "alicloud:cs/getKubernetesVersion:getKubernetesVersion"
 
 
 @dataclass
-class Registered:
-    type: str
-    name: str
-    id: str
-    inputs: dict[str, Any]
-    outputs: dict[str, Any]
-
-
-@dataclass
-class RecordingMocks(pulumi.runtime.Mocks):
-    """Records every resource and call; answers with plausible cloud-computed values."""
-
-    resources: list[Registered] = field(default_factory=list)
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    autoscaler_role: bool = True  # whether the account has granted ACK's autoscaler role
-    offered_versions: tuple[str, ...] = MOCK_OFFERED_K8S_VERSIONS  # what ACK creates clusters on
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
-        resource_id = f"{args.name}-id"
-        outputs = dict(args.inputs)
-        if args.typ == NAT:
-            outputs["snatTableIds"] = f"stb-{args.name}"
-        elif args.typ == EIP:
-            outputs["ipAddress"] = "47.96.0.10"
-        elif args.typ == MOUNT_TARGET:
-            outputs["mountTargetDomain"] = "0a1b2c3d4e-abc12.cn-hangzhou.nas.aliyuncs.com"
-        elif args.typ == ACK:
-            outputs["connections"] = [{"apiServerIntranet": INTRANET_API}]
-            outputs["version"] = args.inputs.get("version", ACK_DEFAULT_VERSION)
-        elif args.typ == ASK:
-            outputs["version"] = args.inputs.get("version", ACK_DEFAULT_VERSION)
-        self.resources.append(Registered(args.typ, args.name, resource_id, args.inputs, outputs))
-        return resource_id, outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        self.calls.append((args.token, dict(args.args)))
-        if args.token == "alicloud:index/getZones:getZones":
-            zone = {
-                "id": ZONE_FROM_LOOKUP,
-                "localName": "Hangzhou Zone K",
-                "availableDiskCategories": [],
-                "availableInstanceTypes": [],
-                "availableResourceCreations": ["VSwitch"],
-                "multiZoneIds": [],
-                "slbSlaveZoneIds": [],
-            }
-            return {"id": "zones", "ids": [ZONE_FROM_LOOKUP], "zones": [zone]}
-        if args.token == "alicloud:vpc/getNetworks:getNetworks":
-            (vpc_id,) = args.args["ids"]
-            if vpc_id == "vpc-missing":
-                return {"id": "vpcs", "ids": [], "vpcs": [], "names": []}
-            found = {
-                "id": vpc_id,
-                "vpcId": vpc_id,
-                "cidrBlock": EXISTING_VPC_CIDR,
-                "secondaryCidrBlocks": ["100.64.0.0/16"],
-                "userCidrs": [],
-                "vswitchIds": list(EXISTING_VSWITCHES),
-                "creationTime": "2025-01-01T00:00:00Z",
-                "description": "",
-                "dhcpOptionsSetId": "",
-                "dhcpOptionsSetStatus": "",
-                "dnsHostnameStatus": "",
-                "ipv6CidrBlock": "",
-                "isDefault": False,
-                "regionId": "cn-hangzhou",
-                "resourceGroupId": "rg-1",
-                "routeTableId": "vtb-1",
-                "routerId": "vrt-1",
-                "status": "Available",
-                "tags": {},
-                "vpcName": "existing",
-                "vrouterId": "vrt-1",
-            }
-            return {"id": "vpcs", "ids": [vpc_id], "vpcs": [found], "names": ["existing"]}
-        if args.token == "alicloud:vpc/getSwitches:getSwitches":
-            (vswitch_id,) = args.args["ids"]
-            if vswitch_id not in EXISTING_VSWITCHES:
-                return {"id": "switches", "ids": [], "vswitches": []}
-            vswitch = {
-                "id": vswitch_id,
-                "vswitchId": vswitch_id,
-                "vpcId": "vpc-existing",
-                "zoneId": EXISTING_VSWITCH_ZONE,
-                "cidrBlock": EXISTING_VSWITCHES[vswitch_id],
-                "name": "existing",
-                "vswitchName": "existing",
-                "availableIpAddressCount": 2000.0,
-                "creationTime": "2025-01-01T00:00:00Z",
-                "description": "",
-                "enableIpv6": False,
-                "ipv6CidrBlock": "",
-                "isDefault": False,
-                "resourceGroupId": "rg-1",
-                "routeTableId": "vtb-1",
-                "status": "Available",
-                "tags": {},
-            }
-            return {"id": "switches", "ids": [vswitch_id], "vswitches": [vswitch]}
-        if args.token == "alicloud:ram/getRoles:getRoles":
-            names = [AUTOSCALER_ROLE] if self.autoscaler_role else []
-            return {"id": "roles", "ids": names, "names": names, "roles": []}
-        if args.token == VERSION_LOOKUP:
-            return kubernetes_versions_result(args.args, self.offered_versions)
-        if args.token == (
-            "alicloud:cs/getServerlessKubernetesClusters:getServerlessKubernetesClusters"
-        ):
-            connection = {
-                "apiServerIntranet": INTRANET_API,
-                "apiServerInternet": "",
-                "masterPublicIp": "",
-            }
-            cluster = {"id": args.args["ids"][0], "connections": [connection]}
-            return {"id": "clusters", "ids": args.args["ids"], "clusters": [cluster]}
-        if args.token == "alicloud:cs/getClusterCredential:getClusterCredential":
-            return {
-                "id": args.args["clusterId"],
-                "clusterId": args.args["clusterId"],
-                "kubeConfig": KUBECONFIG,
-            }
-        raise AssertionError(f"unexpected call {args.token}")
-
-    def of_type(self, typ: str) -> list[Registered]:
-        return [resource for resource in self.resources if resource.type == typ]
-
-    def one(self, typ: str) -> Registered:
-        (resource,) = self.of_type(typ)
-        return resource
-
-    def calls_to(self, token: str) -> list[dict[str, Any]]:
-        return [call_args for call_token, call_args in self.calls if call_token == token]
-
-
-@dataclass
 class Resolved:
     value: Any
     secret: bool
@@ -226,10 +91,10 @@ class Resolved:
 def deploy(
     build: Callable[[], Mapping[str, pulumi.Output[Any]]],
     stack_name: str = "test",
-    mocks: RecordingMocks | None = None,
-) -> tuple[RecordingMocks, dict[str, Resolved]]:
+    mocks: CloudMocks | None = None,
+) -> tuple[CloudMocks, dict[str, Resolved]]:
     """Run `build` in a fresh mock runtime; return the recorded resources and its outputs."""
-    mocks = mocks or RecordingMocks()
+    mocks = mocks or CloudMocks()
     pulumi.runtime.set_mocks(mocks, project="tftrain", stack=stack_name, preview=False)
     resolved: dict[str, Resolved] = {}
 
@@ -477,7 +342,7 @@ def test_no_nat_eip_or_snat_when_nat_gateway_is_off() -> None:
 # --- ACK ---------------------------------------------------------------------------------
 
 
-def node_vswitch(mocks: RecordingMocks) -> Registered:
+def node_vswitch(mocks: CloudMocks) -> Registered:
     return next(switch for switch in mocks.of_type(VSWITCH) if switch.name == "tft-vswitch")
 
 
@@ -505,7 +370,7 @@ def test_latest_version_lets_ack_choose_at_creation_and_never_upgrades_behind_th
     # Unset: ACK creates the newest version it offers; an unset optional+computed argument
     # never shows a diff, so a later ACK release changes nothing on `pulumi up`.
     assert "version" not in mocks.one(ACK).inputs
-    assert out["version"].value == ACK_DEFAULT_VERSION
+    assert out["version"].value == MOCK_DEFAULT_K8S_VERSION
     assert mocks.calls_to(VERSION_LOOKUP) == []  # nothing to check
 
 
@@ -634,7 +499,10 @@ def test_ack_gpu_pool_autoscales_from_zero_with_the_cluster_autoscaler_configure
 
 def test_autoscaling_stops_with_a_message_when_the_account_lacks_the_autoscaler_role() -> None:
     with pytest.raises(Exception, match=f"cluster.gpuPool.maxSize.*{AUTOSCALER_ROLE}"):
-        deploy(build_ack(stack("ack-gpu")), mocks=RecordingMocks(autoscaler_role=False))
+        deploy(
+            build_ack(stack("ack-gpu")),
+            mocks=CloudMocks(PlausibleCloud(autoscaler_role=False, strict=True)),
+        )
 
 
 def test_fixed_size_pools_need_no_autoscaler() -> None:
@@ -740,7 +608,7 @@ def test_private_ack_kubeconfig_is_a_long_lived_secret_pointing_at_the_intranet_
     mocks, out = deploy(build_ack(stack("ack-gpu")))
 
     assert out["kubeconfig"].secret is True
-    assert server_of(out["kubeconfig"].value) == INTRANET_API
+    assert server_of(out["kubeconfig"].value) == MOCK_INTRANET_API
     assert out["cluster_id"].secret is False
     (credential,) = mocks.calls_to("alicloud:cs/getClusterCredential:getClusterCredential")
     assert credential["clusterId"] == mocks.one(ACK).id
@@ -752,7 +620,7 @@ def test_public_ack_kubeconfig_keeps_the_internet_endpoint() -> None:
     _, out = deploy(build_ack(stack("ack-gpu", cluster={"publicApiServer": True})))
 
     assert out["kubeconfig"].secret is True
-    assert server_of(out["kubeconfig"].value) == INTERNET_API
+    assert server_of(out["kubeconfig"].value) == MOCK_INTERNET_API
 
 
 @pytest.mark.parametrize(
@@ -796,7 +664,7 @@ def test_ask_cluster_is_private_by_default_in_the_stack_vswitch() -> None:
     assert len(mocks.of_type(SNAT)) == 1
     assert mocks.of_type(NODE_POOL) == []
     assert out["kubeconfig"].secret is True
-    assert server_of(out["kubeconfig"].value) == INTRANET_API
+    assert server_of(out["kubeconfig"].value) == MOCK_INTRANET_API
     (credential,) = mocks.calls_to("alicloud:cs/getClusterCredential:getClusterCredential")
     assert "temporaryDurationMinutes" not in credential
     assert out["cluster_id"].value == ask.id

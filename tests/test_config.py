@@ -8,12 +8,12 @@ import pytest
 
 from infra.config import (
     ConfigError,
-    derive_run_id,
     load_stack,
     parse_config,
     read_stack_file,
     strip_project_prefix,
 )
+from tests.run_ids import run_id
 
 STACKS = Path(__file__).resolve().parent.parent / "stacks"
 MINIMAL = {"image": "registry.example.com/tftrain/trainer:1"}
@@ -65,17 +65,17 @@ def test_unknown_keys_are_typos_and_name_the_known_ones() -> None:
 
 
 def test_run_id_follows_what_the_training_computes() -> None:
-    base = derive_run_id(MINIMAL)
-    assert base == derive_run_id(dict(MINIMAL))
+    base = run_id(MINIMAL)
+    assert base == run_id(dict(MINIMAL))
     assert base.startswith("run-") and len(base) == 12
-    assert derive_run_id({**MINIMAL, "hyperparams": {"learningRate": 0.01}}) != base
-    assert derive_run_id({**MINIMAL, "worker": {"number": 4}}) != base
+    assert run_id({**MINIMAL, "hyperparams": {"learningRate": 0.01}}) != base
+    assert run_id({**MINIMAL, "worker": {"number": 4}}) != base
     # Where TensorBoard is served does not change the training: same run, same curves.
-    assert derive_run_id({**MINIMAL, "tensorboard": {"serviceType": "ClusterIP"}}) == base
+    assert run_id({**MINIMAL, "tensorboard": {"serviceType": "ClusterIP"}}) == base
 
 
 def test_run_id_ignores_how_the_config_is_spelt() -> None:
-    base = derive_run_id({**MINIMAL, "hyperparams": {"batchSize": 128}})
+    base = run_id({**MINIMAL, "hyperparams": {"batchSize": 128}})
     image = MINIMAL["image"]
     for same in (
         {**MINIMAL, "hyperparams": {"batchSize": 128.0}},
@@ -85,7 +85,7 @@ def test_run_id_ignores_how_the_config_is_spelt() -> None:
          "tensorboard": {"image": image}},
         {**MINIMAL, "evaluator": {"number": 0, "memory": "8Gi"}, "worker": {"memory": "8Gi"}},
     ):  # fmt: skip
-        assert derive_run_id(same) == base, same
+        assert run_id(same) == base, same
 
 
 def test_explicit_run_id_wins() -> None:

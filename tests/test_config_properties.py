@@ -7,6 +7,11 @@
   object it registers passes `kubernetes-validate` strict and the API server's name, label and
   int32 rules; one it refuses makes the program fail with the same problems, registering
   nothing.
+- A key that is not a string (integer, boolean, null, float), put at any level of a stack file
+  from beside `config:` down to the deepest mapping, is refused by the reader with its line;
+  handed to the program (a top-level key as is, a nested one as the engine's JSON text), it
+  is refused by name before anything registers, or, nested where any name is valid (a
+  label), accepted: never a traceback.
 - Equivalent spellings of a stack (20.0 for 20, "true" for true, defaults written out, key
   order, the stack's image written per group) give an equal config, so an equal run id.
 
@@ -26,17 +31,18 @@ from typing import Any
 
 import jsonschema
 import kubernetes_validate
+import pulumi
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from infra import mock_deploy
 from infra.config import ConfigError, StackConfig, load_stack_file, parse_config, read_stack_file
 from infra.config_schema import stack_file_schema
-from infra.manifests.image_cache import IMAGE_CACHE_SCHEMA
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
-from infra.mock_deploy import pulumi_config
-from infra.program import _decode
+from infra.stack_file import engine_config, program_value
+from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import STACKS_DIR, all_stacks, run_program
 from tests.test_manifests_schema import schema_version
 
@@ -318,7 +324,7 @@ def _check_mutation_loads_or_says_where(
 
 def _engine_view(config: dict[str, Any]) -> dict[str, Any]:
     """What the engine hands the program: scalars as text, structured values as JSON text."""
-    return {key[len("tftrain:") :]: _decode(value) for key, value in pulumi_config(config).items()}
+    return {key[len("tftrain:") :]: program_value(v) for key, v in engine_config(config).items()}
 
 
 def _check_refused_stacks_register_nothing(mutated: tuple[str, dict[str, Any]]) -> None:
@@ -413,6 +419,76 @@ def _check_equivalent_spellings_are_one_run(pair: tuple[dict[str, Any], dict[str
     assert parse_config(respelt) == parse_config(original)
 
 
+# ---- keys that are not strings, at every level -----------------------------------------------
+
+# YAML keys a user can write that are not strings: integers, booleans, null, floats; and, as
+# strings, dotted paths typed as one key.
+ODD_KEYS = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["worker.number", "tftrain:worker.number", "1"]),
+)
+
+
+OddCase = tuple[dict[str, Any], tuple[Any, ...], Any]  # document, where the key is, the key
+
+
+@st.composite
+def stacks_with_odd_keys(draw: Any) -> OddCase:
+    """A stack file (as a document) with one odd key put at a random level: beside `config:`,
+    as a config entry, or inside any mapping of any entry, however deep."""
+    stack = draw(st.sampled_from(sorted(STACKS)))
+    document = {"config": {f"tftrain:{k}": v for k, v in copy.deepcopy(STACKS[stack]).items()}}
+    mappings = [p for p in _existing(document) if isinstance(_at(document, p), dict)]
+    place = draw(st.sampled_from([(), *mappings]))
+    key = draw(ODD_KEYS)
+    _at(document, place)[key] = draw(ANY_VALUE)
+    return document, place, key
+
+
+def _at(node: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        node = node[part]
+    return node
+
+
+def _check_odd_keys_are_refused_by_line(
+    case: OddCase, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    document, _, key = case
+    outcome = _load(_dump(document), tmp_path_factory.getbasetemp())
+    if not isinstance(key, str):
+        # The engine refuses such a file too (yaml.v3 gives map[any]any; pulumi's
+        # SimplifyMarshalledValue: "expected only string keys").
+        assert isinstance(outcome, ConfigError)
+        assert any("is not a string" in problem for problem in outcome.problems)
+
+
+def _check_the_program_answers_odd_keys(case: OddCase) -> None:
+    document, place, key = case
+    assume(place[:1] == ("config",))  # beside `config:` is the file's business, not the program's
+    entries = document["config"]
+    # A non-string key among the entries, as a harness could hand it (the engine cannot): the
+    # program's own path must still refuse it by name. Deeper, it arrives as its JSON string.
+    odd = {key: entries.pop(key)} if place == ("config",) and not isinstance(key, str) else {}
+    try:
+        config = {**engine_config(entries), **odd}
+    except ValueError:
+        assume(False)  # .inf or .nan: the engine cannot hand it over (the reader refuses it)
+        return
+    run = mock_deploy.run_program(config, stack="prop", raise_errors=False)
+    if run.error is None:
+        return  # a nested key that is a valid name where it stands (a label, an env name)
+    assert isinstance(run.error, pulumi.RunError), repr(run.error)
+    assert run.resources == []
+    problems = str(run.error).split("\n  - ")[1:]
+    assert problems
+    for problem in problems:
+        assert _LOCATED.match(problem) or problem.startswith(repr(key)), problem
+
+
 test_random_yaml_loads_or_says_where, test_random_yaml_loads_or_says_where_slow = _twins(
     200, 5000, text=yaml_texts()
 )(_check_loads_or_says_where)
@@ -436,3 +512,11 @@ def test_the_api_server_rules_are_not_vacuous() -> None:
            "spec": {"ttlSecondsAfterFinished": 2**31}}  # fmt: skip
     assert len(api_server_problems(service)) == 2
     assert len(api_server_problems(job)) == 2
+
+
+test_odd_keys_are_refused_by_line, test_odd_keys_are_refused_by_line_slow = _twins(
+    100, 3000, case=stacks_with_odd_keys()
+)(_check_odd_keys_are_refused_by_line)
+test_the_program_answers_odd_keys, test_the_program_answers_odd_keys_slow = _twins(
+    15, 400, case=stacks_with_odd_keys()
+)(_check_the_program_answers_odd_keys)

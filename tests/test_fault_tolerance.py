@@ -7,7 +7,7 @@ the job once the backoff limit is used up rather than hang.
 
 Slow (`-m slow`): the real trainer on the dev topology (1 ps, 2 workers, chief) under the
 real launcher, small data, with one replica SIGKILLed (a crash) or SIGTERMed (a preemption
-notice) mid-run at a step drawn by a seeded RNG (`bench/fault_runs.py` drives the runs and
+notice) mid-run at a step drawn by a seeded RNG (`tests/fault_harness.py` drives the runs and
 parses what the launcher prints).
 """
 
@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.fault_runs import AFTER_TRAINING, CHIEF, Fault, Outcome, RunConfig, run
 from infra.local.cli import main
 from infra.local.supervisor import Backoff
 from tests.cluster_helpers import (
@@ -35,6 +34,7 @@ from tests.cluster_helpers import (
     starts,
     summary_line,
 )
+from tests.fault_harness import AFTER_TRAINING, CHIEF, Fault, Outcome, RunConfig, run
 
 SMALL_RUN = RunConfig()
 WORKER_0 = "mnist-worker-0"

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from infra.config import ConfigError, derive_run_id, parse_config
+from infra.config import ConfigError, parse_config
 from infra.trainer_env import hyperparam_env
+from tests.run_ids import run_id
 from trainer.settings import parse_settings
 
 MINIMAL = {"image": "registry.example.com/tftrain/trainer:1"}
@@ -33,4 +34,4 @@ def test_the_default_keeps_a_predecessor_and_reaches_the_trainer() -> None:
 
 
 def test_changing_it_continues_the_same_run() -> None:
-    assert derive_run_id(with_keep(10)) == derive_run_id(MINIMAL)
+    assert run_id(with_keep(10)) == run_id(MINIMAL)

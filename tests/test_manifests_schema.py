@@ -26,9 +26,9 @@ from packaging.version import Version
 from infra.cluster_facts import NAS_DOMAIN_PLACEHOLDER, cluster_facts
 from infra.config import StackConfig, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects, object_key
-from infra.manifests.image_cache import IMAGE_CACHE_SCHEMA
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.security import RUN_AS
+from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import all_stacks
 
 IMAGE = "registry.example.com/tftrain/trainer:1"

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -19,10 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
+from infra import mock_deploy
 from infra.cluster_facts import cluster_facts
 from infra.config import load_stack, read_stack_entries, stack_file
 from infra.lifecycle import OUTCOMES_DIR, run_key
 from infra.manifests import build_objects
+from infra.render import cloud as render_cloud_module
 from infra.render import render_stack
 from infra.render.__main__ import main
 from infra.render.cloud import IGNORE_CHANGES, render_cloud
@@ -161,11 +164,14 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
     assert cluster[IGNORE_CHANGES] == "[slbInternetEnabled]"
 
 
-def test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out() -> None:
-    """A mock *deployment* whose cluster credential is a real kubeconfig: still redacted."""
-    text = render_cloud(
-        "ack-gpu", stack_file("ack-gpu"), load_stack("ack-gpu"), answers=PlausibleCloud()
-    )
+def test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The render's harness turned into a mock *deployment* (by the test, from outside) whose
+    cluster credential is a real kubeconfig: still redacted."""
+    deploying = functools.partial(mock_deploy.run_program, answers=PlausibleCloud())
+    monkeypatch.setattr(render_cloud_module.mock_deploy, "run_program", deploying)
+    text = render_cloud("ack-gpu", stack_file("ack-gpu"), load_stack("ack-gpu"))
     assert "kubeconfig: <secret>" in text
     for secret_line in FAKE_KUBECONFIG.splitlines():
         assert secret_line.strip() not in text
@@ -331,7 +337,7 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     new = load_stack("dev", repo / "stacks")
     lines = diff_head(repo, "dev")
 
-    # The run id is derived from the hyperparameters (infra.config.derive_run_id): a new
+    # The run id is derived from the hyperparameters (infra.config.settings_fingerprint): a new
     # learning rate is a new run, in a new directory under the logs root, so TensorBoard shows
     # it beside the old run instead of it resuming the old run's checkpoints. So, for every
     # replica, besides its learning rate: the run-id label of its Service (metadata and

@@ -207,10 +207,13 @@ def test_a_failure_of_another_deploy_generation_is_ignored(run: Run, tmp_path: P
     assert finish(follower)[0] == 0
 
 
-def test_a_follower_stopped_by_the_success_exits_0_whatever_its_command_says(run: Run) -> None:
-    command = ("sh", "-c", "trap 'exit 2' TERM; while :; do sleep 0.1; done")
+def test_a_follower_stopped_by_the_success_exits_0_whatever_its_command_says(
+    run: Run, tmp_path: Path
+) -> None:
+    flag = tmp_path / "trapped"
+    command = ("sh", "-c", f"trap 'exit 2' TERM; touch {flag}; while :; do sleep 0.1; done")
     follower = run.start("--follows-run", *command, replica="r-ps-0")
-    time.sleep(0.5)  # the command has not yet trapped TERM: not what this test is about
+    assert wait_until(flag.exists, 10)  # the command has trapped TERM before the run ends
     assert finish(run.start("--ends-run", "true", replica="r-chief-0"))[0] == 0
     status, out = finish(follower)
     assert status == 0, out

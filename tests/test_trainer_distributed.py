@@ -10,7 +10,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -23,6 +22,7 @@ import tensorflow as tf
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from infra.lifecycle import OUTCOMES_DIR, SCRIPT, STOP_GRACE, Supervision, ends_run
+from infra.local.ports import PortReservation
 from infra.topology import Replica, Topology
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,17 +54,6 @@ def trainer_env(output_dir: Path, settings: dict[str, str]) -> dict[str, str]:
     }
 
 
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("localhost", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 class ProcessCluster:
     """Trainer processes for one TF_CONFIG cluster; killed on exit, whatever happened.
 
@@ -74,9 +63,13 @@ class ProcessCluster:
     def __init__(
         self, shape: dict[str, int], output_dir: Path, env: dict[str, str], run: str = "test"
     ) -> None:
-        ports = iter(free_ports(sum(shape.values())))
+        # Each port held until its task starts (infra/local/ports.py): nothing else is handed
+        # it meanwhile, as with the launcher.
+        self.ports = PortReservation(
+            f"{kind}-{index}" for kind, count in shape.items() for index in range(count)
+        )
         self.cluster = {
-            kind: [f"localhost:{next(ports)}" for _ in range(count)]
+            kind: [f"localhost:{self.ports.port(f'{kind}-{index}')}" for index in range(count)]
             for kind, count in shape.items()
         }
         self.topology = Topology(
@@ -98,6 +91,7 @@ class ProcessCluster:
         return self
 
     def __exit__(self, *_: object) -> None:
+        self.ports.close()
         for name, process in self.processes.items():
             if process.poll() is None:
                 self.kill(name)
@@ -131,6 +125,7 @@ class ProcessCluster:
             backoff_limit=3,
             stop_grace=STOP_GRACE,
         )
+        self.ports.release(name)
         self.processes[name] = subprocess.Popen(
             supervisor.wrap(str(SCRIPT), [sys.executable, "-m", "trainer"], "test"),
             cwd=REPO,

@@ -49,9 +49,6 @@ from trainer.errors import NoUsableCheckpoint
 STATE_FILE = "checkpoint"
 DAMAGED_DIR = "damaged"
 MANIFEST_SUFFIX = ".sha256"
-# Test-only: `<step>:<file>` stops the save of <step> where a crash does the most harm (see
-# `_hold_for_test`), so a test can SIGKILL the process there.
-HOLD_SAVE_ENV = "TFTRAIN_TEST_HOLD_SAVE"
 
 # Every file of a checkpoint: TensorFlow's `ckpt-<step>.*` and `ckpt-<step>_temp/`, and
 # `.ckpt-<step>.sha256.tmp-<pid>`, a manifest that was being written.
@@ -195,7 +192,6 @@ class CheckpointStore:
         for path in files:
             _fsync(path)
         _fsync(self.directory)
-        _hold_for_test(step)
         listed = {path.name: file_sha256(path) for path in files}
         _check_complete(step, listed)  # what TensorFlow wrote is a whole checkpoint
         _atomic_write(self.manifest(step), format_sha256sums(listed))
@@ -290,17 +286,3 @@ def _atomic_write(path: Path, text: str) -> None:
         os.fsync(file.fileno())
     os.replace(partial, path)
     _fsync(path.parent)
-
-
-def _hold_for_test(step: int) -> None:
-    """With `TFTRAIN_TEST_HOLD_SAVE=<step>:<file>`, the save of `<step>` stops here, after
-    TensorFlow wrote complete-looking files and before the manifest publishes them, so a
-    test can SIGKILL the process at the worst moment. It writes its pid to <file> and
-    sleeps; a restarted process (same env) finds the file and saves normally."""
-    at, _, flag_file = os.environ.get(HOLD_SAVE_ENV, "").partition(":")
-    if not flag_file or int(at) != step or Path(flag_file).exists():
-        return
-    _atomic_write(Path(flag_file), f"{os.getpid()}\n")
-    print(f"{HOLD_SAVE_ENV}: holding the save of step {step} before its manifest", flush=True)
-    while True:
-        time.sleep(1)

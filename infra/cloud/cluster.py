@@ -18,15 +18,14 @@ from pulumi_alicloud import ram as ramsdk
 from infra.cloud.kubernetes_version import cluster_version
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
-from infra.cluster_facts import SPOT_NODE_LABEL
+from infra.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, SPOT_NODE_LABEL
 from infra.config import PROJECT
 from infra.config.model import ClusterConfig, NodePoolConfig
 from infra.gpu_driver import ACK_GPU_DRIVER, ACK_GPU_DRIVER_LABEL
 
-# Nodes of the GPU pool carry this label and taint. Manifests give GPU replicas the matching
-# nodeSelector and toleration; everything else (ps, chief, TensorBoard) stays off the GPUs.
-GPU_NODE_LABEL = ("tftrain.io/accelerator", "nvidia-gpu")
-GPU_TAINT_KEY = "nvidia.com/gpu"
+# Nodes of the GPU pool carry GPU_NODE_LABEL and this taint (infra.cluster_facts). Manifests
+# give GPU replicas the matching nodeSelector and toleration; everything else (ps, chief,
+# TensorBoard) stays off the GPUs.
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
 # Every GPU pool's nodes get the driver the image's CUDA needs (infra/gpu_driver.py).

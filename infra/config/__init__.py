@@ -133,8 +133,3 @@ def settings_fingerprint(stack: StackConfig) -> str:
         relevant["initCheckpoint"] = job.init_checkpoint
     digest = hashlib.sha256(json.dumps(relevant, sort_keys=True).encode())
     return "run-" + digest.hexdigest()[:8]
-
-
-def derive_run_id(raw: Mapping[str, Any]) -> str:
-    """The run id a stack's config gets when `job.runId` is not set."""
-    return settings_fingerprint(parse_config(raw))

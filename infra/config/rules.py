@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_snake
 from infra.config.errors import problem
 from infra.config.instance_types import cpu_cores, gpu_instance_size
 from infra.config.model import BUNDLED_IMAGE_REPOSITORY, StackConfig, is_bundled_image
-from infra.config.types import DNS_LABEL
+from infra.config.types import DNS_LABEL, LATEST_VERSION
 from infra.run_data import RUN_PREFIX, under
 from infra.stack_file import PROJECT
 
@@ -227,6 +227,24 @@ def _init_checkpoint_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         yield "job.initCheckpoint", allowed
 
 
+# The Jobs' podFailurePolicy (fail at once on exit 2, 126, 127; ignore disruptions) is beta and
+# on by default from Kubernetes 1.26 (JobPodFailurePolicy, alpha and off in 1.25): an older API
+# server drops the field without a word, and a final exit would be retried like any failure.
+MIN_KUBERNETES = (1, 26)
+
+
+def _kubernetes_version_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    version = stack.cluster.kubernetes_version
+    if version == LATEST_VERSION:
+        return  # unknown before the cluster exists (see `infra.render.cloud` for existing)
+    if tuple(int(part) for part in version.split("-")[0].split(".")[:2]) < MIN_KUBERNETES:
+        yield (
+            "cluster.kubernetesVersion",
+            "1.26 or newer: an older API server drops the Jobs' podFailurePolicy, so exit 2 "
+            "(a bad flag, env or TF_CONFIG) would be retried like any failure",
+        )
+
+
 def _topology_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     """What any TFJob-style run needs: one replica whose exit ends it (TFJob's success
     policy: the chief or master, else worker 0)."""
@@ -331,4 +349,5 @@ RULES: tuple[Callable[[StackConfig], Iterator[tuple[str, str]]], ...] = (
     _network_rules,
     _data_rules,
     _init_checkpoint_rules,
+    _kubernetes_version_rules,
 )

@@ -45,6 +45,17 @@ def _not_bool(value: Any) -> Any:
     return value
 
 
+# "010" as text (`pulumi config set --path ... 010` keeps it a string) would be 10, while `010`
+# unquoted in a stack file is 8 to the engine (Go's octal): neither is guessed.
+_LEADING_ZERO = re.compile(r"^\s*[-+]?0[0-9_]+\s*$")
+
+
+def _whole_number(value: Any) -> Any:
+    if isinstance(value, str) and _LEADING_ZERO.match(value):
+        raise ValueError("a number without a leading 0")
+    return _not_bool(value)
+
+
 def _bool(value: Any) -> Any:
     # Pulumi passes booleans set on the command line as the strings "true" and "false".
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
@@ -62,7 +73,9 @@ def _number_as_text(value: Any) -> Any:
 
 def integer(low: int, high: int) -> Any:
     bounds = f"an integer from {low} to {high}"
-    return Annotated[int, Field(ge=low, le=high, description=bounds), BeforeValidator(_not_bool)]
+    return Annotated[
+        int, Field(ge=low, le=high, description=bounds), BeforeValidator(_whole_number)
+    ]
 
 
 def text(pattern: str, allowed: str, max_length: int | None = None) -> Any:

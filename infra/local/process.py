@@ -107,10 +107,6 @@ class Child:
     def returncode(self) -> int | None:
         return self.popen.returncode
 
-    @property
-    def wall_time(self) -> float:
-        return (self.ended or time.monotonic()) - self.started
-
     def poll(self) -> int | None:
         """The exit code once the process has exited; also stops what it left behind."""
         if self.ended is not None:

@@ -2,9 +2,8 @@
 
 ImageCache is a cluster-scoped custom resource (`imagecaches.eci.alibabacloud.com`, version
 v1) served by ack-virtual-node. Pods opt in with the automatic-match annotation (see
-placement.py). `IMAGE_CACHE_SPEC_SCHEMA` lists the spec fields we rely on, as the Alibaba
-Cloud "Kubernetes ImageCache API" reference documents them, because kubernetes-validate
-knows no CRDs.
+placement.py). The tests validate it against Alibaba Cloud's "Kubernetes ImageCache API"
+reference (`tests/image_cache_schema.py`), since kubernetes-validate knows no CRDs.
 """
 
 from __future__ import annotations
@@ -23,46 +22,6 @@ REPLACE_ON_CHANGES = ("spec",)
 # Reuse layers that other caches already hold: a new run's image usually differs from the
 # previous one by a few layers only, so its cache builds in a fraction of the time.
 REUSE_ANNOTATION = {"k8s.aliyun.com/imc-enable-reuse": "true"}
-
-IMAGE_CACHE_SPEC_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["images"],
-    "additionalProperties": False,
-    "properties": {
-        "images": {
-            "type": "array",
-            "minItems": 1,
-            "uniqueItems": True,
-            "items": {"type": "string", "minLength": 1},
-        },
-        "imagePullSecrets": {
-            "type": "array",
-            "items": {"type": "string", "pattern": "^[a-z0-9-]+:[a-z0-9.-]+$"},
-        },
-        "imageCacheSize": {"type": "integer", "minimum": 20, "maximum": 32768},
-        "retentionDays": {"type": "integer", "minimum": 1, "maximum": 65536},
-    },
-}
-
-IMAGE_CACHE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "additionalProperties": False,
-    "properties": {
-        "apiVersion": {"const": API_VERSION},
-        "kind": {"const": KIND},
-        "metadata": {
-            "type": "object",
-            "required": ["name"],
-            # Cluster-scoped: a namespace here would be an error the API server rejects.
-            "not": {"required": ["namespace"]},
-            "properties": {
-                "name": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"}
-            },
-        },
-        "spec": IMAGE_CACHE_SPEC_SCHEMA,
-    },
-}
 
 
 def stack_images(config: StackConfig) -> list[str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.cluster_facts import ClusterFacts
+from infra.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, SPOT_NODE_LABEL, ClusterFacts
 from infra.config import StackConfig
 from infra.gpu_driver import ECI_GPU_DRIVER, ECI_GPU_DRIVER_ANNOTATION
 
@@ -41,7 +41,7 @@ class Placement:
 
 def placement(config: StackConfig, facts: ClusterFacts, gpus: int, spot: bool = False) -> Placement:
     if facts.cluster_kind == "ack" and gpus and spot:
-        key, value = facts.spot_node_label
+        key, value = SPOT_NODE_LABEL
         return Placement(
             spec={
                 "nodeSelector": {key: value},
@@ -51,12 +51,12 @@ def placement(config: StackConfig, facts: ClusterFacts, gpus: int, spot: bool = 
             }
         )
     if facts.cluster_kind == "ack" and gpus:
-        key, value = facts.gpu_node_label
+        key, value = GPU_NODE_LABEL
         return Placement(
             spec={
                 "nodeSelector": {key: value},
                 # No effect given: tolerate whatever effect the pool's taint uses.
-                "tolerations": [{"key": facts.gpu_taint_key, "operator": "Exists"}],
+                "tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists"}],
             }
         )
     if facts.cluster_kind == "ask":

@@ -17,9 +17,11 @@ from typing import Any
 
 from infra import mock_deploy
 from infra.config import PROJECT, StackConfig, read_stack_entries
-from infra.mock_deploy import SECRET, CloudAnswers, Recorded, Registration
+from infra.config.types import LATEST_VERSION
+from infra.mock_deploy import SECRET, Recorded, Registration
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
+from infra.stack_file import engine_config
 
 BANNER = (
     "# ===== Cloud resources: the Pulumi program run as an offline preview =====\n"
@@ -107,29 +109,32 @@ def _is_cloud_resource(resource: Registration) -> bool:
     return resource.custom and not resource.type.startswith(("kubernetes:", "pulumi:providers:"))
 
 
-def render_cloud(
-    stack: str, stack_path: Path, config: StackConfig, answers: CloudAnswers | None = None
-) -> str:
-    """The summary for `stack` (validated as `config`). `answers` makes it a mock deployment
-    instead of an offline preview; the tests use it to check nothing secret leaks even when
-    the cloud hands out a real kubeconfig."""
+def render_cloud(stack: str, stack_path: Path, config: StackConfig) -> str:
+    """The summary for `stack` (validated as `config`), from an offline preview."""
     entries, secret_keys = offline_config(stack_path)
     recorded = mock_deploy.run_program(
-        mock_deploy.pulumi_config(entries),
+        engine_config(entries),
         stack=stack,
         secret_keys=secret_keys,
-        answers=answers,
         redact_secrets=True,
     )
     # The Kubernetes objects are the other section; their provider stays here, since it says
     # where the cluster credential comes from.
     shown = [r for r in recorded.resources if not r.type.startswith("kubernetes:")]
     lines = [BANNER.rstrip("\n"), *_provider_config(entries)]
+    note = []
     if not any(_is_cloud_resource(r) for r in shown):
         lines += [
             "#",
             f"# No cloud resources: cluster.kind is {config.cluster.kind}, so `pulumi up` creates",
             "# nothing on Alibaba Cloud and deploys into the cluster of this kubeconfig:",
         ]
-    lines += _tree(shown) + _lookups(recorded)
+        if config.cluster.kubernetes_version == LATEST_VERSION:
+            note = [
+                "#",
+                "# Its Kubernetes must be 1.26 or newer, or it drops the Jobs' podFailurePolicy",
+                "# and retries exit 2 like any failure. Set cluster.kubernetesVersion to the",
+                "# version it runs to have that checked.",
+            ]
+    lines += _tree(shown) + note + _lookups(recorded)
     return "\n".join(lines) + "\n"

@@ -36,8 +36,6 @@ a name here is no longer an argument of the installed SDK class.
 
 from __future__ import annotations
 
-PROVIDER = "terraform-provider-alicloud release/v2 @ ace5bcf8777e (2026-08-21)"
-
 # Pulumi type token → snake_case argument names (the SDK's and Terraform's spelling).
 FORCE_NEW: dict[str, frozenset[str]] = {
     # alicloud_cs_autoscaling_config

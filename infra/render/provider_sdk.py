@@ -24,11 +24,6 @@ from types import ModuleType
 
 from infra.render.force_new_fields import FORCE_NEW
 
-CREATE_ONLY = re.compile(
-    r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"
-    r"does not support modif|cannot be changed",
-    re.IGNORECASE,
-)
 # A sentence saying a change makes a new resource; `_NEGATED` rules out "will not force a
 # replacement" and "the ForceNew attribute has been removed".
 _FORCE_NEW = re.compile(

@@ -1,0 +1,149 @@
+"""Each review golden (tests/goldens/*.txt) checked against consequences stated here by hand.
+
+The goldens are written by the code they test (`python -m tests.goldens`), so a wrong
+summary regenerated and committed would pass `test_summary_matches_its_golden`. These rules
+state what each edit must do, worked out from the stack files and from how Kubernetes and the
+provider behave, independently of the summary code: how many Jobs a run has (chief 1 unless
+set, plus workers, ps), whether the run restarts, which cloud resources are touched, what
+becomes public. A golden that contradicts them fails here, whatever the code says.
+
+Replica counts, read off stacks/: ack-gpu 1 chief + 2 workers (1 GPU each) + 2 ps = 5 Jobs;
+ack-cpu 1 chief + 4 workers + 1 ps = 6 Jobs; ask-eci 1 chief + 2 workers (1 GPU each) + 1 ps
+= 4 Jobs.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.goldens import CASES, Case
+
+RUN_ID = r"run-[0-9a-f]{8}"
+NEW_RUN = rf"{RUN_ID} is stopped; {RUN_ID} starts, in a directory of its own"
+UNTOUCHED = rf"{RUN_ID} keeps running, untouched"
+FRESH_VOLUME = rf"{RUN_ID} is stopped; it starts over from step 0 on the new, empty file system"
+
+# case → {line label: the value, as a regular expression the whole value must match}
+EXPECTED: dict[str, dict[str, str]] = {
+    # A hyperparameter is part of the run id: a new run, every Job replaced (a Job's pod
+    # template is immutable), the run's Services and policy relabelled; the cloud untouched.
+    "learning-rate": {
+        "Run": NEW_RUN,
+        "Kubernetes objects": r"update \d+ \(.*Service 5\); replace 5 \(Job 5\)",
+        "Cloud resources": "no change",
+        "GPUs requested": "2, unchanged",
+        "New public endpoints": "none",
+    },
+    # The same, with the run id pinned: the run's directory stays, so it resumes; only the
+    # Jobs (immutable templates) are replaced, nothing relabelled.
+    "run-id-pinned-learning-rate": {
+        "Run": rf"{RUN_ID} resumes from its checkpoints \(5 Jobs restart\)",
+        "Kubernetes objects": r"replace 5 \(Job 5\)",
+        "Cloud resources": "no change",
+    },
+    # One more worker on ack-cpu: a Job and a Service of its own, a new run for the rest.
+    "worker-added": {
+        "Run": NEW_RUN,
+        "Kubernetes objects": r"create 2 \(Job 1, Service 1\); .*replace 6 \(Job 6\)",
+        "Cloud resources": "no change",
+        "GPUs requested": "none",
+    },
+    # One GPU worker fewer: its Job and Service go, the 4 others are replaced; GPUs 2 → 1.
+    "gpu-worker-removed": {
+        "Run": NEW_RUN,
+        "Kubernetes objects": r".*replace 4 \(Job 4\); delete 2 \(Job 1, Service 1\)",
+        "Cloud resources": "no change",
+        "GPUs requested": "2 → 1",
+    },
+    # Two GPUs per worker on ECI: 2 workers x 2 = 4 GPUs, a new run (the ImageCache carries
+    # the run id, so it is updated); no cloud resource of the stack changes (ECI sizes pods).
+    "gpu-added": {
+        "Run": NEW_RUN,
+        "Kubernetes objects": r"update \d+ \(ImageCache 1, .*\); replace 4 \(Job 4\)",
+        "Cloud resources": "no change",
+        "GPUs requested": "2 → 4",
+    },
+    # A public TensorBoard: its Service becomes a LoadBalancer limited by an SLB ACL the stack
+    # creates; training is untouched.
+    "tensorboard-public": {
+        "Run": UNTOUCHED,
+        "Kubernetes objects": r"update 1 \(Service 1\)",
+        "Cloud resources": r"create 2 \(Acl 1, AclEntryAttachment 1\)",
+        "New public endpoints": r"Service tftrain/mnist-tensorboard",
+    },
+    # ASK's public API server is an argument of the cluster (endpointPublicAccessEnabled),
+    # updated in place: a public endpoint, nothing else.
+    "ask-public-api-server": {
+        "Run": UNTOUCHED,
+        "Kubernetes objects": "no change",
+        "New public endpoints": r".*ServerlessKubernetes  cluster-ask",
+    },
+    "no-op": {
+        "Run": UNTOUCHED,
+        "Kubernetes objects": "no change",
+        "Cloud resources": "no change",
+        "New public endpoints": "none",
+        "Idle GPU pool": "none",
+    },
+    # A bigger CPU pool is an update of its node pool; nothing of the run changes.
+    "cpu-pool-grown": {
+        "Run": UNTOUCHED,
+        "Kubernetes objects": "no change",
+        "Cloud resources": r"update 1 \(NodePool 1\)",
+    },
+    # A fixed GPU pool of 3 nodes (one GPU each) for 2 one-GPU workers: one node idles; the
+    # autoscaler's config goes, since the pool no longer scales.
+    "gpu-pool-fixed-oversized": {
+        "Run": UNTOUCHED,
+        "Cloud resources": r"update 1 \(NodePool 1\); delete 1 \(AutoscalingConfig 1\)",
+        "Idle GPU pool": r".*3 nodes for 2 GPU replicas: at least 1 node idle",
+    },
+    # A new vSwitch CIDR replaces the vSwitch, so the NAS mount target in it (new NFS server
+    # name: the PersistentVolumes are replaced); the file system and its checkpoints stay.
+    "vswitch-cidr-changed": {
+        "Run": rf"{RUN_ID} loses its volume's NFS server; restarted, it resumes from its "
+        r"checkpoints",
+        "Kubernetes objects": r"replace 3 \(PersistentVolume 3\)",
+        "Cloud resources": r".*replace 3 \(MountTarget 1, SnatEntry 1, Switch 1\)",
+    },
+    # Another NAS storage type is a new file system: the checkpoints are gone with the old one.
+    "nas-storage-type-changed": {
+        "Run": FRESH_VOLUME,
+        "Cloud resources": r"replace 2 \(FileSystem 1, MountTarget 1\)",
+    },
+    # Another zone on ASK: a new vSwitch, so a new cluster (every object created anew) and a
+    # new file system in the zone.
+    "zone-changed": {
+        "Run": FRESH_VOLUME,
+        "Kubernetes objects": r"replace \d+ \(ConfigMap 1, Deployment 1, ImageCache 1, Job 4, .*\)",
+        "Cloud resources": r".*replace 5 \(FileSystem 1, MountTarget 1, ServerlessKubernetes 1, "
+        r"SnatEntry 1, Switch 1\)",
+    },
+    # Other input data is another run; the input volume points at the new prefix, and the
+    # bucket policy the pods use is updated.
+    "input-prefix-changed": {
+        "Run": NEW_RUN,
+        "Kubernetes objects": r".*replace 6 \(Job 5, PersistentVolume 1\)",
+        "Cloud resources": r"update 1 \(Policy 1\)",
+        "Data in": r"oss://tftrain-mnist-data/mnist/ → oss://tftrain-mnist-data/mnist-v2/",
+    },
+}
+
+
+def _labelled(text: str) -> dict[str, str]:
+    lines = text.splitlines()[1:]  # after "Consequences for <stack>, before → after:"
+    return dict(line.split(": ", 1) for line in lines if not line.startswith(" "))
+
+
+def test_every_golden_has_its_stated_consequences() -> None:
+    assert sorted(EXPECTED) == sorted(case.name for case in CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_a_golden_says_what_the_edit_must_do(case: Case) -> None:
+    golden = _labelled(case.golden.read_text(encoding="utf-8"))
+    for label, expected in EXPECTED[case.name].items():
+        assert label in golden, (label, golden)
+        assert re.fullmatch(expected, golden[label]), (label, golden[label], expected)
