@@ -174,6 +174,9 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
 
     # Before anything is registered: the version, the bucket, the OSS endpoint.
     cloud.require_offered_version(config.cluster)
+    cloud.require_reachable_api_server(
+        config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
+    )
     # The provider's own fallback for its region is this environment variable.
     region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
     cloud.require_usable_bucket(config.data, region)
@@ -368,6 +371,24 @@ def export_outputs(
         pulumi.export(key, value)
 
 
+# pulumi-kubernetes reads this at `destroy` when the provider's state has no deleteUnreachable
+# (provider/pkg/provider/provider.go, Configure); its Python SDK would store it on `up`.
+DELETE_UNREACHABLE = "PULUMI_K8S_DELETE_UNREACHABLE"
+
+
+def refuse_stored_delete_unreachable() -> None:
+    """Keep deleteUnreachable out of the stack's state: stored, a later `refresh` from outside
+    the VPC would drop the finished Jobs from the state, and the next `up` would start them
+    again. It belongs on the `destroy` command line only (README, Reaching the cluster)."""
+    if DELETE_UNREACHABLE in os.environ:
+        raise pulumi.RunError(
+            f"{DELETE_UNREACHABLE} is set: on `pulumi up`/`preview` the Kubernetes provider "
+            "would keep it in the stack's state, and a later refresh from a machine that cannot "
+            "reach the cluster would forget its objects. Unset it here; use it only as "
+            f"`{DELETE_UNREACHABLE}=true pulumi destroy` (README, Reaching the cluster)"
+        )
+
+
 def build() -> None:
     try:
         raw, kubeconfig = read_stack_config()
@@ -375,6 +396,7 @@ def build() -> None:
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.
         raise pulumi.RunError(str(error)) from error
+    refuse_stored_delete_unreachable()
 
     access = provision_cluster(config, kubeconfig)
     provider = k8s.Provider(

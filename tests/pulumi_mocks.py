@@ -12,6 +12,7 @@ built one at a time (tests/test_cloud_components.py).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any
 import pulumi
 
 from infra import mock_deploy
-from infra.config import PROJECT, read_stack_entries, stack_file
+from infra.config import PROJECT, read_stack_entries, read_stack_file, stack_file
 from infra.mock_deploy import Recorded, Registration
 from infra.stack_file import engine_config
 
@@ -200,6 +201,18 @@ def _switches_result(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": "switches", "ids": [vswitch_id], "vswitches": [vswitch]}
 
 
+def _clusters_result(args: Mapping[str, Any], exists: bool) -> dict[str, Any]:
+    """The cluster list filtered by an anchored name regex: the named cluster, or nothing."""
+    name = str(args["nameRegex"]).removeprefix("^").removesuffix("$").replace("\\", "")
+    found = [{"clusterId": "c-existing", "clusterName": name, "state": "running"}]
+    return {
+        "id": "clusters",
+        "ids": ["c-existing"] if exists else [],
+        "names": [name] if exists else [],
+        "clusters": found if exists else [],
+    }
+
+
 def kubernetes_versions_result(args: Mapping[str, Any], offered: Sequence[str]) -> dict[str, Any]:
     """What the version data source answers: one metadata entry per offered version."""
     runtime = {"name": "containerd", "version": "1.6.28"}
@@ -221,6 +234,9 @@ class PlausibleCloud:
     # A lookup it has no answer for fails the test (a component's own lookups are all known);
     # a whole program's planted ones (deprecation checks) answer empty.
     strict: bool = False
+    # Whether the stack's cluster exists already (a later `up`) or is new (the first one);
+    # the private API server check asks.
+    cluster_exists: bool = True
 
     def outputs(
         self, type_token: str, resource_id: str, inputs: Mapping[str, Any]
@@ -256,6 +272,8 @@ class PlausibleCloud:
                 "names": [],
                 "clusters": [{"id": (args.get("ids") or ["ask"])[0], "connections": [connection]}],
             }
+        if token == "alicloud:cs/getClusters:getClusters":
+            return _clusters_result(args, self.cluster_exists)
         if token.endswith("/getZones:getZones"):
             return _zones_result()
         if token == "alicloud:vpc/getNetworks:getNetworks":
@@ -318,8 +336,10 @@ def run_program(
     *,
     secrets: Mapping[str, str] | None = None,
     raise_errors: bool = True,
+    cloud: PlausibleCloud | None = None,
 ) -> Recorded:
-    """Run the program for a stack under fresh mocks; with `raise_errors=False` keep its error."""
+    """Run the program for a stack under fresh mocks (`cloud`: the account's state, default
+    `PlausibleCloud()`); with `raise_errors=False` keep its error."""
     config, stack_name = stack_config_map(stack)
     secret_keys = []
     for key, value in (secrets or {}).items():
@@ -330,9 +350,25 @@ def run_program(
         config,
         stack=stack_name,
         secret_keys=secret_keys,
-        answers=PlausibleCloud(),
+        answers=cloud or PlausibleCloud(),
         raise_errors=raise_errors,
     )
+
+
+def stack_raw(name: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A checked-in stack's `tftrain:` config as a dict, with `overrides` merged in."""
+    return merged(read_stack_file(stack_file(name, STACKS_DIR)), overrides or {})
+
+
+def merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `overrides` applied; nested mappings are merged key by key."""
+    result = copy.deepcopy(dict(base))
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(result.get(key), dict):
+            result[key] = merged(result[key], value)
+        else:
+            result[key] = value
+    return result
 
 
 def all_stacks() -> list[str]:
