@@ -67,6 +67,12 @@ CASES: dict[str, Bad] = {
         "tftrain:network.vpnJoined",
         "false unless vpcId names the existing VPC",
     ),
+    # A blank argv element runs nothing; a multi-line script is fine (test_tf1_fixtures.py).
+    "blank-command-element": Bad(
+        {**BASE, "job": {**BASE.get("job", {}), "command": ["python", "  \n"]}},
+        "tftrain:job.command[1]",
+        "a non-empty list of non-blank strings",
+    ),
     "unknown-cluster-kind": Bad(
         {**BASE, "cluster": {"kind": "gke"}}, "tftrain:cluster.kind", "one of existing, ack, ask"
     ),
