@@ -227,13 +227,6 @@ def test_image_cache_schema_is_not_vacuous() -> None:
         jsonschema.validate({**cache_object, "metadata": namespaced}, IMAGE_CACHE_SCHEMA)
 
 
-def test_jobs_are_awaited_until_started_not_until_done() -> None:
-    for job in (obj for obj in objects_for("dev") if obj["kind"] == "Job"):
-        annotations = job["metadata"]["annotations"]
-        assert annotations["pulumi.com/waitFor"] == "jsonpath={.status.startTime}"
-        assert "pulumi.com/skipAwait" not in annotations
-
-
 def test_the_builders_import_no_pulumi() -> None:
     # The offline render runs in CI with PyYAML only.
     code = (
