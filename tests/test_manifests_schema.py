@@ -82,6 +82,18 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "image": IMAGE,
         "cluster": {"kind": "existing", "kubernetesVersion": "1.26.3"},
     },
+    # Pull credentials as a stack file holds them (the password a Pulumi secret): the Secret,
+    # every pod's imagePullSecrets and the ImageCache's.
+    "ask-private-registry": {
+        "image": "crpi-abc123-vpc.cn-hangzhou.personal.cr.aliyuncs.com/tftrain/trainer:1",
+        "cluster": {"kind": "ask"},
+        "network": {"zoneId": "cn-hangzhou-i"},
+        "imageRegistry": {
+            "server": "crpi-abc123-vpc.cn-hangzhou.personal.cr.aliyuncs.com",
+            "username": "trainer",
+            "password": {"secure": "v1:AAAAciphertext=="},
+        },
+    },
     "ask-without-cache-no-tensorboard": {
         "image": IMAGE,
         "cluster": {"kind": "ask", "imageCache": False, "kubernetesVersion": "1.99.0"},
