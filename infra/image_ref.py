@@ -103,3 +103,20 @@ def parse_image_reference(text: str) -> ImageReference:
     if len(full_path) > MAX_PATH_LENGTH:
         raise ImageReferenceError(f"repository is longer than {MAX_PATH_LENGTH} characters")
     return ImageReference(domain=domain, path=path, tag=tag, digest=digest)
+
+
+# Docker Hub, as an image without a registry part is pulled from it; the kubelet's credential
+# lookup takes `index.docker.io` (Docker's own config key) for the same registry.
+DOCKER_HUB = "docker.io"
+_DOCKER_HUB_ALIASES = (DOCKER_HUB, "index.docker.io")
+
+
+def canonical_registry(host: str) -> str:
+    """A registry host as compared for credentials: lower case, Docker Hub by one name."""
+    host = host.lower()
+    return DOCKER_HUB if host in _DOCKER_HUB_ALIASES else host
+
+
+def registry_of(text: str) -> str:
+    """The registry an image is pulled from (`canonical_registry`), Docker Hub if unnamed."""
+    return canonical_registry(parse_image_reference(text).domain or DOCKER_HUB)

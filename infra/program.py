@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -48,6 +48,7 @@ _TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
     ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
     ("v1", "Service"): k8s.core.v1.Service,
     ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("v1", "Secret"): k8s.core.v1.Secret,
     ("batch/v1", "Job"): k8s.batch.v1.Job,
     ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
     ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
@@ -256,29 +257,42 @@ def _dependencies(
                 registered[(kind_used, namespace, name)]
                 for name in _volume_sources(obj, source, name_key)
             ]
+        # The kubelet reads the pull secret when it pulls: it exists before the first pod.
+        pulls = obj["spec"]["template"]["spec"].get("imagePullSecrets", [])
+        deps += [registered[("Secret", namespace, ref["name"])] for ref in pulls]
         # Pods match the image cache only once it exists.
         deps += by_kind.get("ImageCache", [])
         # A pod never runs unisolated, nor before the policy admitting its peers is updated
         # to its run id (TensorFlow would retry, but only after timeouts).
         deps += by_kind.get("NetworkPolicy", [])
+    if kind == IMAGE_CACHE_KIND:
+        # ECI reads its pull secrets (`namespace:name`) when it builds the cache.
+        refs = (ref.split(":", 1) for ref in obj["spec"].get("imagePullSecrets", []))
+        deps += [registered[("Secret", ref_namespace, name)] for ref_namespace, name in refs]
     if kind == "Job":
         # The replica's DNS name exists before its process starts.
         deps.append(registered[("Service", namespace, meta["name"])])
     return deps
 
 
-def secret_env_sections(config: StackConfig) -> list[str]:
-    """The sections whose env reaches the Jobs and that hold a Pulumi secret. The engine marks
-    a whole top-level key secret when any value under it is (`job.env.TOKEN` makes `job`
-    secret), so every value of such a section is treated as one."""
+def secret_sections(sections: Iterable[str]) -> set[str]:
+    """Which of the top-level `tftrain:` keys the engine marked secret. It marks a whole key
+    secret when any value under it is (`job.env.TOKEN` makes `job` secret)."""
     secret_keys = {*runtime_config.get_config_secret_keys_env()}
-    envs = {"job": config.job.env, **{group.type: group.env for group in config.replica_groups}}
-    return [
+    return {
         section
-        for section, env in envs.items()
-        if env and (runtime_config.is_config_secret(f"{PROJECT}:{section}") or
-                    f"{PROJECT}:{section}" in secret_keys)
-    ]  # fmt: skip
+        for section in sections
+        if runtime_config.is_config_secret(f"{PROJECT}:{section}")
+        or f"{PROJECT}:{section}" in secret_keys
+    }
+
+
+def secret_env_sections(config: StackConfig) -> list[str]:
+    """The sections whose env reaches the Jobs and that hold a Pulumi secret; every value of
+    such a section is treated as one."""
+    envs = {"job": config.job.env, **{group.type: group.env for group in config.replica_groups}}
+    secret = secret_sections(envs)
+    return [section for section, env in envs.items() if env and section in secret]
 
 
 def register_objects(
@@ -305,6 +319,10 @@ def register_objects(
         body = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
         if secret_jobs and kind == "Job":
             body["spec"] = pulumi.Output.secret(body["spec"])
+        if kind == "Secret":
+            # Credentials: secret in the state, the preview and any output, whatever the
+            # provider marks by itself.
+            body["data"] = pulumi.Output.secret(body["data"])
         typed = _TYPED.get((obj["apiVersion"], kind))
         if typed is not None:
             resource = typed(name, opts=opts, **body)
@@ -392,7 +410,7 @@ def refuse_stored_delete_unreachable() -> None:
 def build() -> None:
     try:
         raw, kubeconfig = read_stack_config()
-        config = parse_config(raw)
+        config = parse_config(raw, secret_sections(raw))
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.
         raise pulumi.RunError(str(error)) from error

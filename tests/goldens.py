@@ -115,6 +115,17 @@ CASES = (
     Case("zone-changed", "ask-eci", _set("network.zoneId", "cn-hangzhou-k")),
     # The training data moves to another prefix: every training pod reads the new one.
     Case("input-prefix-changed", "ack-gpu", _set("data.inputPrefix", "mnist-v2/")),
+    # Pull credentials for the stack's own registry, the password as `pulumi config set
+    # --secret --path` writes it.
+    Case(
+        "registry-credentials-added",
+        "ask-eci",
+        _both(
+            _set("imageRegistry.server", "registry-vpc.cn-hangzhou.aliyuncs.com"),
+            _set("imageRegistry.username", "tftrain"),
+            _set("imageRegistry.password", {"secure": "v1:AAAAgoldenCiphertext=="}),
+        ),
+    ),
 )
 
 

@@ -129,6 +129,17 @@ EXPECTED: dict[str, dict[str, str]] = {
         "Cloud resources": r"update 1 \(Policy 1\)",
         "Data in": r"oss://tftrain-mnist-data/mnist/ → oss://tftrain-mnist-data/mnist-v2/",
     },
+    # Registry credentials on ask-eci: a new Secret; every pod template gains imagePullSecrets,
+    # so the 4 Jobs (immutable templates) are replaced and TensorBoard's Deployment rolls; the
+    # ImageCache's spec gains them too (a new spec is a new cache). Credentials are not part
+    # of the run id: the same run resumes. Nothing in the cloud changes.
+    "registry-credentials-added": {
+        "Run": rf"{RUN_ID} resumes from its checkpoints \(4 Jobs restart\)",
+        "Kubernetes objects": r"create 1 \(Secret 1\); update 1 \(Deployment 1\); "
+        r"replace 5 \(ImageCache 1, Job 4\)",
+        "Cloud resources": "no change",
+        "New public endpoints": "none",
+    },
 }
 
 

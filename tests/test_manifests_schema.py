@@ -82,6 +82,18 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "image": IMAGE,
         "cluster": {"kind": "existing", "kubernetesVersion": "1.26.3"},
     },
+    # Pull credentials as a stack file holds them (the password a Pulumi secret): the Secret,
+    # every pod's imagePullSecrets and the ImageCache's.
+    "ask-private-registry": {
+        "image": "crpi-abc123-vpc.cn-hangzhou.personal.cr.aliyuncs.com/tftrain/trainer:1",
+        "cluster": {"kind": "ask"},
+        "network": {"zoneId": "cn-hangzhou-i"},
+        "imageRegistry": {
+            "server": "crpi-abc123-vpc.cn-hangzhou.personal.cr.aliyuncs.com",
+            "username": "trainer",
+            "password": {"secure": "v1:AAAAciphertext=="},
+        },
+    },
     "ask-without-cache-no-tensorboard": {
         "image": IMAGE,
         "cluster": {"kind": "ask", "imageCache": False, "kubernetesVersion": "1.99.0"},
@@ -225,13 +237,6 @@ def test_image_cache_schema_is_not_vacuous() -> None:
     with pytest.raises(jsonschema.ValidationError):
         namespaced = {**cache_object["metadata"], "namespace": "tftrain"}
         jsonschema.validate({**cache_object, "metadata": namespaced}, IMAGE_CACHE_SCHEMA)
-
-
-def test_jobs_are_awaited_until_started_not_until_done() -> None:
-    for job in (obj for obj in objects_for("dev") if obj["kind"] == "Job"):
-        annotations = job["metadata"]["annotations"]
-        assert annotations["pulumi.com/waitFor"] == "jsonpath={.status.startTime}"
-        assert "pulumi.com/skipAwait" not in annotations
 
 
 def test_the_builders_import_no_pulumi() -> None:

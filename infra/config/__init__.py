@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from infra.config.errors import describe
 from infra.config.model import BUNDLED_COMMAND, StackConfig
 from infra.config.rules import check_rules
+from infra.config.types import SECRET_KEYS
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
 # The stack file's names every reader of a stack needs; the sections are in `model`.
@@ -71,13 +72,18 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def parse_config(raw: Mapping[str, Any]) -> StackConfig:
-    """Validate a stack's `tftrain:` config (prefix removed) into a StackConfig."""
+def parse_config(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> StackConfig:
+    """Validate a stack's `tftrain:` config (prefix removed) into a StackConfig.
+
+    `secret_keys`: the top-level keys (prefix removed) the engine marked secret, whose values
+    arrive decrypted (the program's view); a stack file read offline has none.
+    """
     data = _without_nulls(raw)
     if isinstance(data, dict):
         data.pop(KUBECONFIG_KEY, None)
+    context = {SECRET_KEYS: frozenset(secret_keys)}
     try:
-        stack = _STACK.validate_python(data, by_alias=True, by_name=False)
+        stack = _STACK.validate_python(data, by_alias=True, by_name=False, context=context)
     except ValidationError as error:
         raise ConfigError(describe(error, StackConfig)) from None
     problems = check_rules(stack)

@@ -10,11 +10,16 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
+from infra.config.types import Secret
 from infra.stack_file import did_you_mean, key_path
 
+# What a problem shows for the value of a secret key (`types.Secret`): a password typed in
+# the clear must not reach a terminal or a CI log a second time.
+HIDDEN = "(not shown)"
 
-def problem(key: str, value: Any, allowed: str) -> str:
-    shown = json.dumps(value, default=str)
+
+def problem(key: str, value: Any, allowed: str, hide: bool = False) -> str:
+    shown = HIDDEN if hide else json.dumps(value, default=str)
     if len(shown) > 80:
         shown = shown[:77] + "..."
     return f"{key} = {shown}: must be {allowed}"
@@ -36,7 +41,8 @@ def describe(error: ValidationError, model: type) -> list[str]:
         # A validator's own words: an item's, or the key's description with a reason added.
         if reason and (depth < len(loc) or reason.startswith(allowed)):
             allowed = reason
-        problems.append(problem(key, detail["input"], allowed))
+        hide = info is not None and any(isinstance(m, Secret) for m in info.metadata)
+        problems.append(problem(key, detail["input"], allowed, hide))
     return problems
 
 

@@ -250,6 +250,19 @@ class DataConfig:
     retain_on_destroy: t.Bool = True  # a created bucket outlives `pulumi destroy`
 
 
+@section
+class ImageRegistryConfig:
+    """Pull credentials for a private registry (README "Images and registries"): a
+    kubernetes.io/dockerconfigjson Secret every pod and the ECI ImageCache name.
+
+    Empty `server`: none; images are pulled as the nodes can (public, or ACR passwordless).
+    """
+
+    server: t.RegistryHost = ""
+    username: t.RegistryUsername = ""
+    password: t.secret_text("imageRegistry", "password") = ""
+
+
 # The bundled trainer, and the interpreters a command may name it with.
 BUNDLED_COMMAND = ("python", "-m", "trainer")
 PYTHON = re.compile(r"^(/usr(/local)?/bin/)?python(3(\.[0-9]+)?)?$")
@@ -296,6 +309,7 @@ class StackConfig:
     evaluator: EvaluatorGroup = Field(default_factory=EvaluatorGroup)
     hyperparams: Hyperparams = Field(default_factory=Hyperparams)
     tensorboard: TensorBoardConfig = Field(default_factory=TensorBoardConfig)
+    image_registry: ImageRegistryConfig = Field(default_factory=ImageRegistryConfig)
 
     @model_validator(mode="before")
     @classmethod
@@ -334,6 +348,14 @@ class StackConfig:
     def replica_groups(self) -> tuple[ReplicaGroup, ...]:
         """Groups in TFJob order, including empty ones."""
         return (self.chief, self.master, self.worker, self.ps, self.evaluator)
+
+    @property
+    def images(self) -> tuple[str, ...]:
+        """Every image the stack's pods run (replicas, TensorBoard), in first-use order."""
+        images = [group.image for group in self.replica_groups if group.number]
+        if self.tensorboard.enabled:
+            images.append(self.tensorboard.image)
+        return tuple(dict.fromkeys(image for image in images if image))
 
     def command_of(self, group: ReplicaGroup) -> tuple[str, ...]:
         """What a group's replicas run: its own command, the job's, or the bundled trainer."""

@@ -18,6 +18,7 @@ from infra.config.errors import problem
 from infra.config.instance_types import cpu_cores, gpu_instance_size
 from infra.config.model import BUNDLED_IMAGE_REPOSITORY, StackConfig, is_bundled_image
 from infra.config.types import DNS_LABEL, LATEST_VERSION
+from infra.image_ref import canonical_registry, registry_of
 from infra.run_data import RUN_PREFIX, under
 from infra.stack_file import PROJECT
 
@@ -42,6 +43,30 @@ def _image_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     for group in stack.replica_groups:
         if group.number and not group.image:
             yield f"{group.type}.image", f"a container image (or set {PROJECT}:image for all)"
+
+
+def _image_registry_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """Pull credentials are whole, and for a registry the stack pulls from: the kubelet offers
+    them only to images of that host (`crpi-<id>.` and `crpi-<id>-vpc.` are two hosts), so
+    credentials for another would leave every pod in ImagePullBackOff. Images of other
+    registries (public ones) are pulled without credentials, as before."""
+    registry = stack.image_registry
+    keys = {"server": registry.server, "username": registry.username, "password": registry.password}
+    if not any(keys.values()):
+        return
+    for name in (name for name, value in keys.items() if not value):
+        # Only empty keys are named: a password is never shown in a problem.
+        yield (
+            f"imageRegistry.{name}",
+            "set when any of imageRegistry's server, username and password is: all three or none",
+        )
+    hosts = list(dict.fromkeys(registry_of(image) for image in stack.images))
+    if registry.server and canonical_registry(registry.server) not in hosts:
+        yield (
+            "imageRegistry.server",
+            f"the registry of an image the stack pulls ({', '.join(hosts)}): the kubelet "
+            "offers credentials only to images of their host",
+        )
 
 
 def _tensorboard_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
@@ -348,6 +373,7 @@ def _bundled_trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
 # Every rule, in the order its problems are listed.
 RULES: tuple[Callable[[StackConfig], Iterator[tuple[str, str]]], ...] = (
     _image_rules,
+    _image_registry_rules,
     _tensorboard_rules,
     _topology_rules,
     _command_rules,

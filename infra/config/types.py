@@ -14,10 +14,11 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, WithJsonSchema
 
 from infra.image_ref import FORMAT as IMAGE_REFERENCE_FORMAT
 from infra.image_ref import ImageReferenceError, parse_image_reference
+from infra.stack_file import PROJECT
 
 # Kubernetes' own limits: RFC 1123 labels (namespaces), label names and prefixes.
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -189,10 +190,15 @@ GroupArgs = Annotated[
 SECRET_PLACEHOLDER = "[secret]"
 
 
+def is_secure(value: Any) -> bool:
+    """A stack file's form of a secret: `{secure: <ciphertext>}`."""
+    return isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str)
+
+
 def _env_value(value: Any) -> Any:
     # Env values are text to Kubernetes; `1` and `0.5` are meant as written. true/false are
     # refused: quoted they are unambiguous, unquoted they would read as "True" to some tools.
-    if isinstance(value, dict) and set(value) == {"secure"} and isinstance(value["secure"], str):
+    if is_secure(value):
         return SECRET_PLACEHOLDER
     if isinstance(value, bool):
         raise ValueError("a string (quote it: 'true')")
@@ -284,3 +290,63 @@ OssEndpoint = text(
     "oss-cn-hangzhou-internal.aliyuncs.com",
     253,
 )
+
+
+# The validation context key (`infra.config.parse_config`) listing the top-level keys the
+# engine marked secret: in the program a secret arrives decrypted, as plain text, and only
+# this list tells it from a value typed in the clear.
+SECRET_KEYS = "secret_keys"
+
+
+class Secret:
+    """Marks a key whose value must be a Pulumi secret; an error about it never shows it."""
+
+
+def secret_text(section: str, key: str) -> Any:
+    """Key `key` of `section`, which holds a secret: `{secure: ...}` in a stack file read
+    offline (then SECRET_PLACEHOLDER: it cannot be decrypted here), or the decrypted text when
+    the engine marked `section` secret (`pulumi config set --secret --path` does)."""
+    allowed = (
+        f"empty or a Pulumi secret: pulumi config set --secret --path {PROJECT}:{section}.{key} "
+        "<value> (plain text would sit in the stack file and the state)"
+    )
+
+    def validate(value: Any, info: ValidationInfo) -> Any:
+        if is_secure(value):
+            return SECRET_PLACEHOLDER
+        if value == "":
+            return value
+        if isinstance(value, str) and section in (info.context or {}).get(SECRET_KEYS, ()):
+            return value
+        raise ValueError(allowed)
+
+    schema = {
+        "description": allowed,
+        "anyOf": [
+            {"const": ""},
+            {
+                "type": "object",
+                "properties": {"secure": {"type": "string"}},
+                "required": ["secure"],
+                "additionalProperties": False,
+            },
+        ],
+    }
+    return Annotated[
+        str,
+        Field(description=allowed),
+        Secret(),
+        BeforeValidator(validate),
+        WithJsonSchema(schema),
+    ]
+
+
+# Where the kubelet pulls from, as its credential lookup names it: a host[:port], no scheme.
+RegistryHost = text(
+    r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:[0-9]{1,5})?$",
+    "empty (no credentials) or a registry host[:port] in lower case, such as "
+    "crpi-<id>-vpc.cn-hangzhou.personal.cr.aliyuncs.com (no https://, no path)",
+    253,
+)
+# Docker's `auth` is base64(username:password), split at the first colon: none in the name.
+RegistryUsername = text(r"^$|^[^\s:]+$", "empty or a user name without spaces or :", 255)

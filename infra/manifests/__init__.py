@@ -16,6 +16,7 @@ from infra.manifests.image_cache import image_cache
 from infra.manifests.lifecycle import lifecycle_config_map
 from infra.manifests.network_policy import network_policies
 from infra.manifests.oss import oss_enabled, oss_objects
+from infra.manifests.registry import pull_secret, uses_registry_credentials
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_jobs, replica_service
@@ -25,12 +26,13 @@ __all__ = ["build_objects", "object_key"]
 
 
 def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
-    """Objects in creation order: namespace, network policies, storage, image cache, the
-    supervisor script, replicas, TensorBoard. The policies come first: no pod may start before
-    its isolation exists."""
+    """Objects in creation order: namespace, registry credentials, network policies, storage,
+    image cache, the supervisor script, replicas, TensorBoard. The policies come first: no pod
+    may start before its isolation exists."""
     topology = build_topology(config)
     objects: list[dict[str, Any]] = [
         namespace(config),
+        *([pull_secret(config)] if uses_registry_credentials(config) else []),
         *network_policies(config),
         persistent_volume(config, facts),
         persistent_volume_claim(config),

@@ -12,6 +12,7 @@ from typing import Any
 
 from infra.config import StackConfig
 from infra.manifests.common import metadata, run_labels
+from infra.manifests.registry import image_cache_pull_secrets
 
 API_VERSION = "eci.alibabacloud.com/v1"
 KIND = "ImageCache"
@@ -24,14 +25,6 @@ REPLACE_ON_CHANGES = ("spec",)
 REUSE_ANNOTATION = {"k8s.aliyun.com/imc-enable-reuse": "true"}
 
 
-def stack_images(config: StackConfig) -> list[str]:
-    """Distinct images of all replicas and TensorBoard, in first-use order."""
-    images = [group.image for group in config.replica_groups if group.number]
-    if config.tensorboard.enabled:
-        images.append(config.tensorboard.image)
-    return list(dict.fromkeys(images))
-
-
 def image_cache_name(config: StackConfig) -> str:
     return f"{config.job.namespace}-{config.job.name}"
 
@@ -42,7 +35,9 @@ def image_cache(config: StackConfig) -> dict[str, Any]:
         "kind": KIND,
         "metadata": metadata(image_cache_name(config), run_labels(config), None, REUSE_ANNOTATION),
         "spec": {
-            "images": stack_images(config),
+            "images": list(config.images),
             "imageCacheSize": config.cluster.image_cache_size,
+            # It pulls the images itself: private ones need the pods' credentials.
+            **image_cache_pull_secrets(config),
         },
     }

@@ -20,6 +20,7 @@ from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import metadata, pod_metadata, stable_labels
 from infra.manifests.placement import placement
+from infra.manifests.registry import image_pull_secrets
 from infra.manifests.security import harden, resources
 from infra.manifests.storage import data_mount, data_volume
 
@@ -74,7 +75,14 @@ def tensorboard_deployment(config: StackConfig, facts: ClusterFacts) -> dict[str
         "resources": resources(board.cpu, board.memory),
         "volumeMounts": [data_mount(config, read_only=True)],
     }
-    pod_spec = harden({**where.spec, "containers": [container], "volumes": [data_volume(config)]})
+    pod_spec = harden(
+        {
+            **where.spec,
+            **image_pull_secrets(config),
+            "containers": [container],
+            "volumes": [data_volume(config)],
+        }
+    )
     name = tensorboard_name(config)
     return {
         "apiVersion": "apps/v1",

@@ -39,6 +39,7 @@ from infra.manifests.lifecycle import (
 )
 from infra.manifests.oss import oss_enabled, oss_env, oss_mounts, oss_volumes
 from infra.manifests.placement import placement
+from infra.manifests.registry import image_pull_secrets
 from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
 from infra.replica_plan import Place, ReplicaPlan, replica_plan
@@ -48,12 +49,26 @@ from infra.topology import TF_PORT, Replica, Topology
 PORT_NAME = "tfjob-port"
 # Kubeflow's TFJob requires this container name; keeping it lets TFJob tooling find logs.
 CONTAINER_NAME = "tensorflow"
-# pulumi-kubernetes would otherwise wait for every Job to *complete* (a whole training run)
-# and time out after 10 minutes. Waiting until the Job has started keeps `pulumi up` short
-# while deletes are still awaited, so a replaced Job is gone before its successor is created
-# (`pulumi.com/skipAwait` would skip that wait too and race on the reused name). waitFor
-# overrides the built-in Job await since pulumi-kubernetes 4.18.4 (#3329).
-JOB_WAIT_FOR = {"pulumi.com/waitFor": "jsonpath={.status.startTime}"}
+# What `pulumi up` waits for on each Job (`pulumi.com/waitFor`, which replaces the built-in
+# Job await since pulumi-kubernetes 4.18.4, #3329): not the whole training run (the built-in
+# await, with a 10-minute timeout), and not just `.status.startTime`, which the Job controller
+# sets before any pod has an image, so a run whose pods all sit in ImagePullBackOff counted as
+# deployed. A Job is up once one of its pods has run: `ready` (running now), or `succeeded` /
+# `failed` (ran and ended: a short run, or a trainer that exits at once, must not hold `up`
+# until the timeout). A pod that never pulls its image, or is never scheduled, has none of
+# them, and `up` fails on that Job after the timeout, naming it.
+# The expression is RFC 9535 JSONPath (pulumi-kubernetes >= 4.24, requirements.txt): a
+# filter over the Job's top-level members, of which only `status` has these counters (they
+# are scalars, and a filter selects from a collection); it uses no `=`, which older parsers
+# split the annotation on. Deletes are still awaited, so a replaced Job is gone before its
+# successor with the same name is created (`pulumi.com/skipAwait` would skip that too).
+JOB_WAIT_FOR = {
+    "pulumi.com/waitFor": "jsonpath={$[?@.ready > 0 || @.succeeded > 0 || @.failed > 0]}",
+    # 30 minutes, not the default 10: a GPU pool autoscaled from 0 nodes, a gang that starts
+    # only once every replica fits, and multi-GB GPU images pulled on fresh nodes all pass
+    # before the first pod runs.
+    "pulumi.com/timeoutSeconds": str(30 * 60),
+}
 
 
 def replica_selector(config: StackConfig, replica: Replica) -> dict[str, str]:
@@ -162,6 +177,7 @@ def replica_job(
             "restartPolicy": "Never",
             "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
             **where.spec,
+            **image_pull_secrets(config),
             "containers": [_container(config, plan)],
             "volumes": [
                 data_volume(config),

@@ -1,0 +1,89 @@
+"""What `pulumi up` waits for on each Job: one of its pods has run (infra/manifests/workloads.py).
+
+The annotation is evaluated the way pulumi-kubernetes (>= 4.24) evaluates `pulumi.com/waitFor`
+(provider/pkg/jsonpath: strip `jsonpath=`, take the `{...}`, an RFC 9535 query from `$`; with
+no `=value`, any selected node satisfies it), here by an independent RFC 9535 implementation
+(jsonpath-rfc9535). The Job states are the batch/v1 JobStatus fields as the Job controller
+sets them (Kubernetes Job API: startTime, active, ready, succeeded, failed, conditions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonpath_rfc9535
+import pytest
+
+from infra.cluster_facts import cluster_facts
+from infra.config import load_stack
+from infra.manifests import build_objects
+from infra.manifests.workloads import JOB_WAIT_FOR
+from tests.pulumi_mocks import all_stacks
+
+WAIT_FOR = "pulumi.com/waitFor"
+TIMEOUT = "pulumi.com/timeoutSeconds"
+
+# (state, .status or None, whether `up` may call the Job created)
+STATES = [
+    ("just created", None, False),
+    ("started, pod in ImagePullBackOff", {"startTime": "t", "active": 1, "ready": 0}, False),
+    ("started, counters not yet written", {"startTime": "t", "active": 1}, False),
+    ("pod running", {"startTime": "t", "active": 1, "ready": 1}, True),
+    (
+        "a short run already over",
+        {"startTime": "t", "ready": 0, "succeeded": 1,
+         "conditions": [{"type": "Complete", "status": "True"}]},
+        True,
+    ),
+    (
+        "exit 2 at once (podFailurePolicy FailJob)",
+        {"startTime": "t", "ready": 0, "failed": 1,
+         "conditions": [{"type": "Failed", "status": "True"}]},
+        True,
+    ),
+    ("ran once, its retry pending", {"startTime": "t", "active": 1, "ready": 0, "failed": 1}, True),
+]  # fmt: skip
+
+
+def job_in(status: dict[str, Any] | None) -> dict[str, Any]:
+    """A Job of the dev stack as the API server would return it in `status`."""
+    config = load_stack("dev")
+    job = next(o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job")
+    return job if status is None else {**job, "status": status}
+
+
+def satisfied(annotation: str, obj: dict[str, Any]) -> bool:
+    """pulumi-kubernetes' Parse and Matches for an annotation without `=value`."""
+    assert annotation.startswith("jsonpath=")
+    path = annotation.removeprefix("jsonpath=")
+    assert path.startswith("{") and path.endswith("}")
+    query = path[1:-1].strip()
+    query = query if query.startswith("$") else "$" + query
+    return bool(jsonpath_rfc9535.find(query, obj))
+
+
+@pytest.mark.parametrize(
+    ("status", "up"), [case[1:] for case in STATES], ids=[case[0] for case in STATES]
+)
+def test_a_job_counts_as_created_once_a_pod_has_run(status: dict | None, up: bool) -> None:
+    assert satisfied(JOB_WAIT_FOR[WAIT_FOR], job_in(status)) is up
+
+
+def test_the_annotation_parses_in_every_supported_provider() -> None:
+    annotation = JOB_WAIT_FOR[WAIT_FOR]
+    # 4.24-4.32 split the annotation on every `=` that is not `==`, and took the path up to
+    # the first `}`: neither may cut this one.
+    assert annotation.count("=") == 1 and annotation.count("}") == 1
+    # strconv.Atoi: whole seconds; longer than the built-in 10 minutes.
+    assert int(JOB_WAIT_FOR[TIMEOUT]) > 600
+
+
+@pytest.mark.parametrize("stack", all_stacks())
+def test_every_job_carries_the_wait_and_none_skips_it(stack: str) -> None:
+    config = load_stack(stack)
+    jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
+    assert jobs
+    for job in jobs:
+        annotations = job["metadata"]["annotations"]
+        assert {key: annotations[key] for key in JOB_WAIT_FOR} == JOB_WAIT_FOR
+        assert "pulumi.com/skipAwait" not in annotations
