@@ -412,6 +412,25 @@ CASES: dict[str, Bad] = {
         "tftrain:worker.cpu",
         "at most 2800m",
     ),
+    # storage.fileSystemId: a General-purpose NAS id (NAS API samples 31a8e4****, 1ca404****).
+    "extreme-nas-file-system": Bad(
+        {**ACK, "storage": {"fileSystemId": "extreme-0015abcd"}},
+        "tftrain:storage.fileSystemId",
+        "ten lower-case letters and digits such as 31a8e48eda",
+    ),
+    "file-system-id-in-capitals": Bad(
+        {**ACK, "storage": {"fileSystemId": "31A8E48EDA"}},
+        "tftrain:storage.fileSystemId",
+        "existing General-purpose NAS file system",
+    ),
+    "file-system-id-without-nas": Bad(
+        {
+            **BASE,
+            "storage": {"kind": "nfs", "nfsServer": "10.0.0.5", "fileSystemId": "31a8e48eda"},
+        },
+        "tftrain:storage.fileSystemId",
+        "empty unless storage.kind is nas",
+    ),
     # The OSS input and export (issue 21): a run's export must never land in what runs read.
     "export-inside-input": Bad(
         {

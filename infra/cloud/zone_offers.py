@@ -99,7 +99,8 @@ def require_zone_offers(config: StackConfig) -> None:
         for instance_type in instance_types:
             found = _lookup(GET_INSTANCE_TYPES, {"instanceType": instance_type}, "instanceTypes")
             check_instance_type(key, instance_type, network.zone_id, found)
-    if config.storage.kind == "nas":
+    # A re-attached file system (storage.fileSystemId) exists already: nothing to buy.
+    if config.storage.kind == "nas" and not config.storage.file_system_id:
         zones = _lookup(GET_NAS_ZONES, {"fileSystemType": FILE_SYSTEM_TYPE}, "zones")
         check_nas_storage(config.storage.nas_storage_type, network.zone_id, zones)
 

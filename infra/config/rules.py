@@ -184,6 +184,8 @@ def _cluster_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         yield "cluster.imageCache", "false unless cluster.kind is ask (an ECI feature)"
     if storage.kind == "nas" and cluster.kind == "existing":
         yield "storage.kind", "nfs or hostPath on an existing cluster (NAS needs the stack's VPC)"
+    if storage.file_system_id and storage.kind != "nas":
+        yield "storage.fileSystemId", "empty unless storage.kind is nas"
     if storage.kind == "nfs" and not storage.nfs_server:
         yield "storage.nfsServer", "the NFS server's address when storage.kind is nfs"
     if storage.kind == "hostPath" and cluster.kind != "existing":

@@ -240,6 +240,14 @@ VswitchId = text(r"^$|^vsw-[a-z0-9]+$", "empty or a vSwitch id vsw-...")
 ZoneId = text(
     r"^$|^[a-z]{2}(-[a-z0-9]+)+-[a-z0-9]*[a-z]$", "empty or a zone id such as cn-hangzhou-i", 64
 )
+# A General-purpose NAS file system's id: ten lower-case letters and digits (the NAS API's
+# samples 31a8e4****, 1ca404****); Extreme (extreme-...) and CPFS (cpfs-...) are other products.
+NasFileSystemId = text(
+    r"^$|^[0-9a-z]{10}$",
+    "empty (the stack creates a NAS file system) or the id of an existing General-purpose NAS "
+    "file system: ten lower-case letters and digits such as 31a8e48eda",
+    10,
+)
 # OSS bucket names (OSS naming rules): 3-63 lower-case letters, digits and hyphens, starting
 # and ending with a letter or digit.
 BucketName = text(
