@@ -173,11 +173,13 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
 
-    # Before anything is registered: the version, the bucket, the OSS endpoint.
+    # Before anything is registered: the version, a reachable API server, the zone's stock,
+    # the bucket, the OSS endpoint.
     cloud.require_offered_version(config.cluster)
     cloud.require_reachable_api_server(
         config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
     )
+    cloud.require_zone_offers(config)
     # The provider's own fallback for its region is this environment variable.
     region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
     cloud.require_usable_bucket(config.data, region)

@@ -34,7 +34,9 @@ __all__ = [
     "MOCK_DEFAULT_K8S_VERSION",
     "MOCK_INTERNET_API",
     "MOCK_INTRANET_API",
+    "MOCK_NAS_ZONES",
     "MOCK_OFFERED_K8S_VERSIONS",
+    "MOCK_TYPE_ZONES",
     "CloudMocks",
     "PlausibleCloud",
     "Recorded",
@@ -213,6 +215,73 @@ def _clusters_result(args: Mapping[str, Any], exists: bool) -> dict[str, Any]:
     }
 
 
+# The zones of the region that sell each instance type (ecs.get_instance_types, sold-out zones
+# left out, as DescribeAvailableResource reports them); a type not listed is sold nowhere.
+MOCK_TYPE_ZONES: dict[str, tuple[str, ...]] = {
+    "ecs.gn6i-c4g1.xlarge": ("cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j", "cn-hangzhou-k"),
+    "ecs.gn6i-c8g1.2xlarge": ("cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j"),
+    "ecs.gn6i-c24g1.12xlarge": ("cn-hangzhou-i", "cn-hangzhou-j"),
+    "ecs.gn6i-c24g1.24xlarge": ("cn-hangzhou-i", "cn-hangzhou-j"),
+    "ecs.gn6v-c8g1.2xlarge": ("cn-hangzhou-i", "cn-hangzhou-k"),
+    "ecs.gn6v-c8g1.16xlarge": ("cn-hangzhou-i", "cn-hangzhou-k"),
+    "ecs.gn7i-c8g1.2xlarge": ("cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j"),
+    "ecs.gn7i-c32g1.8xlarge": ("cn-hangzhou-i", "cn-hangzhou-j"),
+    "ecs.g7.xlarge": ("cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j", "cn-hangzhou-k"),
+    "ecs.g7.2xlarge": ("cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j", "cn-hangzhou-k"),
+    "ecs.c7.xlarge": ("cn-hangzhou-h", "cn-hangzhou-i", "cn-hangzhou-j", "cn-hangzhou-k"),
+}
+# NAS (standard) storage types offered per zone (nas.get_zones): Capacity is the rarer one.
+MOCK_NAS_ZONES: dict[str, tuple[str, ...]] = {
+    "cn-hangzhou-h": ("Performance",),
+    "cn-hangzhou-i": ("Performance", "Capacity"),
+    "cn-hangzhou-j": ("Performance", "Capacity"),
+    "cn-hangzhou-k": ("Performance", "Capacity"),
+}
+
+
+def _instance_types_result(
+    args: Mapping[str, Any], type_zones: Mapping[str, Sequence[str]]
+) -> dict[str, Any]:
+    """What ecs.get_instance_types(instance_type=...) answers: the type with its zones, or
+    nothing when no zone sells it."""
+    name = args.get("instanceType", "")
+    zones = list(type_zones.get(name, ()))
+    if not zones:
+        return {"id": "instance-types", "ids": [], "instanceTypes": []}
+    entry = {
+        "id": name,
+        "availabilityZones": zones,
+        "burstableInstances": [],
+        "cpuCoreCount": 4,
+        "eniAmount": 3,
+        "eniIpv6AddressQuantity": 0,
+        "eniPrivateIpAddressQuantity": 10,
+        "eniQuantity": 3,
+        "family": name.rsplit(".", 1)[0],
+        "gpus": [],
+        "localStorages": [],
+        "maximumQueueNumberPerEni": 4,
+        "memorySize": 16.0,
+        "nvmeSupport": "unsupported",
+        "price": "",
+        "primaryEniQueueNumber": 4,
+        "secondaryEniQueueNumber": 4,
+        "totalEniQueueQuantity": 12,
+    }
+    return {"id": "instance-types", "ids": [name], "instanceTypes": [entry]}
+
+
+def _nas_zones_result(nas_zones: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    zones = [
+        {
+            "zoneId": zone,
+            "instanceTypes": [{"storageType": kind, "protocolType": "NFS"} for kind in kinds],
+        }
+        for zone, kinds in nas_zones.items()
+    ]
+    return {"id": "nas-zones", "zones": zones}
+
+
 def kubernetes_versions_result(args: Mapping[str, Any], offered: Sequence[str]) -> dict[str, Any]:
     """What the version data source answers: one metadata entry per offered version."""
     runtime = {"name": "containerd", "version": "1.6.28"}
@@ -231,6 +300,8 @@ class PlausibleCloud:
 
     autoscaler_role: bool = True  # whether the account has granted ACK's autoscaler role
     offered_versions: tuple[str, ...] = MOCK_OFFERED_K8S_VERSIONS  # what ACK creates clusters on
+    type_zones: Mapping[str, Sequence[str]] = field(default_factory=lambda: MOCK_TYPE_ZONES)
+    nas_zones: Mapping[str, Sequence[str]] = field(default_factory=lambda: MOCK_NAS_ZONES)
     # A lookup it has no answer for fails the test (a component's own lookups are all known);
     # a whole program's planted ones (deprecation checks) answer empty.
     strict: bool = False
@@ -274,6 +345,10 @@ class PlausibleCloud:
             }
         if token == "alicloud:cs/getClusters:getClusters":
             return _clusters_result(args, self.cluster_exists)
+        if token == "alicloud:ecs/getInstanceTypes:getInstanceTypes":
+            return _instance_types_result(args, self.type_zones)
+        if token == "alicloud:nas/getZones:getZones":
+            return _nas_zones_result(self.nas_zones)
         if token.endswith("/getZones:getZones"):
             return _zones_result()
         if token == "alicloud:vpc/getNetworks:getNetworks":

@@ -380,7 +380,56 @@ CASES: dict[str, Bad] = {
             "worker": {"gpuCount": 1, "cpu": "6"},
         },
         "tftrain:worker.cpu",
-        "at most 4: one ecs.gn6i-c4g1.xlarge pod has 4 vCPUs",
+        "at most 4: one ecs.gn6i-c4g1.xlarge pod has no more",
+    ),
+    # ACK pools (infra/config/node_fit.py; the numbers are worked in tests/test_node_fit.py).
+    "more-cpu-than-an-autoscaled-gpu-node-leaves": Bad(
+        {**ACK, "worker": {"gpuCount": 1, "cpu": "3"}},
+        "tftrain:worker.cpu",
+        "at most 2800m: what one ecs.gn6i-c4g1.xlarge node of cluster.gpuPool can give a pod",
+    ),
+    "more-memory-than-a-cpu-node-leaves": Bad(
+        {**ACK, "ps": {"memory": "12Gi"}},
+        "tftrain:ps.memory",
+        "at most 11653Mi: what one ecs.g7.xlarge node of cluster.cpuPool can give a pod",
+    ),
+    "tensorboard-bigger-than-a-cpu-node": Bad(
+        {**ACK, "tensorboard": {"cpu": "4"}},
+        "tftrain:tensorboard.cpu",
+        "at most 3330m: what one ecs.g7.xlarge node of cluster.cpuPool",
+    ),
+    "more-gpus-than-a-gpu-node-has": Bad(
+        {**ACK, "worker": {"gpuCount": 2}, "hyperparams": {"batchSize": 256}},
+        "tftrain:worker.gpuCount",
+        "at most 1: one ecs.gn6i-c4g1.xlarge node has 1 GPU(s)",
+    ),
+    "a-spot-group-checked-against-the-gpu-types-as-autoscaled": Bad(
+        {
+            **ACK,
+            "cluster": {**ACK["cluster"], "gpuPool": {"size": 1}, "spotGpuPool": {"maxSize": 2}},
+            "worker": {"gpuCount": 1, "spot": True, "cpu": "3"},
+        },
+        "tftrain:worker.cpu",
+        "at most 2800m",
+    ),
+    # storage.fileSystemId: a General-purpose NAS id (NAS API samples 31a8e4****, 1ca404****).
+    "extreme-nas-file-system": Bad(
+        {**ACK, "storage": {"fileSystemId": "extreme-0015abcd"}},
+        "tftrain:storage.fileSystemId",
+        "ten lower-case letters and digits such as 31a8e48eda",
+    ),
+    "file-system-id-in-capitals": Bad(
+        {**ACK, "storage": {"fileSystemId": "31A8E48EDA"}},
+        "tftrain:storage.fileSystemId",
+        "existing General-purpose NAS file system",
+    ),
+    "file-system-id-without-nas": Bad(
+        {
+            **BASE,
+            "storage": {"kind": "nfs", "nfsServer": "10.0.0.5", "fileSystemId": "31a8e48eda"},
+        },
+        "tftrain:storage.fileSystemId",
+        "empty unless storage.kind is nas",
     ),
     # The OSS input and export (issue 21): a run's export must never land in what runs read.
     "export-inside-input": Bad(

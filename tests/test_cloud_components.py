@@ -770,6 +770,37 @@ def test_nas_storage_type_follows_the_config() -> None:
     assert mocks.one(FILE_SYSTEM).inputs["storageType"] == "Capacity"
 
 
+KEPT_FILE_SYSTEM = "31a8e48eda"  # a General-purpose NAS id, as a destroyed stack left it
+
+
+def test_a_kept_file_system_is_mounted_never_created_nor_owned() -> None:
+    config = stack("ack-gpu", storage={"fileSystemId": KEPT_FILE_SYSTEM})
+    mocks, out = deploy(build_nas(config))
+
+    # Not registered at all: no destroy, replace or retention policy of the stack can reach it.
+    assert mocks.of_type(FILE_SYSTEM) == []
+    mount_target = mocks.one(MOUNT_TARGET)
+    assert mount_target.inputs["fileSystemId"] == KEPT_FILE_SYSTEM
+    assert mount_target.inputs["vswitchId"] == out["vswitch_id"].value
+    assert (
+        mount_target.inputs["accessGroupName"] == mocks.one(ACCESS_GROUP).inputs["accessGroupName"]
+    )
+    assert mocks.one(ACCESS_RULE).inputs["sourceCidrIp"] == out["vswitch_cidr"].value
+    assert out["file_system_id"].value == KEPT_FILE_SYSTEM
+    assert out["mount_target_domain"].value.startswith(f"{KEPT_FILE_SYSTEM}-")
+
+
+def test_a_stack_re_attaching_a_file_system_exports_its_id_and_skips_the_nas_stock_check() -> None:
+    raw = read_stack_file(stack_file("ack-cpu"))
+    recorded = run_program(merged(raw, {"storage": {"fileSystemId": KEPT_FILE_SYSTEM}}))
+
+    assert recorded.of_type(FILE_SYSTEM) == []
+    (mount_target,) = recorded.of_type(MOUNT_TARGET)
+    assert mount_target.inputs["fileSystemId"] == KEPT_FILE_SYSTEM
+    assert recorded.outputs["nasFileSystemId"] == KEPT_FILE_SYSTEM
+    assert not [token for token, _ in recorded.calls if token == "alicloud:nas/getZones:getZones"]
+
+
 def test_nas_storage_refuses_other_storage_kinds() -> None:
     config = stack("ack-gpu", storage={"kind": "nfs", "nfsServer": "10.0.0.5"})
 

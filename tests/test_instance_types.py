@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from infra.config.instance_types import GpuInstanceSize, cpu_cores, gpu_instance_size
+from infra.config.instance_types import (
+    GpuInstanceSize,
+    InstanceShape,
+    cpu_cores,
+    gpu_instance_size,
+    instance_shape,
+    memory_mib,
+)
 
 # (type, vCPUs, GPUs) as the ECS "Instance families" GPU tables list them.
 DOCUMENTED = [
@@ -30,3 +37,29 @@ def test_names_off_the_pattern_are_not_guessed(name: str) -> None:
 @pytest.mark.parametrize(("quantity", "cores"), [("500m", 0.5), ("2", 2.0), ("2.5", 2.5)])
 def test_cpu_cores(quantity: str, cores: float) -> None:
     assert cpu_cores(quantity) == cores
+
+
+# (type, vCPUs, GiB, GPUs) as the ECS "Instance families" tables list them.
+SHAPES = [
+    ("ecs.g7.xlarge", 4, 16, 0),
+    ("ecs.g7.2xlarge", 8, 32, 0),
+    ("ecs.c7.large", 2, 4, 0),
+    ("ecs.r7.4xlarge", 16, 128, 0),
+    ("ecs.gn6i-c4g1.xlarge", 4, 15, 1),
+    ("ecs.gn6v-c8g1.2xlarge", 8, 32, 1),
+]
+
+
+@pytest.mark.parametrize(("name", "vcpus", "gib", "gpus"), SHAPES)
+def test_documented_shapes(name: str, vcpus: int, gib: int, gpus: int) -> None:
+    assert instance_shape(name) == InstanceShape(vcpus, gib, gpus)
+
+
+@pytest.mark.parametrize("name", ["ecs.hfg7.xlarge", "ecs.t6-c1m2.large", "ecs.g4.xlarge"])
+def test_other_families_are_not_guessed(name: str) -> None:
+    assert instance_shape(name) is None
+
+
+@pytest.mark.parametrize(("quantity", "mib"), [("512Mi", 512), ("4Gi", 4096), ("1048576", 1)])
+def test_memory_mib(quantity: str, mib: float) -> None:
+    assert memory_mib(quantity) == mib

@@ -20,6 +20,7 @@ from infra.cloud.naming import physical_name
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
 from infra.cloud.oss import OssBucket, OssRrsaAccess, access_policy, require_usable_bucket
+from infra.cloud.zone_offers import require_zone_offers
 
 __all__ = [
     "GPU_NODE_LABEL",
@@ -39,4 +40,5 @@ __all__ = [
     "require_offered_version",
     "require_reachable_api_server",
     "require_usable_bucket",
+    "require_zone_offers",
 ]

@@ -32,6 +32,10 @@ class NasStorage(pulumi.ComponentResource):
     `retain_on_delete`: destroy (or a replacement) drops it from the stack and leaves it in the
     account. The mount target, access group and rules hold no data and go with the stack.
 
+    Re-attach (`storage.fileSystemId`): an existing file system, e.g. one a destroyed stack
+    kept, is not a resource of this stack at all: it gets a new access group, rules and mount
+    target in this stack's vSwitch, and nothing the stack does can delete it.
+
     Outputs: `file_system_id`, `mount_target_domain` (the NFS server of the PersistentVolume).
     """
 
@@ -54,20 +58,23 @@ class NasStorage(pulumi.ComponentResource):
         super().__init__("tftrain:cloud:NasStorage", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        file_system = nas.FileSystem(
-            f"{name}-fs",
-            file_system_type=FILE_SYSTEM_TYPE,
-            protocol_type=config.nas_protocol,
-            storage_type=config.nas_storage_type,
-            encrypt_type=NAS_MANAGED_KEY,
-            # Same zone as the nodes: NFS round trips stay inside one zone.
-            zone_id=network.zone_id,
-            description=f"tftrain data, checkpoints and logs of {name}",
-            tags=resource_tags(name),
-            opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
-            ),
-        )
+        file_system_id: pulumi.Input[str] = config.file_system_id
+        if not config.file_system_id:
+            file_system = nas.FileSystem(
+                f"{name}-fs",
+                file_system_type=FILE_SYSTEM_TYPE,
+                protocol_type=config.nas_protocol,
+                storage_type=config.nas_storage_type,
+                encrypt_type=NAS_MANAGED_KEY,
+                # Same zone as the nodes: NFS round trips stay inside one zone.
+                zone_id=network.zone_id,
+                description=f"tftrain data, checkpoints and logs of {name}",
+                tags=resource_tags(name),
+                opts=pulumi.ResourceOptions.merge(
+                    child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
+                ),
+            )
+            file_system_id = file_system.id
         access_group = nas.AccessGroup(
             f"{name}-access-group",
             access_group_name=physical_name(name),
@@ -91,7 +98,7 @@ class NasStorage(pulumi.ComponentResource):
         ]
         mount_target = nas.MountTarget(
             f"{name}-mount-target",
-            file_system_id=file_system.id,
+            file_system_id=file_system_id,
             access_group_name=access_group.access_group_name,
             network_type="Vpc",
             vpc_id=network.vpc_id,
@@ -101,7 +108,7 @@ class NasStorage(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=rules)),
         )
 
-        self.file_system_id = file_system.id
+        self.file_system_id = pulumi.Output.from_input(file_system_id)
         self.mount_target_domain = mount_target.mount_target_domain
         self.register_outputs(
             {

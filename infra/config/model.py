@@ -153,6 +153,9 @@ class StorageConfig:
     nas_storage_type: Literal["Performance", "Capacity"] = "Performance"
     nas_protocol: Literal["NFS"] = "NFS"
     retain_on_destroy: t.Bool = True  # `pulumi destroy` keeps the NAS file system (the runs)
+    # An existing file system (e.g. one a destroyed stack kept): mounted, never created or
+    # deleted by the stack.
+    file_system_id: t.NasFileSystemId = ""
 
 
 @section

@@ -15,8 +15,9 @@ from typing import Any
 from pydantic.alias_generators import to_snake
 
 from infra.config.errors import problem
-from infra.config.instance_types import cpu_cores, gpu_instance_size
+from infra.config.instance_types import cpu_cores, instance_shape, memory_mib
 from infra.config.model import BUNDLED_IMAGE_REPOSITORY, StackConfig, is_bundled_image
+from infra.config.node_fit import Room, ack_node_room, eci_room
 from infra.config.types import DNS_LABEL, LATEST_VERSION
 from infra.image_ref import canonical_registry, registry_of
 from infra.run_data import RUN_PREFIX, under
@@ -104,16 +105,74 @@ def _gpu_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
             yield key, "0 while cluster.gpuPool has size 0 and maxSize 0 (no GPU nodes)"
         if cluster.kind == "ask" and not cluster.eci_gpu_spec:
             yield key, "0 unless cluster.eciGpuSpec names an ECI GPU instance type"
-        spec = gpu_instance_size(cluster.eci_gpu_spec) if cluster.kind == "ask" else None
-        if spec and group.gpu_count > spec.gpus:
-            yield key, f"at most {spec.gpus}: one {cluster.eci_gpu_spec} pod has {spec.gpus} GPU(s)"
-        if spec and cpu_cores(group.cpu) > spec.vcpus:
-            yield (
-                f"{group.type}.cpu",
-                f"at most {spec.vcpus}: one {cluster.eci_gpu_spec} pod has {spec.vcpus} vCPUs",
-            )
     if cluster.kind == "ack" and pool.size and not stack.uses_gpu:
         yield "cluster.gpuPool.size", "0 when no replica requests a GPU (idle GPU nodes are billed)"
+
+
+def _fit_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """Every pod's requests fit one node of what runs it (`infra.config.node_fit`): on ack
+    the pool it is placed on, on ask the ECI GPU type it names. A type whose shape the name
+    does not give is not guessed at."""
+    groups = (g for g in stack.replica_groups if g.number)
+    pods = [(g.type, g.cpu, g.memory, g.gpu_count, g.spot) for g in groups]
+    board = stack.tensorboard
+    if board.enabled:
+        pods.append(("tensorboard", board.cpu, board.memory, 0, False))
+    for section, cpu, memory, gpus, spot in pods:
+        rooms = _rooms(stack, gpus > 0, spot)
+        if not rooms:
+            continue
+        kind, where = _where(stack, gpus > 0)
+        name, room = min(rooms, key=lambda pair: pair[1].millicores)
+        if cpu_cores(cpu) * 1000 > room.millicores:
+            yield f"{section}.cpu", f"at most {_cores(room.millicores)}: {_why(kind, name, where)}"
+        sized = [(n, r) for n, r in rooms if r.memory_mib is not None]
+        if sized:
+            name, room = min(sized, key=lambda pair: pair[1].memory_mib or 0)
+            if memory_mib(memory) > (room.memory_mib or 0):
+                yield f"{section}.memory", f"at most {room.memory_mib}Mi: {_why(kind, name, where)}"
+        name, room = min(rooms, key=lambda pair: pair[1].gpus)
+        if gpus > room.gpus:
+            allowed = f"at most {room.gpus}: one {name} {kind} has {room.gpus} GPU(s)"
+            yield f"{section}.gpuCount", allowed
+
+
+def _where(stack: StackConfig, gpu: bool) -> tuple[str, str]:
+    """(pod or node, the key of what runs it)."""
+    if stack.cluster.kind == "ask":
+        return "pod", "cluster.eciGpuSpec"
+    return "node", "cluster.gpuPool" if gpu else "cluster.cpuPool"
+
+
+def _rooms(stack: StackConfig, gpu: bool, spot: bool) -> list[tuple[str, Room]]:
+    cluster = stack.cluster
+    if cluster.kind == "ask":
+        shape = instance_shape(cluster.eci_gpu_spec) if gpu else None
+        return [(cluster.eci_gpu_spec, eci_room(shape))] if shape else []
+    if cluster.kind != "ack":
+        return []
+    pool = cluster.gpu_pool if gpu else cluster.cpu_pool
+    # The spot GPU pool (the GPU pool's types) always autoscales.
+    autoscaled = spot or bool(pool.max_size)
+    shapes = [(name, instance_shape(name)) for name in pool.instance_types]
+    return [
+        (name, ack_node_room(shape, cluster.network_plugin, autoscaled))
+        for name, shape in shapes
+        if shape is not None
+    ]
+
+
+def _cores(millicores: int) -> str:
+    return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
+
+
+def _why(kind: str, name: str, where: str) -> str:
+    if kind == "pod":
+        return f"one {name} pod has no more"
+    return (
+        f"what one {name} node of {where} can give a pod, after ACK's reserve, the node's "
+        'DaemonSets and, if the pool autoscales, ACK\'s 70 % guidance (README "Sizing requests")'
+    )
 
 
 def _spot_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
@@ -150,6 +209,8 @@ def _cluster_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         yield "cluster.imageCache", "false unless cluster.kind is ask (an ECI feature)"
     if storage.kind == "nas" and cluster.kind == "existing":
         yield "storage.kind", "nfs or hostPath on an existing cluster (NAS needs the stack's VPC)"
+    if storage.file_system_id and storage.kind != "nas":
+        yield "storage.fileSystemId", "empty unless storage.kind is nas"
     if storage.kind == "nfs" and not storage.nfs_server:
         yield "storage.nfsServer", "the NFS server's address when storage.kind is nfs"
     if storage.kind == "hostPath" and cluster.kind != "existing":
@@ -380,6 +441,7 @@ RULES: tuple[Callable[[StackConfig], Iterator[tuple[str, str]]], ...] = (
     _env_rules,
     _trainer_rules,
     _gpu_rules,
+    _fit_rules,
     _spot_rules,
     _cluster_rules,
     _zone_rules,

@@ -29,10 +29,10 @@ INT32_MAX = 2**31 - 1
 # Replica names are `<job>-<type>-<index>`: the longest type ("evaluator") and a three-digit
 # index must still fit the 63 characters of a Service name.
 MAX_JOB_NAME = 63 - len("-evaluator-999")
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
-_FACTORS = {"": 1, "m": 1e-3} | {s: 1000.0 ** (i + 1) for i, s in enumerate("kMGTPE")}
-_FACTORS |= {f"{s}i": 1024.0 ** (i + 1) for i, s in enumerate("KMGTPE")}
-_BYTES = (None, *(suffix for suffix in _FACTORS if suffix not in ("", "m")))
+QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
+FACTORS = {"": 1, "m": 1e-3} | {s: 1000.0 ** (i + 1) for i, s in enumerate("kMGTPE")}
+FACTORS |= {f"{s}i": 1024.0 ** (i + 1) for i, s in enumerate("KMGTPE")}
+_BYTES = (None, *(suffix for suffix in FACTORS if suffix not in ("", "m")))
 # The stack creates its namespace: one every cluster already has would fail mid-deploy.
 _RESERVED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # A volume must not hide the root, /tmp (the pods' scratch emptyDir) or system trees.
@@ -93,10 +93,10 @@ def checked(check: Callable[[str], bool], allowed: str, base: Any = str) -> Any:
 
 
 def _amount(value: str, suffixes: tuple[str | None, ...], minimum: float, maximum: float) -> bool:
-    match = _QUANTITY.fullmatch(value)
+    match = QUANTITY.fullmatch(value)
     if not match or match.group(2) not in suffixes:
         return False
-    return minimum <= float(match.group(1)) * _FACTORS[match.group(2) or ""] <= maximum
+    return minimum <= float(match.group(1)) * FACTORS[match.group(2) or ""] <= maximum
 
 
 def _image(value: str) -> str:
@@ -245,6 +245,14 @@ VpcId = text(r"^$|^vpc-[a-z0-9]+$", "empty or a VPC id vpc-...")
 VswitchId = text(r"^$|^vsw-[a-z0-9]+$", "empty or a vSwitch id vsw-...")
 ZoneId = text(
     r"^$|^[a-z]{2}(-[a-z0-9]+)+-[a-z0-9]*[a-z]$", "empty or a zone id such as cn-hangzhou-i", 64
+)
+# A General-purpose NAS file system's id: ten lower-case letters and digits (the NAS API's
+# samples 31a8e4****, 1ca404****); Extreme (extreme-...) and CPFS (cpfs-...) are other products.
+NasFileSystemId = text(
+    r"^$|^[0-9a-z]{10}$",
+    "empty (the stack creates a NAS file system) or the id of an existing General-purpose NAS "
+    "file system: ten lower-case letters and digits such as 31a8e48eda",
+    10,
 )
 # OSS bucket names (OSS naming rules): 3-63 lower-case letters, digits and hyphens, starting
 # and ending with a letter or digit.

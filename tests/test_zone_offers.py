@@ -1,0 +1,138 @@
+"""The zone preflight: `network.zoneId` must sell the pools' instance types and the NAS storage
+type before anything is registered (infra/cloud/zone_offers.py), under the fake cloud."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pulumi
+from pulumi_alicloud.ecs import outputs as ecs_outputs
+from pulumi_alicloud.nas import outputs as nas_outputs
+
+from infra import mock_deploy
+from infra.cloud.zone_offers import (
+    GET_INSTANCE_TYPES,
+    GET_NAS_ZONES,
+    check_instance_type,
+    check_nas_storage,
+)
+from infra.config import read_stack_file, stack_file
+from tests.pulumi_mocks import (
+    MOCK_NAS_ZONES,
+    MOCK_TYPE_ZONES,
+    PlausibleCloud,
+    Recorded,
+    stack_config_map,
+)
+
+TYPES, NAS_ZONES = GET_INSTANCE_TYPES, GET_NAS_ZONES
+
+
+def run(stack: str | dict[str, Any], cloud: PlausibleCloud | None = None) -> Recorded:
+    config, name = stack_config_map(stack)
+    return mock_deploy.run_program(
+        config, stack=name, secret_keys=[], answers=cloud or PlausibleCloud(), raise_errors=False
+    )
+
+
+def calls(run: Recorded, token: str) -> list[dict[str, Any]]:
+    return [args for called, args in run.calls if called == token]
+
+
+def with_zone(stack: str, zone: str, **storage: str) -> dict[str, Any]:
+    raw = read_stack_file(stack_file(stack))
+    raw["network"] = {**raw["network"], "zoneId": zone}
+    raw["storage"] = {**raw["storage"], **storage}
+    return raw
+
+
+def test_each_pool_type_and_the_nas_type_are_looked_up_and_found() -> None:
+    recorded = run("ack-gpu")
+    assert recorded.error is None
+    asked = sorted(args["instanceType"] for args in calls(recorded, TYPES))
+    assert asked == ["ecs.g7.xlarge", "ecs.gn6i-c4g1.xlarge"]
+    # Asked region-wide (no availabilityZone), so a miss can name the zones that sell it.
+    assert all("availabilityZone" not in args for args in calls(recorded, TYPES))
+    assert calls(recorded, NAS_ZONES) == [{"fileSystemType": "standard"}]
+
+
+def test_a_gpu_type_sold_out_in_the_zone_stops_before_anything_is_registered() -> None:
+    sold_out = {**MOCK_TYPE_ZONES, "ecs.gn6i-c4g1.xlarge": ("cn-hangzhou-h", "cn-hangzhou-j")}
+    recorded = run("ack-gpu", PlausibleCloud(type_zones=sold_out))
+    assert isinstance(recorded.error, pulumi.RunError)
+    message = str(recorded.error)
+    assert (
+        "tftrain:cluster.gpuPool.instanceTypes: ecs.gn6i-c4g1.xlarge is not on sale in "
+        "tftrain:network.zoneId cn-hangzhou-i" in message
+    )
+    assert "sold in: cn-hangzhou-h, cn-hangzhou-j" in message
+    assert "\n" not in message
+    assert recorded.resources == []
+
+
+def test_a_type_sold_nowhere_is_refused_not_skipped() -> None:
+    # An empty answer cannot confirm the offer: refused.
+    recorded = run("ack-cpu", PlausibleCloud(type_zones={}))
+    assert "tftrain:cluster.cpuPool.instanceTypes: ecs.g7.2xlarge is not on sale" in str(
+        recorded.error
+    )
+    assert "ECS lists no zone here selling it" in str(recorded.error)
+    assert recorded.resources == []
+
+
+def test_capacity_nas_in_a_zone_without_it_is_refused() -> None:
+    recorded = run(with_zone("ack-cpu", "cn-hangzhou-h", nasStorageType="Capacity"))
+    assert (
+        "tftrain:storage.nasStorageType = 'Capacity': NAS offers no Capacity NFS file systems "
+        "in tftrain:network.zoneId cn-hangzhou-h; zones that do: cn-hangzhou-i, cn-hangzhou-j, "
+        "cn-hangzhou-k" in str(recorded.error)
+    )
+    assert recorded.resources == []
+
+
+def test_performance_nas_in_that_zone_is_fine() -> None:
+    assert "cn-hangzhou-h" in MOCK_NAS_ZONES
+    assert run(with_zone("ack-cpu", "cn-hangzhou-h")).error is None
+
+
+def test_ask_checks_the_nas_only() -> None:
+    recorded = run("ask-eci")
+    assert recorded.error is None
+    assert calls(recorded, TYPES) == []
+    assert len(calls(recorded, NAS_ZONES)) == 1
+    assert "no zone" in str(run("ask-eci", PlausibleCloud(nas_zones={})).error)
+
+
+def test_an_existing_vswitch_brings_its_zone_and_is_not_checked() -> None:
+    raw = read_stack_file(stack_file("ack-cpu"))
+    raw["network"] = {
+        "vpcId": "vpc-existing",
+        "vswitchId": "vsw-existing",
+        "vpcCidr": "172.16.0.0/12",
+    }
+    recorded = run(raw, PlausibleCloud(type_zones={}, nas_zones={}))
+    assert calls(recorded, TYPES) == calls(recorded, NAS_ZONES) == []
+
+
+def test_the_offline_render_s_answer_checks_nothing() -> None:
+    # None: no cloud was asked (a provider always answers a list).
+    check_instance_type("cluster.cpuPool.instanceTypes", "ecs.g7.xlarge", "cn-hangzhou-i", None)
+    check_nas_storage("Performance", "cn-hangzhou-i", None)
+
+
+def test_the_tokens_and_arguments_are_the_sdk_s() -> None:
+    # Invoked directly (the typed wrappers cannot return the render's unknown result), so the
+    # token and argument names are checked against the installed SDK's own wrappers.
+    from pulumi_alicloud.ecs import get_instance_types
+    from pulumi_alicloud.nas import get_zones
+
+    ecs_source = inspect.getsource(get_instance_types)
+    nas_source = inspect.getsource(get_zones)
+    assert f"'{GET_INSTANCE_TYPES}'" in ecs_source
+    assert "__args__['instanceType'] = instance_type" in ecs_source
+    assert f"'{GET_NAS_ZONES}'" in nas_source
+    assert "__args__['fileSystemType'] = file_system_type" in nas_source
+    # The result fields read: instanceTypes[].id/availabilityZones, zones[].zoneId/instanceTypes.
+    assert '@pulumi.getter(name="availabilityZones")' in inspect.getsource(ecs_outputs)
+    assert '@pulumi.getter(name="storageType")' in inspect.getsource(nas_outputs)
