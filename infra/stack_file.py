@@ -66,11 +66,23 @@ class ConfigError(ValueError):
         )
 
 
+# A key part shown as typed; any other (blank, spaces, control characters, `.`, `[`, quotes)
+# in the quoted form `pulumi config set --path` takes (`env["A.B"]`), so a stray "\r" or " "
+# in a key is visible in the message.
+_PLAIN_KEY = re.compile(r'^[^\s.\[\]"\x00-\x1f\x7f]+$')
+
+
 def key_path(parts: Iterable[str | int], namespace: str = PROJECT) -> str:
     """("cluster", "gpuPool", "instanceTypes", 0) → tftrain:cluster.gpuPool.instanceTypes[0]."""
     text = ""
     for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}" if text else str(part)
+        if isinstance(part, int):
+            text += f"[{part}]"
+            continue
+        if _PLAIN_KEY.match(str(part)):
+            text += f".{part}" if text else str(part)
+        else:
+            text += f"[{json.dumps(str(part))}]"
     return f"{namespace}:{text}" if text else namespace
 
 

@@ -3,6 +3,7 @@ fault a ConfigError naming the file and line, never another exception."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -158,3 +159,22 @@ def test_the_render_and_the_launcher_answer_an_esc_stack_with_one_line(
     assert done.returncode != 0
     assert "environment: this stack imports Pulumi ESC environments" in done.stderr + done.stdout
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("\r", 'tftrain:worker["\\r"]'),
+        ("a b", 'tftrain:worker["a b"]'),
+        ("x.y", 'tftrain:worker["x.y"]'),
+    ],
+)
+def test_an_odd_key_is_named_in_the_quoted_path_form(key: str, shown: str, tmp_path: Path) -> None:
+    """Pulumi's `--path` syntax quotes a key holding `.`, spaces or control characters as
+    `["…"]`; shown raw, a "\\r" would rewind the terminal line over the message."""
+    path = tmp_path / "Pulumi.odd.yaml"
+    path.write_text(f"config:\n  tftrain:worker:\n    {json.dumps(key)}: 1\n")
+    with pytest.raises(ConfigError) as refused:
+        load_stack_file(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith(f"{shown}: unknown key"), problem
