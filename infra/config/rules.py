@@ -410,14 +410,6 @@ def _bundled_trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         yield "hyperparams.strategy", "auto or multi_worker_mirrored with 0 ps"
     if hyper.strategy == "multi_worker_mirrored" and ps.number:
         yield "hyperparams.strategy", "auto or parameter_server when ps.number > 0"
-    # TF2's ClusterCoordinator waits for every task of the cluster, and an evaluator runs no
-    # server: with it listed, the chief hangs until the deadline.
-    if stack.job.evaluator_in_cluster and stack.evaluator.number and ps.number:
-        yield (
-            "job.evaluatorInCluster",
-            "false with ps.number > 0: ParameterServerStrategy waits for every task listed "
-            "in the cluster, and the evaluator serves none",
-        )
     strategy, replicas = stack.effective_strategy, stack.replicas_in_sync
     devices = {max(group.gpu_count, 1) for group in (chief, worker) if group.number}
     # multi_worker_mirrored keeps one copy of the model per device, in lockstep.
