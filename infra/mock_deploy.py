@@ -42,6 +42,25 @@ COMPUTED = "<computed>"
 SECRET = "<secret>"
 
 
+# The type a `pulumi.StackReference` reads: the engine answers it, with another stack's outputs.
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+@dataclass(frozen=True)
+class StackOutputs:
+    """A referenced stack's outputs, as the engine hands them to a StackReference."""
+
+    values: Mapping[str, Any]
+    secret: frozenset[str] = frozenset()
+
+    def as_state(self, name: str) -> dict[str, Any]:
+        outputs = {
+            key: {_SIG_KEY: _SECRET_SIG, "value": value} if key in self.secret else value
+            for key, value in self.values.items()
+        }
+        return {"name": name, "outputs": outputs, "secretOutputNames": sorted(self.secret)}
+
+
 def preview_id(name: str) -> str:
     """The id an offline preview gives resource `name`: a readable reference, not a value."""
     return f"<{name}.id>"
@@ -116,9 +135,15 @@ class RecordingMocks(pulumi.runtime.Mocks):
     """Echoes inputs as outputs (as providers do), plus what `answers` computes, if given.
     With `redact`, secret values are recorded as SECRET, never as themselves."""
 
-    def __init__(self, answers: CloudAnswers | None, redact: bool) -> None:
+    def __init__(
+        self,
+        answers: CloudAnswers | None,
+        redact: bool,
+        stack_references: Mapping[str, StackOutputs] | None = None,
+    ) -> None:
         self.answers = answers
         self.redact = redact
+        self.stack_references = stack_references or {}
         self.resources: list[Registration] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._lock = threading.Lock()  # the mock monitor calls in from executor threads
@@ -136,6 +161,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
         )
         with self._lock:
             self.resources.append(registration)
+        if args.typ == STACK_REFERENCE:
+            # An unknown stack has no outputs here (the engine would fail to read it).
+            referenced = self.stack_references.get(inputs["name"], StackOutputs({}))
+            return inputs["name"], referenced.as_state(inputs["name"])
         if self.answers is None:
             # Offline preview: whatever is not echoed stays unknown (the SDK's preview rule).
             return preview_id(args.name), dict(args.inputs)
@@ -217,6 +246,7 @@ def run_program(
     answers: CloudAnswers | None = None,
     redact_secrets: bool = False,
     raise_errors: bool = True,
+    stack_references: Mapping[str, StackOutputs] | None = None,
 ) -> Recorded:
     """Run `infra.program.build()` once for `config` (`infra.stack_file.engine_config`); record it.
 
@@ -224,10 +254,11 @@ def run_program(
     deployment. `redact_secrets` records every secret value as SECRET (for output that people
     read); otherwise they are unwrapped and their paths kept in `secret_paths` (for asserts).
     With `raise_errors=False` the program's own error is kept in `Recorded.error`.
+    `stack_references`: the outputs of the stacks a run stack reads, by fully qualified name.
     """
     from infra.program import build  # Pulumi-only imports stay out of the render's YAML path
 
-    mocks = RecordingMocks(answers, redact_secrets)
+    mocks = RecordingMocks(answers, redact_secrets, stack_references)
     monitor = _RecordingMonitor(mocks)
     recorded = Recorded(resources=mocks.resources, calls=mocks.calls)
 

@@ -33,6 +33,15 @@ from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLAC
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
+from infra.platform import (
+    CLUSTER_ID,
+    CLUSTER_KIND,
+    KUBECONFIG,
+    NAS_DOMAIN,
+    OSS_ROLE_NAME,
+    REGION,
+    required_outputs,
+)
 from infra.stack_file import namespace_problem, program_value
 from infra.topology import build_topology
 
@@ -87,7 +96,8 @@ class ClusterAccess:
     identity: pulumi.Input[str] = ""
     # The provider waits for these (node pools), so no pod is created before nodes exist.
     ready: list[pulumi.Resource] = field(default_factory=list)
-    nas: NasStorage | None = None  # when storage.kind is nas
+    nas: NasStorage | None = None  # when storage.kind is nas and the stack makes the NAS
+    nas_domain: pulumi.Input[str] | None = None  # its mount target, or the platform's
     load_balancer_acl: LoadBalancerAcl | None = None  # when needs_load_balancer_acl
     exports: dict[str, Any] = field(default_factory=dict)
     data: DataAccess | None = None  # when data.bucket is set
@@ -97,15 +107,19 @@ class ClusterAccess:
 class DataAccess:
     """The OSS input/export as the Kubernetes layer needs it (infra/manifests/oss.py)."""
 
-    endpoint: str
-    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's own role
+    endpoint: pulumi.Input[str]
+    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's (or platform's) role
     # What the PVs wait for: the bucket, the role and its policy attachment.
     ready: list[pulumi.Resource] = field(default_factory=list)
 
 
+def internal_oss_endpoint(region: str) -> str:
+    """The region's internal OSS endpoint: no internet egress, no traffic charge from the VPC."""
+    return f"oss-{region}-internal.aliyuncs.com"
+
+
 def oss_endpoint(config: StackConfig, region: str | None) -> str:
-    """data.endpoint, or the internal endpoint of the provider's region (no internet egress
-    and no traffic charge from inside the VPC)."""
+    """data.endpoint, or the internal endpoint of the provider's region."""
     if config.data.endpoint:
         return config.data.endpoint
     if not region:
@@ -113,7 +127,7 @@ def oss_endpoint(config: StackConfig, region: str | None) -> str:
             f"{PROJECT}:data.endpoint = '': no alicloud:region to derive the OSS endpoint "
             "from; set alicloud:region or data.endpoint (oss-<region>-internal.aliyuncs.com)"
         )
-    return f"oss-{region}-internal.aliyuncs.com"
+    return internal_oss_endpoint(region)
 
 
 def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
@@ -187,7 +201,8 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
             "cluster",
             config.cluster,
             network,
-            uses_gpu=config.uses_gpu,
+            # A platform's GPU pools serve its run stacks' replicas, which it cannot see.
+            uses_gpu=config.uses_gpu or not config.has_run,
             enable_rrsa=bool(config.data.bucket) and config.oss_credentials == "rrsa",
         )
     else:
@@ -206,8 +221,13 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         # The version the cluster runs: pin it as cluster.kubernetesVersion to upgrade on purpose.
         "kubernetesVersion": cluster.version,
     }
+    if not config.has_run:
+        # What run stacks read (infra/platform.py); the kubeconfig is exported by the caller.
+        exports[CLUSTER_KIND] = config.cluster.kind
+        if region:
+            exports[REGION] = region
     if nas is not None:
-        exports["nasDomain"] = nas.mount_target_domain
+        exports[NAS_DOMAIN] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id
     data = provision_data(config, cluster, endpoint) if config.data.bucket else None
     if data is not None:
@@ -217,10 +237,73 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         identity=cluster.cluster_id,
         ready=ready,
         nas=nas,
+        nas_domain=nas.mount_target_domain if nas is not None else None,
         load_balancer_acl=acl,
         exports=exports,
         data=data,
     )
+
+
+def _check_platform(config: StackConfig, values: Mapping[str, Any]) -> bool:
+    """Fail the run's Kubernetes provider, and so every object, when the platform lacks an
+    output this run needs or runs another kind of cluster than the objects are built for."""
+    stack = config.cluster.platform_stack
+    missing = [name for name, value in values.items() if value in (None, "")]
+    if missing:
+        raise pulumi.RunError(
+            f"{PROJECT}:cluster.platformStack = '{stack}': that stack has no output "
+            f"{', '.join(missing)}, which this run needs: is it a platform stack "
+            "(cluster.role: platform) that has been deployed, with the storage this run uses?"
+        )
+    if values[CLUSTER_KIND] != config.cluster.kind:
+        raise pulumi.RunError(
+            f"{PROJECT}:cluster.kind = '{config.cluster.kind}': must be "
+            f"{values[CLUSTER_KIND]}, the kind of platform stack {stack}'s cluster "
+            "(placement, gang scheduling and the image cache depend on it)"
+        )
+    return True
+
+
+def platform_access(config: StackConfig) -> ClusterAccess:
+    """A run stack's cluster: the platform stack's outputs, read through a StackReference.
+
+    The Python program cannot wait for another stack's outputs before it registers its own
+    resources, so the check is an input of every value taken from the platform: a missing
+    output fails the Kubernetes provider, and no object is ever sent to the engine."""
+    reference = pulumi.StackReference("platform", stack_name=config.cluster.platform_stack)
+    names = required_outputs(config)
+    # Not secret itself (only whether the check passed), so non-secret values stay readable.
+    checked = pulumi.Output.unsecret(
+        pulumi.Output.all(*(reference.get_output(name) for name in names)).apply(
+            lambda values: _check_platform(config, dict(zip(names, values, strict=True)))
+        )
+    )
+
+    def output(name: str) -> pulumi.Output[Any]:
+        return pulumi.Output.all(checked, reference.get_output(name)).apply(lambda v: v[1])
+
+    data = None
+    exports: dict[str, Any] = {"platformStack": config.cluster.platform_stack}
+    if config.data.bucket:
+        endpoint = config.data.endpoint or output(REGION).apply(internal_oss_endpoint)
+        data = DataAccess(endpoint=endpoint)
+        if OSS_ROLE_NAME in names:
+            data.role_name = output(OSS_ROLE_NAME)
+        exports.update(data_exports(config, data))
+    return ClusterAccess(
+        kubeconfig=pulumi.Output.secret(output(KUBECONFIG)),
+        identity=output(CLUSTER_ID),
+        nas_domain=output(NAS_DOMAIN) if NAS_DOMAIN in names else None,
+        exports=exports,
+        data=data,
+    )
+
+
+def export_platform(access: ClusterAccess) -> None:
+    """A platform stack's outputs: the cloud side's, and what run stacks read."""
+    pulumi.export(KUBECONFIG, access.kubeconfig)
+    for key, value in access.exports.items():
+        pulumi.export(key, value)
 
 
 def _resource_name(obj: Mapping[str, Any]) -> str:
@@ -376,19 +459,24 @@ def build() -> None:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.
         raise pulumi.RunError(str(error)) from error
 
-    access = provision_cluster(config, kubeconfig)
+    if config.cluster.role == "run":
+        access = platform_access(config)
+    else:
+        access = provision_cluster(config, kubeconfig)
+    if not config.has_run:
+        export_platform(access)
+        return
     provider = k8s.Provider(
         "k8s",
         kubeconfig=access.kubeconfig,
         cluster_identifier=access.identity,
         opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
     )
-    nas_domain = access.nas.mount_target_domain if access.nas is not None else None
     acl = access.load_balancer_acl
     data = access.data
     facts = cluster_facts(
         config,
-        nas_domain=nas_domain,
+        nas_domain=access.nas_domain,
         load_balancer_acl_id=acl.acl_id if acl else None,
         oss_endpoint=data.endpoint if data else None,
         oss_role_name=data.role_name if data else None,
