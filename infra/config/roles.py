@@ -25,11 +25,11 @@ CLOUD_KEYS = {
     "data": ("createBucket", "retainOnDestroy"),
 }  # fmt: skip
 
-_NO_RUN = (
+NO_RUN = (
     "a run's key, and a platform stack (cluster.role platform) has no run: remove it here "
     "and set it in a run stack"
 )
-_NO_CLOUD = (
+NO_CLOUD = (
     "a cloud key, and a run stack (cluster.role run) creates no cloud resource: remove it "
     "here and set it in its platform stack"
 )
@@ -46,13 +46,13 @@ def misplaced_keys(raw: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     if role == "platform":
         for section in RUN_SECTIONS:
             if section in raw:
-                yield section, _NO_RUN
+                yield section, NO_RUN
     if role == "run":
         for section, keys in CLOUD_KEYS.items():
             value = raw.get(section)
             if keys is None and section in raw:
-                yield section, _NO_CLOUD
+                yield section, NO_CLOUD
             elif isinstance(value, Mapping):
                 for key in keys or ():
                     if key in value:
-                        yield f"{section}.{key}", _NO_CLOUD
+                        yield f"{section}.{key}", NO_CLOUD
