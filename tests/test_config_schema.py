@@ -64,5 +64,5 @@ def test_the_schema_flags_keys_of_the_other_role(config: dict) -> None:
     """What `infra.config.roles` refuses, an editor underlines too; and the model agrees."""
     assert list(VALIDATOR.iter_errors({"config": config}))
     raw = {key.removeprefix("tftrain:"): value for key, value in config.items()}
-    with pytest.raises(ConfigError, match="(a run's|a cloud) key"):
+    with pytest.raises(ConfigError, match=r"(a run's|a cloud) key"):
         parse_config(raw)
