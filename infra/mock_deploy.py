@@ -193,14 +193,17 @@ class _RecordingMonitor(MockMonitor):
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
+        self._place(request, tuple(request.ignoreChanges))
+        return super().RegisterResource(request)
+
+    def ReadResource(self, request: Any) -> Any:  # a StackReference is read, not registered
+        self._place(request, ())
+        return super().ReadResource(request)
+
+    def _place(self, request: Any, ignored: tuple[str, ...]) -> None:
         urn = self.make_urn(request.parent, request.type, request.name)
         with self._lock:
-            self.tree[(request.type, request.name)] = (
-                urn,
-                request.parent,
-                tuple(request.ignoreChanges),
-            )
-        return super().RegisterResource(request)
+            self.tree[(request.type, request.name)] = (urn, request.parent, ignored)
 
     def placed(self, registration: Registration) -> Registration:
         urn, parent, ignored = self.tree.get((registration.type, registration.name), ("", "", ()))

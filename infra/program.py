@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.runtime import config as runtime_config
 
-from infra.cluster_facts import cluster_facts, needs_load_balancer_acl
+from infra.cluster_facts import cluster_facts, internal_oss_endpoint, needs_load_balancer_acl
 from infra.config import (
     KUBECONFIG_KEY,
     PROJECT,
@@ -111,11 +111,6 @@ class DataAccess:
     role_name: pulumi.Output[str] | None = None  # rrsa with the stack's (or platform's) role
     # What the PVs wait for: the bucket, the role and its policy attachment.
     ready: list[pulumi.Resource] = field(default_factory=list)
-
-
-def internal_oss_endpoint(region: str) -> str:
-    """The region's internal OSS endpoint: no internet egress, no traffic charge from the VPC."""
-    return f"oss-{region}-internal.aliyuncs.com"
 
 
 def oss_endpoint(config: StackConfig, region: str | None) -> str:

@@ -115,6 +115,16 @@ CASES = (
     Case("zone-changed", "ask-eci", _set("network.zoneId", "cn-hangzhou-k")),
     # The training data moves to another prefix: every training pod reads the new one.
     Case("input-prefix-changed", "ack-gpu", _set("data.inputPrefix", "mnist-v2/")),
+    # A run stack: only its own Kubernetes objects; the platform is not part of its render.
+    Case("run-learning-rate", "run-ack", _set("hyperparams.learningRate", 0.01)),
+    # A platform: what its replacements do to every run stack on it.
+    Case("platform-zone-changed", "platform-ack", _set("network.zoneId", "cn-hangzhou-k")),
+    Case("platform-cpu-pool-grown", "platform-ack", _set("cluster.cpuPool.size", 3)),
+    Case(
+        "platform-service-cidr-changed",
+        "platform-ack",
+        _set("network.serviceCidr", "172.22.0.0/20"),
+    ),
 )
 
 

@@ -46,7 +46,7 @@ from infra.manifests.placement import ECI_USE_SPECS
 from infra.manifests.tensorboard import SLB_ADDRESS_TYPE
 from infra.mock_deploy import preview_id
 from infra.render.cloud import IGNORE_CHANGES
-from infra.render.kubernetes import object_title
+from infra.render.kubernetes import PLATFORM_NOTE, object_title
 from infra.render.provider_sdk import has_schema_table, replacing_arguments, snake
 from infra.render.style import title_of
 
@@ -115,6 +115,18 @@ _REPLACE_REACHES = {
     **dict.fromkeys(CLUSTER_TYPES, _NEW_CLUSTER),
     FILE_SYSTEM_TYPE: "a new, empty file system: no run finds its checkpoints or event files in it",
     MOUNT_TARGET_TYPE: "a new NFS server name: the PersistentVolume that mounts it is replaced",
+}
+# A platform stack's replacements reach every run stack on it, which its render cannot show.
+_RUNS_DISTURBED = {
+    **dict.fromkeys(
+        CLUSTER_TYPES,
+        "every one is stopped with the old cluster; its next `pulumi up` reads the new "
+        "cluster's id and credential and creates all of its objects anew",
+    ),
+    FILE_SYSTEM_TYPE: "every run's checkpoints and event files stay on the old file system: "
+    "each run starts over from step 0",
+    MOUNT_TARGET_TYPE: "each run's volume mounts an NFS server name that no longer exists "
+    "until its next `pulumi up` replaces its PersistentVolume",
 }
 _COMPONENT_PREFIX = "tftrain:"
 _LOOKUP = "(lookup)"
@@ -482,6 +494,14 @@ def _cloud_update_note(updated: dict[str, str]) -> list[str]:
     return [_CLOUD_UPDATE_NOTE.format(kinds=", ".join(kinds))] if kinds else []
 
 
+def _platform_lines(new_text: str, replaced_types: set[str]) -> list[str]:
+    """What a platform change does to the run stacks on it (none of which it can see)."""
+    if PLATFORM_NOTE not in new_text:
+        return []
+    reaches = [why for kind, why in _RUNS_DISTURBED.items() if kind in replaced_types]
+    return [f"Run stacks on this platform: {'; '.join(reaches) or 'untouched'}"]
+
+
 def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name: str) -> str:
     """The consequences of going from `old_text` to `new_text`, one fact per line."""
     old, new = parse_render(old_text), parse_render(new_text)
@@ -504,6 +524,7 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         f"Run: {_run_line(old, new, changed_jobs, replaced_types)}",
         f"Kubernetes objects: {_counts(kubernetes)}",
         f"Cloud resources: {_counts(cloud)}",
+        *_platform_lines(new_text, replaced_types),
         *_cloud_replace_lines(changes),
         *_cloud_update_note(cloud["update"]),
         *_gpu_lines(old, new),
