@@ -343,7 +343,10 @@ def run_program(
     deployed under the same mocks first."""
     reference = platform_stack_of(stack)
     if reference and platform is None:
-        platform = deployed_outputs(reference.rsplit("/", 1)[-1])
+        checked_in = reference.rsplit("/", 1)[-1]
+        # Another name is a stack nobody deployed: it has no outputs.
+        known = stack_file(checked_in, STACKS_DIR).is_file()
+        platform = deployed_outputs(checked_in) if known else StackOutputs({})
     config, stack_name = stack_config_map(stack)
     secret_keys = []
     for key, value in (secrets or {}).items():
