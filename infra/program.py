@@ -242,19 +242,19 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
 def _check_platform(config: StackConfig, values: Mapping[str, Any]) -> bool:
     """Fail the run's Kubernetes provider, and so every object, when the platform lacks an
     output this run needs or runs another kind of cluster than the objects are built for."""
-    stack = config.cluster.platform_stack
+    stack, kind = config.cluster.platform_stack, values[CLUSTER_KIND]
+    if kind and kind != config.cluster.kind:
+        raise pulumi.RunError(
+            f"{PROJECT}:cluster.kind = '{config.cluster.kind}': must be {kind}, the kind of "
+            f"platform stack {stack}'s cluster (placement, gang scheduling and the image "
+            "cache depend on it)"
+        )
     missing = [name for name, value in values.items() if value in (None, "")]
     if missing:
         raise pulumi.RunError(
             f"{PROJECT}:cluster.platformStack = '{stack}': that stack has no output "
             f"{', '.join(missing)}, which this run needs: is it a platform stack "
             "(cluster.role: platform) that has been deployed, with the storage this run uses?"
-        )
-    if values[CLUSTER_KIND] != config.cluster.kind:
-        raise pulumi.RunError(
-            f"{PROJECT}:cluster.kind = '{config.cluster.kind}': must be "
-            f"{values[CLUSTER_KIND]}, the kind of platform stack {stack}'s cluster "
-            "(placement, gang scheduling and the image cache depend on it)"
         )
     return True
 
