@@ -244,3 +244,26 @@ def test_the_offline_render_of_a_run_shows_the_platform_as_placeholders() -> Non
     assert "clusterIdentifier: <platform output clusterId>" in text
     platform_text = render_stack("platform-ack")
     assert "kind: Job" not in platform_text and "alicloud:cs/managedKubernetes" in platform_text
+
+
+def test_a_platform_parks_with_config_alone() -> None:
+    """No CPU node, no GPU node, no NAT gateway or EIP: what the README's parking section sets."""
+    raw = read_stack_file(stack_file("platform-ack"))
+    raw["cluster"]["cpuPool"] = {"size": 0}
+    raw["cluster"]["gpuPool"] = {"maxSize": 0}
+    raw["network"]["natGateway"] = False
+    run = run_program({**raw, "alicloud:region": "cn-hangzhou"})
+    types = {r.type for r in run.resources}
+    assert "alicloud:cs/managedKubernetes:ManagedKubernetes" in types  # the cluster stays
+    assert not types & {"alicloud:vpc/natGateway:NatGateway", "alicloud:ecs/eipAddress:EipAddress"}
+    (pool,) = run.of_type("alicloud:cs/nodePool:NodePool")  # the CPU pool, empty
+    assert pool.inputs.get("desiredSize") in (0, "0", None)
+    assert not pool.inputs.get("scalingConfig")
+    # A stack with a run still needs CPU nodes for its ps and TensorBoard.
+    with pytest.raises(ConfigError, match=r"tftrain:cluster\.cpuPool\.size"):
+        parse_config(
+            {
+                **read_stack_file(stack_file("ack-gpu")),
+                "cluster": raw["cluster"] | {"role": "standalone"},
+            }
+        )

@@ -146,7 +146,9 @@ def _cluster_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         if node_pool.size and node_pool.max_size:
             allowed = "0 when maxSize > 0 (an autoscaling pool has no fixed size)"
             yield f"cluster.{name}.size", allowed
-    if cluster.kind == "ack" and not (cluster.cpu_pool.size or cluster.cpu_pool.max_size):
+    # A platform may park its CPU pool at 0 while it has no runs (README "Teams and many runs").
+    cpu_nodes = cluster.cpu_pool.size or cluster.cpu_pool.max_size
+    if cluster.kind == "ack" and not cpu_nodes and stack.has_run:
         yield "cluster.cpuPool.size", "> 0 (or maxSize > 0): ps and TensorBoard run on the CPU pool"
     if cluster.image_cache and cluster.kind != "ask":
         yield "cluster.imageCache", "false unless cluster.kind is ask (an ECI feature)"
