@@ -117,6 +117,12 @@ CASES = (
     Case("input-prefix-changed", "ack-gpu", _set("data.inputPrefix", "mnist-v2/")),
     # A run stack: only its own Kubernetes objects; the platform is not part of its render.
     Case("run-learning-rate", "run-ack", _set("hyperparams.learningRate", 0.01)),
+    # The same run pointed at another platform: another cluster.
+    Case(
+        "run-moved-platform",
+        "run-ack",
+        _set("cluster.platformStack", "organization/tftrain/platform-ack-2"),
+    ),
     # A platform: what its replacements do to every run stack on it.
     Case("platform-zone-changed", "platform-ack", _set("network.zoneId", "cn-hangzhou-k")),
     Case("platform-cpu-pool-grown", "platform-ack", _set("cluster.cpuPool.size", 3)),

@@ -137,6 +137,18 @@ EXPECTED: dict[str, dict[str, str]] = {
         "Cloud resources": "no change",
         "GPUs requested": "2, unchanged",
     },
+    # Another platform is another cluster: the same run (its id does not depend on where it
+    # runs) resumes there only if that platform's NAS has its checkpoints; every object of it
+    # (22: 4 Jobs, 5 Services, 4 policies, 3 PVs, 3 PVCs, namespace, ConfigMap, TensorBoard)
+    # is created anew; still no cloud resource.
+    "run-moved-platform": {
+        "Run": rf"{RUN_ID} is stopped here; on the other platform it resumes only from "
+        r"checkpoints its NAS holds \(none on a new one\)",
+        "Kubernetes objects": r"replace 22 \(.*Job 4.*\)",
+        "Cloud resources": "no change",
+        "Platform": r"organization/tftrain/platform-ack → organization/tftrain/platform-ack-2: "
+        r"another cluster.*anew.*",
+    },
     # A platform has no run of its own; what its changes do happens to every run stack on it.
     # A bigger CPU pool is an update in place: no run is disturbed.
     "platform-cpu-pool-grown": {
