@@ -8,6 +8,9 @@ One harness, two users:
 - the tests (`tests/pulumi_mocks.py`) run it as a *mock deployment*: `CloudAnswers` supplies
   plausible computed values, so outputs resolve and can be asserted on.
 
+A run stack's `StackReference` is answered from `stack_references` (the other stack's outputs:
+placeholders offline, a mock-deployed platform's outputs in the tests).
+
 Per DESIGN.md: a fresh monitor, config and root stack per run (`build()` registers afresh every
 time), `set_all_config` with what the engine hands over (`infra.stack_file.engine_config`); numbers
 come back as floats and are normalised to ints when whole.
