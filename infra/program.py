@@ -263,20 +263,21 @@ def platform_access(config: StackConfig) -> ClusterAccess:
     """A run stack's cluster: the platform stack's outputs, read through a StackReference.
 
     The Python program cannot wait for another stack's outputs before it registers its own
-    resources, so the check is an input of every value taken from the platform: a missing
-    output fails the Kubernetes provider, and no object is ever sent to the engine."""
+    resources, so the check is an input of the Kubernetes provider, which every object needs:
+    a missing output fails the provider, and no object is ever sent to the engine."""
     reference = pulumi.StackReference("platform", stack_name=config.cluster.platform_stack)
     names = required_outputs(config)
-    # Not secret itself (only whether the check passed), so non-secret values stay readable.
+    # Not secret itself (only whether the check passed), so the cluster id stays readable.
     checked = pulumi.Output.unsecret(
         pulumi.Output.all(*(reference.get_output(name) for name in names)).apply(
             lambda values: _check_platform(config, dict(zip(names, values, strict=True)))
         )
     )
 
-    def output(name: str) -> pulumi.Output[Any]:
+    def checked_output(name: str) -> pulumi.Output[Any]:
         return pulumi.Output.all(checked, reference.get_output(name)).apply(lambda v: v[1])
 
+    output = reference.get_output
     data = None
     exports: dict[str, Any] = {"platformStack": config.cluster.platform_stack}
     if config.data.bucket:
@@ -286,8 +287,8 @@ def platform_access(config: StackConfig) -> ClusterAccess:
             data.role_name = output(OSS_ROLE_NAME)
         exports.update(data_exports(config, data))
     return ClusterAccess(
-        kubeconfig=pulumi.Output.secret(output(KUBECONFIG)),
-        identity=output(CLUSTER_ID),
+        kubeconfig=pulumi.Output.secret(checked_output(KUBECONFIG)),
+        identity=checked_output(CLUSTER_ID),
         nas_domain=output(NAS_DOMAIN) if NAS_DOMAIN in names else None,
         exports=exports,
         data=data,
