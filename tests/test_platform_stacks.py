@@ -209,33 +209,6 @@ def test_a_platform_of_another_kind_is_refused_before_any_object() -> None:
     assert [r.type for r in run.resources] == [STACK_REFERENCE]
 
 
-@pytest.mark.parametrize(
-    ("raw", "key"),
-    [
-        ({"cluster": {"role": "run", "platformStack": "o/p/s"}, "image": IMAGE}, "cluster.role"),
-        ({"cluster": {"kind": "ack", "role": "run"}, "image": IMAGE}, "cluster.platformStack"),
-        ({"cluster": {"kind": "ack", "platformStack": "o/p/s"}}, "cluster.platformStack"),
-        ({"cluster": {"kind": "ack", "role": "run", "platformStack": "platform-ack"}}, "cluster"),
-        (
-            {
-                "cluster": {"kind": "ack", "role": "run", "platformStack": "o/p/s"},
-                "image": IMAGE,
-                "tensorboard": {"allowedSourceRanges": ["203.0.113.0/24"]},
-            },
-            "tensorboard.allowedSourceRanges",
-        ),
-        (
-            {"cluster": {"kind": "ask", "role": "run", "platformStack": "o/p/s"}, "network": {}},
-            "network",
-        ),
-    ],
-)
-def test_role_problems_name_their_key(raw: dict[str, Any], key: str) -> None:
-    with pytest.raises(ConfigError) as error:
-        parse_config(raw)
-    assert f"tftrain:{key}" in str(error.value)
-
-
 def test_the_offline_render_of_a_run_shows_the_platform_as_placeholders() -> None:
     text = render_stack("run-ack")
     assert "alicloud:" not in text
