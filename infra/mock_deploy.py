@@ -19,6 +19,7 @@ come back as floats and are normalised to ints when whole.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -219,6 +220,15 @@ class _RecordingMonitor(MockMonitor):
         return response
 
 
+def _unless_the_programs_refusal(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Report what asyncio reports, except the program's own refusal (a RunError, recorded as
+    `Recorded.error`) once more for every future that carried it (a run stack's failed
+    platform check reaches each object's registration): hundreds of copies of one message."""
+    if isinstance(context.get("exception"), pulumi.RunError):
+        return
+    loop.default_exception_handler(context)
+
+
 @contextmanager
 def _private_event_loop() -> Iterator[None]:
     """A fresh event loop for one run, closed after it, with it the loops of its executor's
@@ -226,9 +236,11 @@ def _private_event_loop() -> Iterator[None]:
     loop that nothing closes; left to interpreter teardown, their finalizers can print
     "Exception ignored ... Invalid file descriptor" to stderr."""
     loops = [asyncio.new_event_loop()]
+    loops[0].set_exception_handler(_unless_the_programs_refusal)
 
     def own_loop() -> None:  # runs first in each executor thread
         loop = asyncio.new_event_loop()
+        loop.set_exception_handler(_unless_the_programs_refusal)
         asyncio.set_event_loop(loop)
         loops.append(loop)
 
@@ -239,6 +251,7 @@ def _private_event_loop() -> Iterator[None]:
         yield
     finally:
         executor.shutdown(wait=True)
+        gc.collect()  # finalise this run's futures while its handler is still in place
         for loop in loops:
             loop.close()
         asyncio.set_event_loop(None)  # the next user gets a loop of its own

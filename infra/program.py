@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 from pulumi.runtime import config as runtime_config
 
 from infra.cluster_facts import cluster_facts, internal_oss_endpoint, needs_load_balancer_acl
@@ -40,6 +41,7 @@ from infra.platform import (
     NAS_DOMAIN,
     OSS_ROLE_NAME,
     REGION,
+    placeholder,
     required_outputs,
 )
 from infra.stack_file import namespace_problem, program_value
@@ -183,6 +185,9 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
 
     # Before anything is registered: the version, the bucket, the OSS endpoint.
     cloud.require_offered_version(config.cluster)
+    cloud.require_reachable_api_server(
+        config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
+    )
     # The provider's own fallback for its region is this environment variable.
     region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
     cloud.require_usable_bucket(config.data, region)
@@ -277,6 +282,18 @@ def platform_access(config: StackConfig) -> ClusterAccess:
     def checked_output(name: str) -> pulumi.Output[Any]:
         return pulumi.Output.all(checked, reference.get_output(name)).apply(lambda v: v[1])
 
+    def reachable(kubeconfig: str) -> str:
+        """The platform's kubeconfig, once its API server opens from here (as a standalone
+        stack's is checked before any object: `infra.cloud.api_server_reach`)."""
+        from infra.cloud.api_server_reach import check_reachable
+
+        if kubeconfig == placeholder(KUBECONFIG):
+            return kubeconfig  # the offline render: no cluster to reach
+        (entry, *_) = yaml.safe_load(kubeconfig)["clusters"]
+        key = f"{PROJECT}:cluster.platformStack = '{config.cluster.platform_stack}'"
+        check_reachable(entry["cluster"]["server"], key)
+        return kubeconfig
+
     output = reference.get_output
     data = None
     exports: dict[str, Any] = {"platformStack": config.cluster.platform_stack}
@@ -287,7 +304,7 @@ def platform_access(config: StackConfig) -> ClusterAccess:
             data.role_name = output(OSS_ROLE_NAME)
         exports.update(data_exports(config, data))
     return ClusterAccess(
-        kubeconfig=pulumi.Output.secret(checked_output(KUBECONFIG)),
+        kubeconfig=pulumi.Output.secret(checked_output(KUBECONFIG).apply(reachable)),
         identity=checked_output(CLUSTER_ID),
         nas_domain=output(NAS_DOMAIN) if NAS_DOMAIN in names else None,
         exports=exports,
@@ -447,6 +464,24 @@ def export_outputs(
         pulumi.export(key, value)
 
 
+# pulumi-kubernetes reads this at `destroy` when the provider's state has no deleteUnreachable
+# (provider/pkg/provider/provider.go, Configure); its Python SDK would store it on `up`.
+DELETE_UNREACHABLE = "PULUMI_K8S_DELETE_UNREACHABLE"
+
+
+def refuse_stored_delete_unreachable() -> None:
+    """Keep deleteUnreachable out of the stack's state: stored, a later `refresh` from outside
+    the VPC would drop the finished Jobs from the state, and the next `up` would start them
+    again. It belongs on the `destroy` command line only (README, Reaching the cluster)."""
+    if DELETE_UNREACHABLE in os.environ:
+        raise pulumi.RunError(
+            f"{DELETE_UNREACHABLE} is set: on `pulumi up`/`preview` the Kubernetes provider "
+            "would keep it in the stack's state, and a later refresh from a machine that cannot "
+            "reach the cluster would forget its objects. Unset it here; use it only as "
+            f"`{DELETE_UNREACHABLE}=true pulumi destroy` (README, Reaching the cluster)"
+        )
+
+
 def build() -> None:
     try:
         raw, kubeconfig = read_stack_config()
@@ -454,6 +489,7 @@ def build() -> None:
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.
         raise pulumi.RunError(str(error)) from error
+    refuse_stored_delete_unreachable()
 
     if config.cluster.role == "run":
         access = platform_access(config)

@@ -310,6 +310,9 @@ def read_stack(path: Path) -> StackFile:
         for key in document
         if key not in TOP_LEVEL_KEYS
     ]
+    environments = document.get("environment")
+    if environments:
+        problems.append(_environment_problem(path, lines[("environment",)], environments))
     written = document.get("config") or {}
     if not isinstance(written, dict):
         problems.append(f"{path}:{lines[('config',)]}: config: must be a mapping of keys")
@@ -329,6 +332,21 @@ def read_stack(path: Path) -> StackFile:
         path,
         entries,
         {_config_key(p): n for p, n in lines.items() if len(p) > 1 and p[0] == "config"},
+    )
+
+
+def _environment_problem(path: Path, line: int, environments: Any) -> str:
+    """Pulumi ESC environments merge their `pulumiConfig` into this stack's config inside the
+    engine, where only `pulumi preview`/`up` see it; an offline reading would silently show
+    another stack than the one that deploys."""
+    names = environments if isinstance(environments, list) else [environments]
+    listed = ", ".join(str(name) for name in names)
+    return (
+        f"{path}:{line}: environment: this stack imports Pulumi ESC environments ({listed}), "
+        "whose values this offline reading cannot see, so it would show a different stack "
+        "than `pulumi up` deploys. Use `pulumi preview --diff` for this stack, or copy the "
+        "stack file without `environment:` (and with the tftrain: values the environments "
+        "supply) for the render and the local launcher"
     )
 
 

@@ -12,6 +12,7 @@ built one at a time (tests/test_cloud_components.py).
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -203,6 +204,18 @@ def _switches_result(args: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": "switches", "ids": [vswitch_id], "vswitches": [vswitch]}
 
 
+def _clusters_result(args: Mapping[str, Any], exists: bool) -> dict[str, Any]:
+    """The cluster list filtered by an anchored name regex: the named cluster, or nothing."""
+    name = str(args["nameRegex"]).removeprefix("^").removesuffix("$").replace("\\", "")
+    found = [{"clusterId": "c-existing", "clusterName": name, "state": "running"}]
+    return {
+        "id": "clusters",
+        "ids": ["c-existing"] if exists else [],
+        "names": [name] if exists else [],
+        "clusters": found if exists else [],
+    }
+
+
 def kubernetes_versions_result(args: Mapping[str, Any], offered: Sequence[str]) -> dict[str, Any]:
     """What the version data source answers: one metadata entry per offered version."""
     runtime = {"name": "containerd", "version": "1.6.28"}
@@ -224,6 +237,9 @@ class PlausibleCloud:
     # A lookup it has no answer for fails the test (a component's own lookups are all known);
     # a whole program's planted ones (deprecation checks) answer empty.
     strict: bool = False
+    # Whether the stack's cluster exists already (a later `up`) or is new (the first one);
+    # the private API server check asks.
+    cluster_exists: bool = True
 
     def outputs(
         self, type_token: str, resource_id: str, inputs: Mapping[str, Any]
@@ -259,6 +275,8 @@ class PlausibleCloud:
                 "names": [],
                 "clusters": [{"id": (args.get("ids") or ["ask"])[0], "connections": [connection]}],
             }
+        if token == "alicloud:cs/getClusters:getClusters":
+            return _clusters_result(args, self.cluster_exists)
         if token.endswith("/getZones:getZones"):
             return _zones_result()
         if token == "alicloud:vpc/getNetworks:getNetworks":
@@ -334,9 +352,11 @@ def run_program(
     *,
     secrets: Mapping[str, str] | None = None,
     raise_errors: bool = True,
+    cloud: PlausibleCloud | None = None,
     platform: StackOutputs | None = None,
 ) -> Recorded:
-    """Run the program for a stack under fresh mocks; with `raise_errors=False` keep its error.
+    """Run the program for a stack under fresh mocks (`cloud`: the account's state, default
+    `PlausibleCloud()`); with `raise_errors=False` keep its error.
 
     A run stack reads `platform`, by default the outputs of the checked-in platform stack its
     `cluster.platformStack` names (`<org>/<project>/<stack>`: stacks/Pulumi.<stack>.yaml),
@@ -357,10 +377,26 @@ def run_program(
         config,
         stack=stack_name,
         secret_keys=secret_keys,
-        answers=PlausibleCloud(),
+        answers=cloud or PlausibleCloud(),
         raise_errors=raise_errors,
         stack_references={reference: platform} if platform is not None else None,
     )
+
+
+def stack_raw(name: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A checked-in stack's `tftrain:` config as a dict, with `overrides` merged in."""
+    return merged(read_stack_file(stack_file(name, STACKS_DIR)), overrides or {})
+
+
+def merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `overrides` applied; nested mappings are merged key by key."""
+    result = copy.deepcopy(dict(base))
+    for key, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(result.get(key), dict):
+            result[key] = merged(result[key], value)
+        else:
+            result[key] = value
+    return result
 
 
 def all_stacks() -> list[str]:

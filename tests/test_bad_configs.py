@@ -53,6 +53,26 @@ CASES: dict[str, Bad] = {
         "tftrain:cluster.gpuPool.size",
         "0 when maxSize > 0 (an autoscaling pool has no fixed size",
     ),
+    # terraform-provider-alicloud 81c43b67, resource_alicloud_cs_managed_kubernetes.go: the
+    # schema default of new_nat_gateway is true and create sends it only `if v, ok :=
+    # d.GetOk("new_nat_gateway"); ok`, which a false bool never is.
+    "nat-off-on-ack": Bad(
+        {**ACK, "network": {**ACK["network"], "natGateway": False}},
+        "tftrain:network.natGateway",
+        "true on ack (ACK creates its own NAT gateway and EIP",
+    ),
+    # A VPC the stack creates does not exist before the first up: nothing can be joined to it.
+    "vpn-joined-new-vpc": Bad(
+        {**ACK, "network": {**ACK["network"], "vpnJoined": True}},
+        "tftrain:network.vpnJoined",
+        "false unless vpcId names the existing VPC",
+    ),
+    # A blank argv element runs nothing; a multi-line script is fine (test_tf1_fixtures.py).
+    "blank-command-element": Bad(
+        {**BASE, "job": {**BASE.get("job", {}), "command": ["python", "  \n"]}},
+        "tftrain:job.command[1]",
+        "a non-empty list of non-blank strings",
+    ),
     "unknown-cluster-kind": Bad(
         {**BASE, "cluster": {"kind": "gke"}}, "tftrain:cluster.kind", "one of existing, ack, ask"
     ),

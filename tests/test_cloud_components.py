@@ -8,7 +8,6 @@ is the tests' one fake cloud (`tests.pulumi_mocks.PlausibleCloud`, through `Clou
 
 from __future__ import annotations
 
-import copy
 import importlib
 import ipaddress
 import json
@@ -52,6 +51,7 @@ from tests.pulumi_mocks import (
     PlausibleCloud,
     Registered,
     all_stacks,
+    merged,
     run_program,
 )
 
@@ -108,16 +108,6 @@ def deploy(
 
     program()
     return mocks, resolved
-
-
-def merged(base: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    result = copy.deepcopy(base)
-    for key, value in overrides.items():
-        if isinstance(value, Mapping) and isinstance(result.get(key), dict):
-            result[key] = merged(result[key], value)
-        else:
-            result[key] = value
-    return result
 
 
 def stack(name: str, **overrides: Any) -> StackConfig:
@@ -332,7 +322,7 @@ def test_nat_egress_by_default_enhanced_nat_with_eip_and_snat_for_the_vswitch() 
 
 
 def test_no_nat_eip_or_snat_when_nat_gateway_is_off() -> None:
-    mocks, _ = deploy(build_network(stack("ack-gpu", network={"natGateway": False})))
+    mocks, _ = deploy(build_network(stack("ask-eci", network={"natGateway": False})))
 
     for typ in (NAT, EIP, EIP_ASSOCIATION, SNAT):
         assert mocks.of_type(typ) == [], typ

@@ -35,6 +35,12 @@ EXISTING = {
     "worker": {"number": 2},
     "hyperparams": {"epochs": 4},
 }
+# A user's image: it names its command, and TensorBoard gets tftrain's (issue 19's rules).
+BYO = {
+    **EXISTING,
+    "job": {**EXISTING["job"], "command": ["python", "/app/train.py"]},
+    "tensorboard": {"image": IMAGE},
+}
 ACK = {
     "image": IMAGE,
     "job": {"name": "mnist", "namespace": "tftrain"},
@@ -92,9 +98,9 @@ CORPUS: list[tuple[dict[str, Any], tuple[str, ...], str, Any, Any]] = [
     (ACK, ("cluster", "gpuPool", "size"), "1.0e0", 1, 1),
     (ACK, ("cluster", "gpuPool", "size"), "'02'", "02", REFUSED),
     # At the top, a non-string arrives as its JSON text, and null as an empty string.
-    (EXISTING, ("image",), "010", "8", "8"),
-    (EXISTING, ("image",), "1.0e3", "1000", "1000"),
-    (EXISTING, ("image",), "true", "true", "true"),
+    (BYO, ("image",), "010", "8", "8"),
+    (BYO, ("image",), "1.0e3", "1000", "1000"),
+    (BYO, ("image",), "true", "true", "true"),
     (EXISTING, ("worker",), "~", "", REFUSED),
     (EXISTING, ("worker",), "1.0e3", "1000", REFUSED),
 ]

@@ -220,23 +220,38 @@ def test_the_offline_render_of_a_run_shows_the_platform_as_placeholders() -> Non
 
 
 def test_a_platform_parks_with_config_alone() -> None:
-    """No CPU node, no GPU node, no NAT gateway or EIP: what the README's parking section sets."""
+    """What the README's parking table sets: no CPU and no GPU node on ACK (its NAT stays: ACK
+    would make its own without the stack's); no NAT gateway and EIP on ASK."""
     raw = read_stack_file(stack_file("platform-ack"))
     raw["cluster"]["cpuPool"] = {"size": 0}
     raw["cluster"]["gpuPool"] = {"maxSize": 0}
-    raw["network"]["natGateway"] = False
     run = run_program({**raw, "alicloud:region": "cn-hangzhou"})
     types = {r.type for r in run.resources}
     assert "alicloud:cs/managedKubernetes:ManagedKubernetes" in types  # the cluster stays
-    assert not types & {"alicloud:vpc/natGateway:NatGateway", "alicloud:ecs/eipAddress:EipAddress"}
     (pool,) = run.of_type("alicloud:cs/nodePool:NodePool")  # the CPU pool, empty
     assert pool.inputs.get("desiredSize") in (0, "0", None)
     assert not pool.inputs.get("scalingConfig")
     # A stack with a run still needs CPU nodes for its ps and TensorBoard.
+    standalone = {**read_stack_file(stack_file("ack-gpu")), "cluster": {**raw["cluster"]}}
+    standalone["cluster"].pop("role")
     with pytest.raises(ConfigError, match=r"tftrain:cluster\.cpuPool\.size"):
-        parse_config(
-            {
-                **read_stack_file(stack_file("ack-gpu")),
-                "cluster": raw["cluster"] | {"role": "standalone"},
-            }
-        )
+        parse_config(standalone)
+    ask = {**PLATFORM_ASK, "network": {**PLATFORM_ASK["network"], "natGateway": False}}
+    types = {r.type for r in run_program(ask).resources}
+    assert "alicloud:cs/serverlessKubernetes:ServerlessKubernetes" in types
+    assert not types & {"alicloud:vpc/natGateway:NatGateway", "alicloud:ecs/eipAddress:EipAddress"}
+
+
+def test_a_run_stops_before_any_object_when_the_platforms_api_server_is_out_of_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from infra.cloud import api_server_reach
+
+    outputs = platform("platform-ack")  # deployed from inside its VPC
+    monkeypatch.setattr(api_server_reach, "connects", lambda endpoint, timeout=5.0: False)
+    run = deploy_run(run_stack("run-ack"), outputs)
+    assert str(run.error).startswith(
+        "tftrain:cluster.platformStack = 'organization/tftrain/platform-ack': this machine "
+        "cannot reach the cluster's private API server"
+    )
+    assert [r.type for r in run.resources] == [STACK_REFERENCE]

@@ -3,6 +3,8 @@ fault a ConfigError naming the file and line, never another exception."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,46 @@ def test_a_date_like_run_id_is_the_string_written(tmp_path: Path) -> None:
     path = tmp_path / "Pulumi.dated.yaml"
     path.write_bytes(b"config:\n" + IMAGE + b"  tftrain:job: {runId: 2024-01-15}\n")
     assert load_stack_file(path).job.run_id == "2024-01-15"
+
+
+ESC_STACK = """\
+environment:
+  - team/training-secrets
+config:
+  tftrain:image: registry.example.com/tftrain/trainer:1
+  tftrain:storage:
+    kind: hostPath
+"""
+
+
+def test_esc_environments_are_refused_offline_by_line(tmp_path: Path) -> None:
+    """Pulumi ESC merges an environment's pulumiConfig into the stack's config in the engine
+    (Pulumi docs, "Pulumi ESC: Integrate with Pulumi IaC"), which an offline reader cannot."""
+    path = tmp_path / "Pulumi.esc.yaml"
+    path.write_text(ESC_STACK)
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith(f"{path}:1: environment:")
+    assert "team/training-secrets" in problem and "pulumi preview" in problem
+
+
+@pytest.mark.parametrize("module", ["infra.render", "infra.local"])
+def test_the_render_and_the_launcher_answer_an_esc_stack_with_one_line(
+    module: str, tmp_path: Path
+) -> None:
+    (tmp_path / "Pulumi.esc.yaml").write_text(ESC_STACK)
+    args = ["esc", "--stacks-dir", str(tmp_path)]
+    if module == "infra.local":
+        args.append("--dry-run")
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert "environment: this stack imports Pulumi ESC environments" in done.stderr + done.stdout
+    assert "Traceback" not in done.stderr

@@ -73,11 +73,14 @@ def test_ps_and_workers_without_a_chief(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_master_replica_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    groups = {"chief": {"number": 0}, "master": {"number": 1}, "worker": {"number": 1},
-              "ps": {"number": 1}}  # fmt: skip
+    # ps runs a multi-line script, as a YAML block (`- |`) gives it: trailing newline included.
+    script = 'set -e\necho "ps script $FIXTURE_GREETING"\nexec python "$0" "$@"\n'
+    ps = {"number": 1, "command": ["sh", "-c", script, FIXTURE], "args": ["--out=u", "--ps-only"]}
+    groups = {"chief": {"number": 0}, "master": {"number": 1}, "worker": {"number": 1}, "ps": ps}
     status, out = _launch(tmp_path, capsys, groups)
     _assert_ended(status, out, ["mnist-master-0", "mnist-worker-0", "mnist-ps-0"])
     assert "[mnist-master-0] master:0 done at step" in out
+    assert "ps script hello" in out
     assert (tmp_path / "out" / "x" / "checkpoint").is_file()
     assert (tmp_path / "out" / ".tftrain-run" / "succeeded.tf1").exists() or any(
         (tmp_path / "out" / ".tftrain-run").glob("succeeded.tf1.*")

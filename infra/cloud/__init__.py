@@ -4,6 +4,7 @@ Thin wrappers with secure defaults: no public IPs on nodes, NAT-only egress, pri
 server unless configured, NAS reachable only from the cluster's vSwitches, kubeconfig as a secret.
 """
 
+from infra.cloud.api_server_reach import require_reachable_api_server
 from infra.cloud.cluster import (
     GPU_NODE_LABEL,
     GPU_TAINT_EFFECT,
@@ -15,6 +16,7 @@ from infra.cloud.cluster import (
 )
 from infra.cloud.kubernetes_version import require_offered_version
 from infra.cloud.load_balancer_acl import LoadBalancerAcl
+from infra.cloud.naming import physical_name
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
 from infra.cloud.oss import OssBucket, OssRrsaAccess, access_policy, require_usable_bucket
@@ -33,6 +35,8 @@ __all__ = [
     "OssRrsaAccess",
     "access_policy",
     "needs_pod_vswitch",
+    "physical_name",
     "require_offered_version",
+    "require_reachable_api_server",
     "require_usable_bucket",
 ]

@@ -15,6 +15,7 @@ import yaml
 from pulumi_alicloud import cs
 from pulumi_alicloud import ram as ramsdk
 
+from infra.cloud.api_server_reach import check_reachable
 from infra.cloud.kubernetes_version import cluster_version
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
@@ -118,7 +119,8 @@ def _kubeconfig(
     No `temporary_duration_minutes`: a temporary credential (at most 3 days) stored in the
     Kubernetes provider's state would make `pulumi destroy`/`refresh` fail once it expired.
     The provider always requests the internet kubeconfig; for a private API server its server
-    is replaced by `intranet_endpoint` (reachable from inside the VPC). `endpoint_check` fails
+    is replaced by `intranet_endpoint` (reachable from inside the VPC; checked from here before
+    any Kubernetes object uses it). `endpoint_check` fails
     the run when the public/private choice was changed after creation.
     """
     credential = cs.get_cluster_credential_output(
@@ -131,7 +133,7 @@ def _kubeconfig(
     else:
         kubeconfig = pulumi.Output.all(
             credential.kube_config, intranet_endpoint, endpoint_check
-        ).apply(lambda args: _with_server(args[0], args[1]))
+        ).apply(lambda args: _with_server(args[0], check_reachable(args[1])))
     return pulumi.Output.secret(kubeconfig)
 
 
@@ -285,8 +287,10 @@ class AckCluster(pulumi.ComponentResource):
             pod_vswitch_ids=[network.pod_vswitch_id] if terway else None,
             pod_cidr=None if terway else network.config.pod_cidr,
             service_cidr=network.config.service_cidr,
-            # The Network component owns egress; a second, cluster-made NAT would be a hidden
-            # cost and a second way out.
+            # The Network component owns egress. The provider never sends a false value (a
+            # `GetOk` on a bool), so ACK's snat_entry default applies: it uses the VPC's NAT,
+            # which exists first, and would create one if none did (natGateway: false is
+            # refused on ack for that reason). Kept to state the intent in the inputs.
             new_nat_gateway=False,
             slb_internet_enabled=config.public_api_server,
             # Keep the cluster CA out of Pulumi state; the credential data source serves it.

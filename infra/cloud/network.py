@@ -1,8 +1,10 @@
 """The stack's VPC, vSwitch and NAT egress.
 
 Nodes and ECI pods get no public IPs: the only way out to the internet (public images, pip) is
-an enhanced NAT gateway with one EIP and an SNAT entry for the vSwitch. The clusters are told not
-to create their own NAT (`new_nat_gateway=False`), so this is the single, visible egress path.
+an enhanced NAT gateway with one EIP and an SNAT entry for the vSwitch, created before the
+cluster. ASK is told not to create its own NAT (`new_nat_gateway=False`, which its provider
+sends); ACK's provider drops a false value, so ACK uses this NAT (and would make its own without
+one: `network.natGateway: false` is refused on ack). One visible egress path either way.
 """
 
 from __future__ import annotations

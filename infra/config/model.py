@@ -223,6 +223,9 @@ class NetworkConfig:
     vswitch_cidr: t.Ipv4Cidr = "192.168.0.0/20"
     zone_id: t.ZoneId = ""
     nat_gateway: t.Bool = True
+    # `pulumi up` runs in a network joined to the existing VPC (vpcId) by VPN, Express Connect
+    # or CEN: a first up may then create a private API server it cannot prove it reaches.
+    vpn_joined: t.Bool = False
     pod_cidr: t.Ipv4Cidr = "10.64.0.0/16"
     service_cidr: t.Ipv4Cidr = "172.21.0.0/20"
     pod_vswitch_cidr: t.Ipv4Cidr = "192.168.64.0/18"  # Terway's pods (ack), inside vpcCidr

@@ -177,6 +177,17 @@ def _network_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     cluster, network = stack.cluster, stack.network
     if network.vswitch_id and not network.vpc_id:
         yield "network.vswitchId", "empty unless vpcId is set (the existing VPC of that vSwitch)"
+    if cluster.kind == "ack" and not network.nat_gateway:
+        # The provider sends new_nat_gateway only when true, and CreateCluster's snat_entry
+        # then defaults to true: ACK would add a NAT gateway and EIP the user turned off.
+        yield (
+            "network.natGateway",
+            "true on ack (ACK creates its own NAT gateway and EIP when the stack does not: "
+            "the provider cannot send new_nat_gateway=false); ask honours false",
+        )
+    if network.vpn_joined and not network.vpc_id:
+        # A VPC the stack creates cannot be joined to anything before it exists.
+        yield "network.vpnJoined", "false unless vpcId names the existing VPC your network joins"
     names = ("vpcCidr", "vswitchCidr", "podCidr", "serviceCidr", "podVswitchCidr")
     blocks = {name: ipaddress.IPv4Network(getattr(network, to_snake(name))) for name in names}
     inside_vpc = f"a block inside vpcCidr {network.vpc_cidr}"

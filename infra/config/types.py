@@ -169,8 +169,9 @@ JobName = text(
     MAX_JOB_NAME,
 )
 RunId = text(f"^$|{DNS_LABEL}", "empty (derived) or a DNS label such as lr-0-01", 63)
+# An element may span lines: a `sh -c` script written as a YAML block (`- |`) ends in a newline.
 Command = Annotated[
-    tuple[text(r"^\S(.*\S)?$", "a non-blank string"), ...],
+    tuple[text(r"\S", "a string with a non-space character (lines allowed)"), ...],
     Field(min_length=1, description="a non-empty list of non-blank strings"),
 ]
 # Optional per group: unset (None) means the job's command / args.
