@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import StackConfig
+from infra.platform import NAS_DOMAIN, OSS_ROLE_NAME, REGION, placeholder
 
 # The ACK GPU node pool's label and taint: infra/cloud/cluster.py labels and taints the pool
 # with these, the manifests select and tolerate them; they live here so the manifests need no
@@ -32,6 +33,12 @@ LOAD_BALANCER_ACL_PLACEHOLDER = "<tensorboard-slb-acl-id>"
 # ... the OSS endpoint the program derives from alicloud:region, and the RRSA role it makes.
 OSS_ENDPOINT_PLACEHOLDER = "<oss-region-internal-endpoint>"
 OSS_ROLE_PLACEHOLDER = "<oss-rrsa-role-name>"
+
+
+def internal_oss_endpoint(region: str) -> str:
+    """The region's internal OSS endpoint: no internet egress, no traffic charge from the VPC."""
+    return f"oss-{region}-internal.aliyuncs.com"
+
 
 # A fact is a plain string offline and a pulumi.Output[str] in the program.
 Fact = Any
@@ -69,7 +76,13 @@ def cluster_facts(
     oss_endpoint: Fact | None = None,
     oss_role_name: Fact | None = None,
 ) -> ClusterFacts:
-    """Facts for `config`; a fact the program does not pass gets its offline placeholder."""
+    """Facts for `config`; a fact the program does not pass gets its offline placeholder (a
+    run stack's: the platform output it comes from)."""
+    if config.cluster.role == "run":
+        nas_domain = placeholder(NAS_DOMAIN) if nas_domain is None else nas_domain
+        if oss_endpoint is None:
+            oss_endpoint = internal_oss_endpoint(placeholder(REGION))
+        oss_role_name = placeholder(OSS_ROLE_NAME) if oss_role_name is None else oss_role_name
     storage = config.storage
     if storage.kind == "nas":
         server: Fact = NAS_DOMAIN_PLACEHOLDER if nas_domain is None else nas_domain

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from infra.config import KUBECONFIG_KEY, StackConfig
+from infra.config.roles import CLOUD_KEYS, NO_CLOUD, NO_RUN, RUN_SECTIONS
 from infra.stack_file import NAMESPACES, PROJECT, TOP_LEVEL_KEYS
 
 _SECRET = {
@@ -31,6 +32,26 @@ _SECRET = {
 }
 
 
+def _refused(why: str) -> dict[str, Any]:
+    return {"not": {}, "description": why}
+
+
+def _when_role(role: str, then: dict[str, Any]) -> dict[str, Any]:
+    cluster = {"properties": {"role": {"const": role}}, "required": ["role"]}
+    is_role = {"properties": {f"{PROJECT}:cluster": cluster}, "required": [f"{PROJECT}:cluster"]}
+    return {"if": is_role, "then": {"properties": then}}
+
+
+def _role_conditions() -> list[dict[str, Any]]:
+    """The keys each `cluster.role` refuses (`infra.config.roles`), so an editor marks them."""
+    platform = {f"{PROJECT}:{section}": _refused(NO_RUN) for section in RUN_SECTIONS}
+    run: dict[str, Any] = {}
+    for section, keys in CLOUD_KEYS.items():
+        refused = {"properties": {key: _refused(NO_CLOUD) for key in keys or ()}}
+        run[f"{PROJECT}:{section}"] = _refused(NO_CLOUD) if keys is None else refused
+    return [_when_role("platform", platform), _when_role("run", run)]
+
+
 def stack_file_schema() -> dict[str, Any]:
     model = TypeAdapter(StackConfig).json_schema(by_alias=True)
     keys = {f"{PROJECT}:{key}": value for key, value in model["properties"].items()}
@@ -42,6 +63,7 @@ def stack_file_schema() -> dict[str, Any]:
         "properties": keys,
         "patternProperties": {f"^({others}):.+$": {}},
         "additionalProperties": False,
+        "allOf": _role_conditions(),
     }
     top = {key: {"type": "string"} for key in TOP_LEVEL_KEYS if key != "config"}
     top["environment"] = {"description": "Pulumi ESC environments to import"}

@@ -8,6 +8,9 @@ One harness, two users:
 - the tests (`tests/pulumi_mocks.py`) run it as a *mock deployment*: `CloudAnswers` supplies
   plausible computed values, so outputs resolve and can be asserted on.
 
+A run stack's `StackReference` is answered from `stack_references` (the other stack's outputs:
+placeholders offline, a mock-deployed platform's outputs in the tests).
+
 Per DESIGN.md: a fresh monitor, config and root stack per run (`build()` registers afresh every
 time), `set_all_config` with what the engine hands over (`infra.stack_file.engine_config`); numbers
 come back as floats and are normalised to ints when whole.
@@ -16,6 +19,7 @@ come back as floats and are normalised to ints when whole.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +44,25 @@ _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 # What an offline preview records in place of values it does not have or must not show.
 COMPUTED = "<computed>"
 SECRET = "<secret>"
+
+
+# The type a `pulumi.StackReference` reads: the engine answers it, with another stack's outputs.
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+@dataclass(frozen=True)
+class StackOutputs:
+    """A referenced stack's outputs, as the engine hands them to a StackReference."""
+
+    values: Mapping[str, Any]
+    secret: frozenset[str] = frozenset()
+
+    def as_state(self, name: str) -> dict[str, Any]:
+        outputs = {
+            key: {_SIG_KEY: _SECRET_SIG, "value": value} if key in self.secret else value
+            for key, value in self.values.items()
+        }
+        return {"name": name, "outputs": outputs, "secretOutputNames": sorted(self.secret)}
 
 
 def preview_id(name: str) -> str:
@@ -116,9 +139,15 @@ class RecordingMocks(pulumi.runtime.Mocks):
     """Echoes inputs as outputs (as providers do), plus what `answers` computes, if given.
     With `redact`, secret values are recorded as SECRET, never as themselves."""
 
-    def __init__(self, answers: CloudAnswers | None, redact: bool) -> None:
+    def __init__(
+        self,
+        answers: CloudAnswers | None,
+        redact: bool,
+        stack_references: Mapping[str, StackOutputs] | None = None,
+    ) -> None:
         self.answers = answers
         self.redact = redact
+        self.stack_references = stack_references or {}
         self.resources: list[Registration] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self._lock = threading.Lock()  # the mock monitor calls in from executor threads
@@ -136,6 +165,10 @@ class RecordingMocks(pulumi.runtime.Mocks):
         )
         with self._lock:
             self.resources.append(registration)
+        if args.typ == STACK_REFERENCE:
+            # An unknown stack has no outputs here (the engine would fail to read it).
+            referenced = self.stack_references.get(inputs["name"], StackOutputs({}))
+            return inputs["name"], referenced.as_state(inputs["name"])
         if self.answers is None:
             # Offline preview: whatever is not echoed stays unknown (the SDK's preview rule).
             return preview_id(args.name), dict(args.inputs)
@@ -164,14 +197,17 @@ class _RecordingMonitor(MockMonitor):
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
+        self._place(request, tuple(request.ignoreChanges))
+        return super().RegisterResource(request)
+
+    def ReadResource(self, request: Any) -> Any:  # a StackReference is read, not registered
+        self._place(request, ())
+        return super().ReadResource(request)
+
+    def _place(self, request: Any, ignored: tuple[str, ...]) -> None:
         urn = self.make_urn(request.parent, request.type, request.name)
         with self._lock:
-            self.tree[(request.type, request.name)] = (
-                urn,
-                request.parent,
-                tuple(request.ignoreChanges),
-            )
-        return super().RegisterResource(request)
+            self.tree[(request.type, request.name)] = (urn, request.parent, ignored)
 
     def placed(self, registration: Registration) -> Registration:
         urn, parent, ignored = self.tree.get((registration.type, registration.name), ("", "", ()))
@@ -184,6 +220,15 @@ class _RecordingMonitor(MockMonitor):
         return response
 
 
+def _unless_the_programs_refusal(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """Report what asyncio reports, except the program's own refusal (a RunError, recorded as
+    `Recorded.error`) once more for every future that carried it (a run stack's failed
+    platform check reaches each object's registration): hundreds of copies of one message."""
+    if isinstance(context.get("exception"), pulumi.RunError):
+        return
+    loop.default_exception_handler(context)
+
+
 @contextmanager
 def _private_event_loop() -> Iterator[None]:
     """A fresh event loop for one run, closed after it, with it the loops of its executor's
@@ -191,9 +236,11 @@ def _private_event_loop() -> Iterator[None]:
     loop that nothing closes; left to interpreter teardown, their finalizers can print
     "Exception ignored ... Invalid file descriptor" to stderr."""
     loops = [asyncio.new_event_loop()]
+    loops[0].set_exception_handler(_unless_the_programs_refusal)
 
     def own_loop() -> None:  # runs first in each executor thread
         loop = asyncio.new_event_loop()
+        loop.set_exception_handler(_unless_the_programs_refusal)
         asyncio.set_event_loop(loop)
         loops.append(loop)
 
@@ -204,6 +251,7 @@ def _private_event_loop() -> Iterator[None]:
         yield
     finally:
         executor.shutdown(wait=True)
+        gc.collect()  # finalise this run's futures while its handler is still in place
         for loop in loops:
             loop.close()
         asyncio.set_event_loop(None)  # the next user gets a loop of its own
@@ -217,6 +265,7 @@ def run_program(
     answers: CloudAnswers | None = None,
     redact_secrets: bool = False,
     raise_errors: bool = True,
+    stack_references: Mapping[str, StackOutputs] | None = None,
 ) -> Recorded:
     """Run `infra.program.build()` once for `config` (`infra.stack_file.engine_config`); record it.
 
@@ -224,10 +273,11 @@ def run_program(
     deployment. `redact_secrets` records every secret value as SECRET (for output that people
     read); otherwise they are unwrapped and their paths kept in `secret_paths` (for asserts).
     With `raise_errors=False` the program's own error is kept in `Recorded.error`.
+    `stack_references`: the outputs of the stacks a run stack reads, by fully qualified name.
     """
     from infra.program import build  # Pulumi-only imports stay out of the render's YAML path
 
-    mocks = RecordingMocks(answers, redact_secrets)
+    mocks = RecordingMocks(answers, redact_secrets, stack_references)
     monitor = _RecordingMonitor(mocks)
     recorded = Recorded(resources=mocks.resources, calls=mocks.calls)
 

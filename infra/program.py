@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 from pulumi.runtime import config as runtime_config
 
-from infra.cluster_facts import cluster_facts, needs_load_balancer_acl
+from infra.cluster_facts import cluster_facts, internal_oss_endpoint, needs_load_balancer_acl
 from infra.config import (
     KUBECONFIG_KEY,
     PROJECT,
@@ -33,6 +34,16 @@ from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLAC
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
+from infra.platform import (
+    CLUSTER_ID,
+    CLUSTER_KIND,
+    KUBECONFIG,
+    NAS_DOMAIN,
+    OSS_ROLE_NAME,
+    REGION,
+    placeholder,
+    required_outputs,
+)
 from infra.stack_file import namespace_problem, program_value
 from infra.topology import build_topology
 
@@ -88,7 +99,8 @@ class ClusterAccess:
     identity: pulumi.Input[str] = ""
     # The provider waits for these (node pools), so no pod is created before nodes exist.
     ready: list[pulumi.Resource] = field(default_factory=list)
-    nas: NasStorage | None = None  # when storage.kind is nas
+    nas: NasStorage | None = None  # when storage.kind is nas and the stack makes the NAS
+    nas_domain: pulumi.Input[str] | None = None  # its mount target, or the platform's
     load_balancer_acl: LoadBalancerAcl | None = None  # when needs_load_balancer_acl
     exports: dict[str, Any] = field(default_factory=dict)
     data: DataAccess | None = None  # when data.bucket is set
@@ -98,15 +110,14 @@ class ClusterAccess:
 class DataAccess:
     """The OSS input/export as the Kubernetes layer needs it (infra/manifests/oss.py)."""
 
-    endpoint: str
-    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's own role
+    endpoint: pulumi.Input[str]
+    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's (or platform's) role
     # What the PVs wait for: the bucket, the role and its policy attachment.
     ready: list[pulumi.Resource] = field(default_factory=list)
 
 
 def oss_endpoint(config: StackConfig, region: str | None) -> str:
-    """data.endpoint, or the internal endpoint of the provider's region (no internet egress
-    and no traffic charge from inside the VPC)."""
+    """data.endpoint, or the internal endpoint of the provider's region."""
     if config.data.endpoint:
         return config.data.endpoint
     if not region:
@@ -114,7 +125,7 @@ def oss_endpoint(config: StackConfig, region: str | None) -> str:
             f"{PROJECT}:data.endpoint = '': no alicloud:region to derive the OSS endpoint "
             "from; set alicloud:region or data.endpoint (oss-<region>-internal.aliyuncs.com)"
         )
-    return f"oss-{region}-internal.aliyuncs.com"
+    return internal_oss_endpoint(region)
 
 
 def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
@@ -193,7 +204,8 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
             "cluster",
             config.cluster,
             network,
-            uses_gpu=config.uses_gpu,
+            # A platform's GPU pools serve its run stacks' replicas, which it cannot see.
+            uses_gpu=config.uses_gpu or not config.has_run,
             enable_rrsa=bool(config.data.bucket) and config.oss_credentials == "rrsa",
         )
     else:
@@ -212,8 +224,13 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         # The version the cluster runs: pin it as cluster.kubernetesVersion to upgrade on purpose.
         "kubernetesVersion": cluster.version,
     }
+    if not config.has_run:
+        # What run stacks read (infra/platform.py); the kubeconfig is exported by the caller.
+        exports[CLUSTER_KIND] = config.cluster.kind
+        if region:
+            exports[REGION] = region
     if nas is not None:
-        exports["nasDomain"] = nas.mount_target_domain
+        exports[NAS_DOMAIN] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id
     data = provision_data(config, cluster, endpoint) if config.data.bucket else None
     if data is not None:
@@ -223,10 +240,86 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         identity=cluster.cluster_id,
         ready=ready,
         nas=nas,
+        nas_domain=nas.mount_target_domain if nas is not None else None,
         load_balancer_acl=acl,
         exports=exports,
         data=data,
     )
+
+
+def _check_platform(config: StackConfig, values: Mapping[str, Any]) -> bool:
+    """Fail the run's Kubernetes provider, and so every object, when the platform lacks an
+    output this run needs or runs another kind of cluster than the objects are built for."""
+    stack, kind = config.cluster.platform_stack, values[CLUSTER_KIND]
+    if kind and kind != config.cluster.kind:
+        raise pulumi.RunError(
+            f"{PROJECT}:cluster.kind = '{config.cluster.kind}': must be {kind}, the kind of "
+            f"platform stack {stack}'s cluster (placement, gang scheduling and the image "
+            "cache depend on it)"
+        )
+    missing = [name for name, value in values.items() if value in (None, "")]
+    if missing:
+        raise pulumi.RunError(
+            f"{PROJECT}:cluster.platformStack = '{stack}': that stack has no output "
+            f"{', '.join(missing)}, which this run needs: is it a platform stack "
+            "(cluster.role: platform) that has been deployed, with the storage this run uses?"
+        )
+    return True
+
+
+def platform_access(config: StackConfig) -> ClusterAccess:
+    """A run stack's cluster: the platform stack's outputs, read through a StackReference.
+
+    The Python program cannot wait for another stack's outputs before it registers its own
+    resources, so the check is an input of the Kubernetes provider, which every object needs:
+    a missing output fails the provider, and no object is ever sent to the engine."""
+    reference = pulumi.StackReference("platform", stack_name=config.cluster.platform_stack)
+    names = required_outputs(config)
+    # Not secret itself (only whether the check passed), so the cluster id stays readable.
+    checked = pulumi.Output.unsecret(
+        pulumi.Output.all(*(reference.get_output(name) for name in names)).apply(
+            lambda values: _check_platform(config, dict(zip(names, values, strict=True)))
+        )
+    )
+
+    def checked_output(name: str) -> pulumi.Output[Any]:
+        return pulumi.Output.all(checked, reference.get_output(name)).apply(lambda v: v[1])
+
+    def reachable(kubeconfig: str) -> str:
+        """The platform's kubeconfig, once its API server opens from here (as a standalone
+        stack's is checked before any object: `infra.cloud.api_server_reach`)."""
+        from infra.cloud.api_server_reach import check_reachable
+
+        if kubeconfig == placeholder(KUBECONFIG):
+            return kubeconfig  # the offline render: no cluster to reach
+        (entry, *_) = yaml.safe_load(kubeconfig)["clusters"]
+        key = f"{PROJECT}:cluster.platformStack = '{config.cluster.platform_stack}'"
+        check_reachable(entry["cluster"]["server"], key)
+        return kubeconfig
+
+    output = reference.get_output
+    data = None
+    exports: dict[str, Any] = {"platformStack": config.cluster.platform_stack}
+    if config.data.bucket:
+        endpoint = config.data.endpoint or output(REGION).apply(internal_oss_endpoint)
+        data = DataAccess(endpoint=endpoint)
+        if OSS_ROLE_NAME in names:
+            data.role_name = output(OSS_ROLE_NAME)
+        exports.update(data_exports(config, data))
+    return ClusterAccess(
+        kubeconfig=pulumi.Output.secret(checked_output(KUBECONFIG).apply(reachable)),
+        identity=checked_output(CLUSTER_ID),
+        nas_domain=output(NAS_DOMAIN) if NAS_DOMAIN in names else None,
+        exports=exports,
+        data=data,
+    )
+
+
+def export_platform(access: ClusterAccess) -> None:
+    """A platform stack's outputs: the cloud side's, and what run stacks read."""
+    pulumi.export(KUBECONFIG, access.kubeconfig)
+    for key, value in access.exports.items():
+        pulumi.export(key, value)
 
 
 def _resource_name(obj: Mapping[str, Any]) -> str:
@@ -418,19 +511,24 @@ def build() -> None:
         raise pulumi.RunError(str(error)) from error
     refuse_stored_delete_unreachable()
 
-    access = provision_cluster(config, kubeconfig)
+    if config.cluster.role == "run":
+        access = platform_access(config)
+    else:
+        access = provision_cluster(config, kubeconfig)
+    if not config.has_run:
+        export_platform(access)
+        return
     provider = k8s.Provider(
         "k8s",
         kubeconfig=access.kubeconfig,
         cluster_identifier=access.identity,
         opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
     )
-    nas_domain = access.nas.mount_target_domain if access.nas is not None else None
     acl = access.load_balancer_acl
     data = access.data
     facts = cluster_facts(
         config,
-        nas_domain=nas_domain,
+        nas_domain=access.nas_domain,
         load_balancer_acl_id=acl.acl_id if acl else None,
         oss_endpoint=data.endpoint if data else None,
         oss_role_name=data.role_name if data else None,

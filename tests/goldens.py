@@ -126,6 +126,22 @@ CASES = (
             _set("imageRegistry.password", {"secure": "v1:AAAAgoldenCiphertext=="}),
         ),
     ),
+    # A run stack: only its own Kubernetes objects; the platform is not part of its render.
+    Case("run-learning-rate", "run-ack", _set("hyperparams.learningRate", 0.01)),
+    # The same run pointed at another platform: another cluster.
+    Case(
+        "run-moved-platform",
+        "run-ack",
+        _set("cluster.platformStack", "organization/tftrain/platform-ack-2"),
+    ),
+    # A platform: what its replacements do to every run stack on it.
+    Case("platform-zone-changed", "platform-ack", _set("network.zoneId", "cn-hangzhou-k")),
+    Case("platform-cpu-pool-grown", "platform-ack", _set("cluster.cpuPool.size", 3)),
+    Case(
+        "platform-service-cidr-changed",
+        "platform-ack",
+        _set("network.serviceCidr", "172.22.0.0/20"),
+    ),
 )
 
 

@@ -23,7 +23,7 @@ import pulumi
 
 from infra import mock_deploy
 from infra.config import PROJECT, read_stack_entries, read_stack_file, stack_file
-from infra.mock_deploy import Recorded, Registration
+from infra.mock_deploy import Recorded, Registration, StackOutputs
 from infra.stack_file import engine_config
 
 __all__ = [
@@ -43,8 +43,11 @@ __all__ = [
     "Registered",
     "Registration",
     "all_stacks",
+    "deployed_outputs",
     "kubernetes_versions_result",
+    "platform_stacks",
     "run_program",
+    "run_stacks",
     "stack_config_map",
 ]
 
@@ -406,15 +409,39 @@ def stack_config_map(stack: str | Mapping[str, Any]) -> tuple[dict[str, str], st
     return engine_config(stack), "test"
 
 
+def platform_stack_of(stack: str | Mapping[str, Any]) -> str:
+    """The platform stack a run stack references ("" for any other stack)."""
+    raw = read_stack_file(stack_file(stack, STACKS_DIR)) if isinstance(stack, str) else stack
+    cluster = raw.get("cluster") or {}
+    return cluster.get("platformStack", "") if cluster.get("role") == "run" else ""
+
+
+def deployed_outputs(platform: str | Mapping[str, Any]) -> StackOutputs:
+    """A platform stack's outputs after a mock deployment, as a StackReference reads them."""
+    run = run_program(platform)
+    return StackOutputs(run.outputs, frozenset(run.secret_outputs))
+
+
 def run_program(
     stack: str | Mapping[str, Any],
     *,
     secrets: Mapping[str, str] | None = None,
     raise_errors: bool = True,
     cloud: PlausibleCloud | None = None,
+    platform: StackOutputs | None = None,
 ) -> Recorded:
     """Run the program for a stack under fresh mocks (`cloud`: the account's state, default
-    `PlausibleCloud()`); with `raise_errors=False` keep its error."""
+    `PlausibleCloud()`); with `raise_errors=False` keep its error.
+
+    A run stack reads `platform`, by default the outputs of the checked-in platform stack its
+    `cluster.platformStack` names (`<org>/<project>/<stack>`: stacks/Pulumi.<stack>.yaml),
+    deployed under the same mocks first."""
+    reference = platform_stack_of(stack)
+    if reference and platform is None:
+        checked_in = reference.rsplit("/", 1)[-1]
+        # Another name is a stack nobody deployed: it has no outputs.
+        known = stack_file(checked_in, STACKS_DIR).is_file()
+        platform = deployed_outputs(checked_in) if known else StackOutputs({})
     config, stack_name = stack_config_map(stack)
     secret_keys = []
     for key, value in (secrets or {}).items():
@@ -427,6 +454,7 @@ def run_program(
         secret_keys=secret_keys,
         answers=cloud or PlausibleCloud(),
         raise_errors=raise_errors,
+        stack_references={reference: platform} if platform is not None else None,
     )
 
 
@@ -449,3 +477,17 @@ def merged(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, A
 def all_stacks() -> list[str]:
     """Every stack file in stacks/, so a new stack is tested without editing a list."""
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
+
+
+def role_of(stack: str) -> str:
+    cluster = read_stack_file(stack_file(stack, STACKS_DIR)).get("cluster") or {}
+    return str(cluster.get("role", "standalone"))
+
+
+def run_stacks() -> list[str]:
+    """Every stack file with a run (all but platform stacks): those with Kubernetes objects."""
+    return [stack for stack in all_stacks() if role_of(stack) != "platform"]
+
+
+def platform_stacks() -> list[str]:
+    return [stack for stack in all_stacks() if role_of(stack) == "platform"]

@@ -506,6 +506,54 @@ CASES: dict[str, Bad] = {
     "create-bucket-without-name": Bad(
         {**ACK, "data": {"createBucket": True}}, "tftrain:data.bucket", "a bucket name"
     ),
+    # Platform and run stacks (README "Teams and many runs").
+    "run-stack-on-an-existing-cluster": Bad(
+        {**BASE, "cluster": {"role": "run", "platformStack": "o/tftrain/p"}},
+        "tftrain:cluster.role",
+        "standalone when cluster.kind is existing",
+    ),
+    "run-stack-without-its-platform": Bad(
+        {**BASE, "cluster": {"kind": "ack", "role": "run"}},
+        "tftrain:cluster.platformStack",
+        "<organization>/<project>/<stack> of the platform stack",
+    ),
+    "platform-stack-named-outside-a-run": Bad(
+        {**ACK, "cluster": {**ACK["cluster"], "platformStack": "o/tftrain/p"}},
+        "tftrain:cluster.platformStack",
+        "empty unless cluster.role is run",
+    ),
+    "platform-stack-not-fully-qualified": Bad(
+        {**BASE, "cluster": {"kind": "ack", "role": "run", "platformStack": "platform-ack"}},
+        "tftrain:cluster.platformStack",
+        "<organization>/<project>/<stack>",
+    ),
+    "run-stack-with-network-keys": Bad(
+        {**ACK, "cluster": {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"}},
+        "tftrain:network",
+        "a cloud key, and a run stack (cluster.role run) creates no cloud resource",
+    ),
+    "run-stack-with-a-node-pool": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ack", "role": "run", "platformStack": "o/t/p", "cpuPool": {}},
+        },
+        "tftrain:cluster.cpuPool",
+        "set it in its platform stack",
+    ),
+    "run-stack-with-a-public-tensorboard-allow-list": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"},
+            "tensorboard": {"public": True, "allowedSourceRanges": ["203.0.113.0/24"]},
+        },
+        "tftrain:tensorboard.allowedSourceRanges",
+        "empty in a run stack",
+    ),
+    "platform-stack-with-a-run": Bad(
+        {**ACK, "cluster": {**ACK["cluster"], "role": "platform"}},
+        "tftrain:image",
+        "a platform stack (cluster.role platform) has no run",
+    ),
 }
 
 

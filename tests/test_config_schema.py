@@ -8,6 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from infra.config import ConfigError, parse_config
 from infra.config_schema import render, stack_file_schema
 from infra.stack_file import read_stack
 from tests.pulumi_mocks import STACKS_DIR, all_stacks
@@ -48,3 +49,20 @@ def test_the_schema_flags_what_an_editor_should_underline(config: dict) -> None:
 
 def test_a_secret_kubeconfig_is_allowed() -> None:
     assert list(VALIDATOR.iter_errors({"config": {"tftrain:kubeconfig": {"secure": "v1:x"}}})) == []
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"tftrain:cluster": {"kind": "ack", "role": "platform"}, "tftrain:hyperparams": {}},
+        {"tftrain:cluster": {"kind": "ack", "role": "run", "gpuPool": {"maxSize": 2}}},
+        {"tftrain:cluster": {"kind": "ack", "role": "run"}, "tftrain:network": {}},
+        {"tftrain:cluster": {"role": "run"}, "tftrain:data": {"createBucket": True}},
+    ],
+)
+def test_the_schema_flags_keys_of_the_other_role(config: dict) -> None:
+    """What `infra.config.roles` refuses, an editor underlines too; and the model agrees."""
+    assert list(VALIDATOR.iter_errors({"config": config}))
+    raw = {key.removeprefix("tftrain:"): value for key, value in config.items()}
+    with pytest.raises(ConfigError, match=r"(a run's|a cloud) key"):
+        parse_config(raw)

@@ -9,13 +9,13 @@ second `up` of the same config must register the Jobs exactly as before (no repl
 from __future__ import annotations
 
 from infra.config import load_stack, parse_config
-from tests.pulumi_mocks import all_stacks, run_program
+from tests.pulumi_mocks import run_program, run_stacks
 
 JOB = "kubernetes:batch/v1:Job"
 
 
 def test_no_stack_lets_kubernetes_delete_its_finished_jobs() -> None:
-    for stack in all_stacks():
+    for stack in run_stacks():
         recorded = run_program(stack)
         jobs = recorded.of_type(JOB)
         assert jobs, stack

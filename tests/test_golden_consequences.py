@@ -9,7 +9,7 @@ becomes public. A golden that contradicts them fails here, whatever the code say
 
 Replica counts, read off stacks/: ack-gpu 1 chief + 2 workers (1 GPU each) + 2 ps = 5 Jobs;
 ack-cpu 1 chief + 4 workers + 1 ps = 6 Jobs; ask-eci 1 chief + 2 workers (1 GPU each) + 1 ps
-= 4 Jobs.
+= 4 Jobs; run-ack 1 chief + 2 workers (1 GPU each) + 1 ps = 4 Jobs; platform-ack none.
 """
 
 from __future__ import annotations
@@ -139,6 +139,49 @@ EXPECTED: dict[str, dict[str, str]] = {
         r"replace 5 \(ImageCache 1, Job 4\)",
         "Cloud resources": "no change",
         "New public endpoints": "none",
+    },
+    # A run stack (run-ack: 1 chief + 2 workers + 1 ps = 4 Jobs): a new run in its own
+    # namespace, nothing of the cloud (the platform is another stack, read, never changed).
+    "run-learning-rate": {
+        "Run": NEW_RUN,
+        "Kubernetes objects": r"update \d+ \(.*Service 4\); replace 4 \(Job 4\)",
+        "Cloud resources": "no change",
+        "GPUs requested": "2, unchanged",
+    },
+    # Another platform is another cluster: the same run (its id does not depend on where it
+    # runs) resumes there only if that platform's NAS has its checkpoints; every object of it
+    # (22: 4 Jobs, 5 Services, 4 policies, 3 PVs, 3 PVCs, namespace, ConfigMap, TensorBoard)
+    # is created anew; still no cloud resource.
+    "run-moved-platform": {
+        "Run": rf"{RUN_ID} is stopped here; on the other platform it resumes only from "
+        r"checkpoints its NAS holds \(none on a new one\)",
+        "Kubernetes objects": r"replace 22 \(.*Job 4.*\)",
+        "Cloud resources": "no change",
+        "Platform": r"organization/tftrain/platform-ack → organization/tftrain/platform-ack-2: "
+        r"another cluster.*anew.*",
+    },
+    # A platform has no run of its own; what its changes do happens to every run stack on it.
+    # A bigger CPU pool is an update in place: no run is disturbed.
+    "platform-cpu-pool-grown": {
+        "Run": "no training Jobs on either side",
+        "Kubernetes objects": "no change",
+        "Cloud resources": r"update 1 \(NodePool 1\)",
+        "Run stacks on this platform": "untouched",
+    },
+    # Another zone: new vSwitches, so a new NAS file system and mount target there; every
+    # run on the platform loses its checkpoints (new file system) and its NFS server name.
+    "platform-zone-changed": {
+        "Run": "no training Jobs on either side",
+        "Kubernetes objects": "no change",
+        "Cloud resources": r".*replace \d+ \(FileSystem 1, MountTarget 1, .*Switch 2\)",
+        "Run stacks on this platform": r".*starts over from step 0.*PersistentVolume",
+    },
+    # ACK cannot change a cluster's service CIDR: a new cluster, and with it new node pools;
+    # every run stack on the platform stops and must be deployed again.
+    "platform-service-cidr-changed": {
+        "Run": "no training Jobs on either side",
+        "Cloud resources": r"replace 3 \(ManagedKubernetes 1, NodePool 2\)",
+        "Run stacks on this platform": r"every one is stopped with the old cluster.*anew",
     },
 }
 

@@ -156,3 +156,17 @@ def test_reserved_ports_are_distinct_held_and_free_after_release() -> None:
         with socket.socket() as replica:
             replica.bind((HOST, ports["a"]))
             replica.listen()
+
+
+def test_the_launcher_runs_a_run_stack_and_refuses_a_platform(tmp_path: Path) -> None:
+    """A run stack's run is its own config (the platform only places it in the cloud); a
+    platform stack has none."""
+    launch = [sys.executable, "-m", "infra.local", "--dry-run", "--output-dir", str(tmp_path)]
+    run = subprocess.run([*launch, "run-ack"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "mnist-worker-1" in run.stdout
+    platform = subprocess.run(
+        [*launch, "platform-ack"], capture_output=True, text=True, timeout=120
+    )
+    assert platform.returncode == 2
+    assert "platform-ack is a platform stack (tftrain:cluster.role platform)" in platform.stderr

@@ -29,7 +29,7 @@ from infra.manifests import build_objects, object_key
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.security import RUN_AS
 from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
-from tests.pulumi_mocks import all_stacks
+from tests.pulumi_mocks import run_stacks
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 # Shapes no stack file has, so every branch of the builders meets the schemas.
@@ -129,7 +129,7 @@ def pod_templates(objects: list[dict[str, Any]]) -> list[tuple[str, dict[str, An
     ]
 
 
-CASES = [*all_stacks(), *VARIANTS]
+CASES = [*run_stacks(), *VARIANTS]
 
 
 @pytest.mark.parametrize("name", CASES)

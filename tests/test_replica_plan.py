@@ -29,8 +29,9 @@ from infra.manifests import build_objects
 from infra.manifests.lifecycle import EXPORT_SCRIPT_PATH, SCRIPT_PATH
 from infra.manifests.oss import EXPORT_PATH
 from infra.replica_plan import expand
+from tests.pulumi_mocks import run_stacks
 
-STACKS = sorted(p.name.split(".")[1] for p in Path("stacks").glob("Pulumi.*.yaml"))
+STACKS = run_stacks()
 LOCAL_OUT = "/home/me/runs/out"
 LOCAL_INPUT = "/home/me/input"  # --input, for a stack with a bucket
 LOCAL_EXPORT = "/home/me/export"  # --export

@@ -122,13 +122,14 @@ def require_reachable_api_server(
         raise pulumi.RunError(problem)
 
 
-def check_reachable(endpoint: str) -> str:
+def check_reachable(endpoint: str, key: str = f"{PROJECT}:cluster.publicApiServer = false") -> str:
     """`endpoint` when it opens from here; otherwise `up` stops before any Kubernetes object
-    is sent and `preview` warns (it may run where the cluster is not reachable, e.g. in CI)."""
+    is sent and `preview` warns (it may run where the cluster is not reachable, e.g. in CI).
+    `key`: what the message names (a run stack: its platformStack, whose cluster it is)."""
     if connects(endpoint):
         return endpoint
     message = (
-        f"{PROJECT}:cluster.publicApiServer = false: this machine cannot reach the cluster's "
+        f"{key}: this machine cannot reach the cluster's "
         f"private API server {endpoint}; run pulumi from inside the stack's VPC or a network "
         "joined to it (README, Reaching the cluster)"
     )

@@ -24,6 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from infra.config.errors import describe
 from infra.config.model import BUNDLED_COMMAND, StackConfig
+from infra.config.roles import misplaced_keys
 from infra.config.rules import check_rules
 from infra.config.types import SECRET_KEYS
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
@@ -86,7 +87,8 @@ def parse_config(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> Sta
         stack = _STACK.validate_python(data, by_alias=True, by_name=False, context=context)
     except ValidationError as error:
         raise ConfigError(describe(error, StackConfig)) from None
-    problems = check_rules(stack)
+    problems = [f"{PROJECT}:{key}: {why}" for key, why in misplaced_keys(data)]
+    problems += check_rules(stack)
     if problems:
         raise ConfigError(problems)
     if stack.job.run_id:

@@ -199,6 +199,12 @@ class SpotGpuPoolConfig:
 @section
 class ClusterConfig:
     kind: Literal["existing", "ack", "ask"] = "existing"
+    # standalone: the stack makes the cloud side and runs on it (the quick start); platform:
+    # the cloud side only, shared by run stacks; run: Kubernetes objects only, on the cluster
+    # of `platformStack` (whose kind `kind` states: the objects depend on it, and the program
+    # cannot read another stack's outputs before it builds them; it checks them at deploy).
+    role: Literal["standalone", "platform", "run"] = "standalone"
+    platform_stack: t.StackName = ""
     name: t.ClusterName = ""
     kubernetes_version: t.AckVersion = t.LATEST_VERSION
     public_api_server: t.Bool = False
@@ -395,6 +401,16 @@ class StackConfig:
         if self.data.credentials != "auto":
             return self.data.credentials
         return "rrsa" if self.cluster.kind == "ack" else "secret"
+
+    @property
+    def has_run(self) -> bool:
+        """A platform stack has no run: no namespace, no Job, no Kubernetes object at all."""
+        return self.cluster.role != "platform"
+
+    @property
+    def makes_cloud(self) -> bool:
+        """Whether `pulumi up` creates Alibaba Cloud resources (a run's are its platform's)."""
+        return self.cluster.kind != "existing" and self.cluster.role != "run"
 
     @property
     def uses_gpu(self) -> bool:

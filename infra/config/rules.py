@@ -25,11 +25,32 @@ from infra.stack_file import PROJECT
 
 
 def check_rules(stack: StackConfig) -> list[str]:
+    # A platform stack's run sections are absent (infra.config.roles): their defaults are no
+    # run of anyone's to check.
+    rules = RULES if stack.has_run else PLATFORM_RULES
     return [
         problem(f"{PROJECT}:{key}", _value(stack, key), allowed)
-        for rule in RULES
+        for rule in rules
         for key, allowed in rule(stack)
     ]
+
+
+def _role_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    cluster = stack.cluster
+    if cluster.role != "standalone" and cluster.kind == "existing":
+        yield (
+            "cluster.role",
+            "standalone when cluster.kind is existing (platform and run stacks share the ack "
+            "or ask cluster a platform stack creates; stacks on an existing cluster already "
+            "share it, one namespace each)",
+        )
+    if cluster.role == "run" and not cluster.platform_stack:
+        yield (
+            "cluster.platformStack",
+            "<organization>/<project>/<stack> of the platform stack whose cluster this run uses",
+        )
+    if cluster.platform_stack and cluster.role != "run":
+        yield "cluster.platformStack", "empty unless cluster.role is run"
 
 
 def _value(stack: StackConfig, key: str) -> Any:
@@ -86,6 +107,12 @@ def _tensorboard_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         yield "tensorboard.allowedSourceRanges", "a non-empty list of IPv4 CIDRs if public is true"
     if board.allowed_source_ranges and board.service_type != "LoadBalancer":
         yield "tensorboard.allowedSourceRanges", "empty unless serviceType is LoadBalancer"
+    if board.allowed_source_ranges and stack.cluster.role == "run":
+        yield (
+            "tensorboard.allowedSourceRanges",
+            "empty in a run stack: the allow-list is a cloud ACL, which a run stack does not "
+            "create (use the intranet load balancer, or serviceType ClusterIP and port-forward)",
+        )
 
 
 def _trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
@@ -186,7 +213,7 @@ def _spot_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
             yield key, "false on an existing cluster (its nodes are not the stack's)"
         elif cluster.kind == "ack" and not group.gpu_count:
             yield key, "false unless gpuCount > 0: on ack only the GPU pool has a spot twin"
-        elif cluster.kind == "ack" and not spot_pool:
+        elif cluster.kind == "ack" and not spot_pool and cluster.role != "run":
             yield key, "false unless cluster.spotGpuPool.maxSize > 0 (the spot GPU pool)"
     if spot_pool and cluster.kind != "ack":
         yield "cluster.spotGpuPool.maxSize", "0 unless cluster.kind is ack (ask: set <group>.spot)"
@@ -203,7 +230,9 @@ def _cluster_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         if node_pool.size and node_pool.max_size:
             allowed = "0 when maxSize > 0 (an autoscaling pool has no fixed size)"
             yield f"cluster.{name}.size", allowed
-    if cluster.kind == "ack" and not (cluster.cpu_pool.size or cluster.cpu_pool.max_size):
+    # A platform may park its CPU pool at 0 while it has no runs (README "Teams and many runs").
+    cpu_nodes = cluster.cpu_pool.size or cluster.cpu_pool.max_size
+    if cluster.kind == "ack" and not cpu_nodes and stack.has_run:
         yield "cluster.cpuPool.size", "> 0 (or maxSize > 0): ps and TensorBoard run on the CPU pool"
     if cluster.image_cache and cluster.kind != "ask":
         yield "cluster.imageCache", "false unless cluster.kind is ask (an ECI feature)"
@@ -218,10 +247,10 @@ def _cluster_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
 
 
 def _zone_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
-    cluster, network = stack.cluster, stack.network
+    network = stack.network
     # A looked-up zone can change between runs, and the vSwitch, the NAS file system (with
     # the data) and the cluster are replaced when it does: a cloud stack names its zone.
-    if cluster.kind != "existing" and not (network.zone_id or network.vswitch_id):
+    if stack.makes_cloud and not (network.zone_id or network.vswitch_id):
         yield (
             "network.zoneId",
             "set when cluster.kind is ack or ask (e.g. cn-hangzhou-i), unless vswitchId is: "
@@ -292,7 +321,7 @@ def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         yield "data.credentials", "secret or auto on ask (RRSA for the CSI OSS plugin is ACK's)"
     if mode == "rrsa" and kind == "existing" and not data.rrsa_role_name:
         yield "data.rrsaRoleName", "the RAM role the cluster's CSI OSS plugin assumes (rrsa)"
-    if mode == "secret" and not data.credentials_secret:
+    if mode == "secret" and not data.credentials_secret and stack.has_run:
         yield (
             "data.credentialsSecret",
             f"a Secret in namespace {stack.job.namespace} with keys akId and akSecret "
@@ -425,6 +454,7 @@ def _bundled_trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
 
 # Every rule, in the order its problems are listed.
 RULES: tuple[Callable[[StackConfig], Iterator[tuple[str, str]]], ...] = (
+    _role_rules,
     _image_rules,
     _image_registry_rules,
     _tensorboard_rules,
@@ -440,5 +470,15 @@ RULES: tuple[Callable[[StackConfig], Iterator[tuple[str, str]]], ...] = (
     _network_rules,
     _data_rules,
     _init_checkpoint_rules,
+    _kubernetes_version_rules,
+)
+# A platform stack's: the cloud side alone (its GPU pools serve the run stacks' replicas).
+PLATFORM_RULES = (
+    _role_rules,
+    _spot_rules,
+    _cluster_rules,
+    _zone_rules,
+    _network_rules,
+    _data_rules,
     _kubernetes_version_rules,
 )

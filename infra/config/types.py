@@ -231,6 +231,12 @@ InstanceTypes = Annotated[
     Field(min_length=1, description="a non-empty list of ECS instance types"),
 ]
 ClusterName = text(f"^$|{DNS_LABEL}", "empty (derived) or a DNS label", 63)
+# A platform stack as `pulumi.StackReference` names it: fully qualified, so the reference does
+# not depend on who runs `pulumi up` (organization/ for the self-managed backends).
+StackName = text(
+    r"^$|^[A-Za-z0-9][-_.A-Za-z0-9]*/[-_.A-Za-z0-9]+/[-_.A-Za-z0-9]+$",
+    "empty or <organization>/<project>/<stack> (a platform stack's fully qualified name)",
+)
 # ACK creates the cluster on the newest version it offers; later runs keep that version.
 # Only the format is checked here: whether ACK offers an explicit version depends on the
 # region and the day, so the program looks it up at deploy time (infra.cloud.kubernetes_version).

@@ -258,6 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"python -m infra.local: {error}", file=sys.stderr)
         return EXIT_CONFIG
+    if not config.has_run:
+        print(
+            f"python -m infra.local: {args.stack} is a platform stack (tftrain:cluster.role "
+            "platform): it has no run to launch; launch one of its run stacks",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     # Absolute: the replicas run in the repo root, not in the caller's directory.
     output_dir = (
         args.output_dir.resolve() if args.output_dir else default_output_dir(args.stack, config)

@@ -28,7 +28,9 @@ __all__ = ["build_objects", "object_key"]
 def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
     """Objects in creation order: namespace, registry credentials, network policies, storage,
     image cache, the supervisor script, replicas, TensorBoard. The policies come first: no pod
-    may start before its isolation exists."""
+    may start before its isolation exists. A platform stack has no run, so none."""
+    if not config.has_run:
+        return []
     topology = build_topology(config)
     objects: list[dict[str, Any]] = [
         namespace(config),

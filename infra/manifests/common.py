@@ -25,11 +25,26 @@ KUBEFLOW_INDEX_LABEL = "training.kubeflow.org/replica-index"
 PSS_LEVEL = "restricted"
 
 
+NAMESPACE_LABEL = "tftrain.io/namespace"
+
+
 def stable_labels(config: StackConfig) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": APP,
         "app.kubernetes.io/instance": config.job.name,
     }
+
+
+def volume_labels(config: StackConfig) -> dict[str, str]:
+    """What a claim selects its volume by, with the volume's own labels. PersistentVolumes are
+    cluster-scoped and the run stacks of one platform share the cluster, so theirs also carry
+    the namespace: a claim never binds another run's volume of the same job name. Other
+    stacks keep the labels they were deployed with: a claim's selector cannot change, and a
+    replaced claim would not get its retained volume back."""
+    labels = stable_labels(config)
+    if config.cluster.role == "run":
+        labels[NAMESPACE_LABEL] = config.job.namespace
+    return labels
 
 
 def run_labels(config: StackConfig) -> dict[str, str]:

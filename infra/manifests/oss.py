@@ -21,7 +21,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
-from infra.manifests.common import metadata, stable_labels
+from infra.manifests.common import metadata, stable_labels, volume_labels
 from infra.manifests.security import RUN_AS
 from infra.run_data import export_env, input_env
 
@@ -48,7 +48,7 @@ def _pv_name(config: StackConfig, role: str) -> str:
 
 
 def _labels(config: StackConfig, role: str) -> dict[str, str]:
-    return {**stable_labels(config), "tftrain.io/volume": role}
+    return {**volume_labels(config), "tftrain.io/volume": role}
 
 
 def _attributes(config: StackConfig, facts: ClusterFacts, prefix: str, writer: bool) -> dict:

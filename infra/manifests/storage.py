@@ -24,7 +24,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
-from infra.manifests.common import metadata, stable_labels
+from infra.manifests.common import metadata, stable_labels, volume_labels
 
 NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 # ACK's recommended NFS options for NAS: v3, no lock daemon, TCP, no reserved source port
@@ -54,7 +54,7 @@ def nas_subdir(config: StackConfig) -> str:
 
 
 def pv_labels(config: StackConfig) -> dict[str, str]:
-    return {**stable_labels(config), **config.storage.pv_labels}
+    return {**volume_labels(config), **config.storage.pv_labels}
 
 
 def _volume_source(config: StackConfig, facts: ClusterFacts) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from typing import Any
 from infra import mock_deploy
 from infra.config import PROJECT, StackConfig, read_stack_entries
 from infra.config.types import LATEST_VERSION
-from infra.mock_deploy import SECRET, Recorded, Registration
+from infra.mock_deploy import SECRET, Recorded, Registration, StackOutputs
+from infra.platform import KUBECONFIG, placeholder_outputs
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
 from infra.stack_file import engine_config
@@ -112,18 +113,31 @@ def _is_cloud_resource(resource: Registration) -> bool:
 def render_cloud(stack: str, stack_path: Path, config: StackConfig) -> str:
     """The summary for `stack` (validated as `config`), from an offline preview."""
     entries, secret_keys = offline_config(stack_path)
+    references = {}
+    if config.cluster.role == "run":
+        # Offline, the platform's outputs are marked placeholders (infra/platform.py).
+        outputs = StackOutputs(placeholder_outputs(config), frozenset({KUBECONFIG}))
+        references[config.cluster.platform_stack] = outputs
     recorded = mock_deploy.run_program(
         engine_config(entries),
         stack=stack,
         secret_keys=secret_keys,
         redact_secrets=True,
+        stack_references=references,
     )
     # The Kubernetes objects are the other section; their provider stays here, since it says
     # where the cluster credential comes from.
     shown = [r for r in recorded.resources if not r.type.startswith("kubernetes:")]
     lines = [BANNER.rstrip("\n"), *_provider_config(entries)]
     note = []
-    if not any(_is_cloud_resource(r) for r in shown):
+    if config.cluster.role == "run":
+        lines += [
+            "#",
+            "# No cloud resources: a run stack (cluster.role run) creates only Kubernetes objects,",
+            f"# on the cluster of platform stack {config.cluster.platform_stack}, whose outputs",
+            "# it reads at deploy time (offline: <platform output NAME> placeholders).",
+        ]
+    elif not any(_is_cloud_resource(r) for r in shown):
         lines += [
             "#",
             f"# No cloud resources: cluster.kind is {config.cluster.kind}, so `pulumi up` creates",

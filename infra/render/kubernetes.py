@@ -41,7 +41,13 @@ def _env_one_per_line(value: Any) -> Any:
     return value
 
 
+# What a platform stack's Kubernetes section says instead of objects (the summary reads it).
+PLATFORM_NOTE = "# None: a platform stack (cluster.role platform) has no run; its run stacks"
+
+
 def render_kubernetes(config: StackConfig) -> str:
+    if not config.has_run:
+        return f"{BANNER}\n{PLATFORM_NOTE}\n# hold the Kubernetes objects.\n"
     documents = [
         f"---\n{title(object_title(obj))}\n{block_yaml(_env_one_per_line(obj))}"
         for obj in build_objects(config, cluster_facts(config))

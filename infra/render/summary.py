@@ -44,9 +44,9 @@ from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLAC
 from infra.manifests.oss import OSS_CSI_DRIVER
 from infra.manifests.placement import ECI_USE_SPECS
 from infra.manifests.tensorboard import SLB_ADDRESS_TYPE
-from infra.mock_deploy import preview_id
+from infra.mock_deploy import STACK_REFERENCE, preview_id
 from infra.render.cloud import IGNORE_CHANGES
-from infra.render.kubernetes import object_title
+from infra.render.kubernetes import PLATFORM_NOTE, object_title
 from infra.render.provider_sdk import has_schema_table, replacing_arguments, snake
 from infra.render.style import title_of
 
@@ -116,7 +116,21 @@ _REPLACE_REACHES = {
     FILE_SYSTEM_TYPE: "a new, empty file system: no run finds its checkpoints or event files in it",
     MOUNT_TARGET_TYPE: "a new NFS server name: the PersistentVolume that mounts it is replaced",
 }
+# A platform stack's replacements reach every run stack on it, which its render cannot show.
+_RUNS_DISTURBED = {
+    **dict.fromkeys(
+        CLUSTER_TYPES,
+        "every one is stopped with the old cluster; its next `pulumi up` reads the new "
+        "cluster's id and credential and creates all of its objects anew",
+    ),
+    FILE_SYSTEM_TYPE: "every run's checkpoints and event files stay on the old file system: "
+    "each run starts over from step 0",
+    MOUNT_TARGET_TYPE: "each run's volume mounts an NFS server name that no longer exists "
+    "until its next `pulumi up` replaces its PersistentVolume",
+}
 _COMPONENT_PREFIX = "tftrain:"
+# A run stack's read of its platform's outputs: nothing the cloud holds, nothing to count.
+_STACK_REFERENCE = f"{STACK_REFERENCE}  "
 _LOOKUP = "(lookup)"
 
 
@@ -135,6 +149,7 @@ class Render:
 
     objects: dict[str, dict[str, Any]]  # Kubernetes objects by title (`Job ns/name`)
     cloud: dict[str, CloudResource]  # cloud resources by title (`type  name`)
+    platform: str = ""  # a run stack's platform stack (its StackReference's name)
 
 
 def parse_render(text: str) -> Render:
@@ -143,25 +158,31 @@ def parse_render(text: str) -> Render:
     objects = {object_title(doc): doc for doc in documents}
     cloud: dict[str, CloudResource] = {}
     current: CloudResource | None = None
+    in_reference, platform = False, ""
     for line in text.splitlines():
         if line == "---":
             break  # the Kubernetes section begins
         found = title_of(line)
         if found is not None:
-            # A component is a grouping, not something the cloud holds; a lookup holds nothing.
+            # A component is a grouping, not something the cloud holds; a lookup or a stack
+            # reference holds nothing.
+            in_reference = found.startswith(_STACK_REFERENCE)
             is_resource = (
                 "  " in found
                 and not found.endswith(_LOOKUP)
                 and not found.startswith(_COMPONENT_PREFIX)
+                and not in_reference
             )
             current = cloud.setdefault(found, CloudResource()) if is_resource else None
+        elif in_reference and line.startswith("#   name: "):
+            platform = line.removeprefix("#   name: ")
         elif current is not None and line.startswith("# "):
             key, _, value = line.lstrip("# ").partition(": ")
             if key == IGNORE_CHANGES:
                 current.ignore_changes = frozenset(yaml.safe_load(value))
             else:
                 current.inputs[key] = value
-    return Render(objects=objects, cloud=cloud)
+    return Render(objects=objects, cloud=cloud, platform=platform)
 
 
 def _at(obj: Any, path: str) -> Any:
@@ -299,6 +320,11 @@ def _run_line(old: Render, new: Render, changed_jobs: int, replaced_types: set[s
         return f"{before} is stopped; no run follows"
     if before != after:
         return f"{before} is stopped; {after} starts, in a directory of its own"
+    if old.platform != new.platform:
+        return (
+            f"{after} is stopped here; on the other platform it resumes only from checkpoints "
+            "its NAS holds (none on a new one)"
+        )
     if FILE_SYSTEM_TYPE in replaced_types:
         return f"{after} is stopped; it starts over from step 0 on the new, empty file system"
     if replaced_types & CLUSTER_TYPES:
@@ -449,7 +475,7 @@ def _kubernetes_action_after(
     Kubernetes render holds placeholders for cloud outputs (`<nas-mount-target-domain>`), so
     its own diff cannot see these: a new cluster takes every object anew, and a new mount
     target changes the NFS server of the PersistentVolume, a replace-on-change field."""
-    if replaced_types & CLUSTER_TYPES:
+    if replaced_types & CLUSTER_TYPES or old.platform != new.platform:
         return "replace"
     if MOUNT_TARGET_TYPE in replaced_types and _kind_of_title(title) == "PersistentVolume":
         return "replace"
@@ -482,6 +508,24 @@ def _cloud_update_note(updated: dict[str, str]) -> list[str]:
     return [_CLOUD_UPDATE_NOTE.format(kinds=", ".join(kinds))] if kinds else []
 
 
+def _platform_lines(new_text: str, replaced_types: set[str]) -> list[str]:
+    """What a platform change does to the run stacks on it (none of which it can see)."""
+    if PLATFORM_NOTE not in new_text:
+        return []
+    reaches = [why for kind, why in _RUNS_DISTURBED.items() if kind in replaced_types]
+    return [f"Run stacks on this platform: {'; '.join(reaches) or 'untouched'}"]
+
+
+def _moved_run_lines(old: Render, new: Render) -> list[str]:
+    """A run stack pointed at another platform: another cluster, so every object anew."""
+    if not (old.platform and new.platform) or old.platform == new.platform:
+        return []
+    return [
+        f"Platform: {old.platform} → {new.platform}: another cluster (its id is the provider's "
+        "clusterIdentifier), so every object of this run is created there anew and deleted here"
+    ]
+
+
 def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name: str) -> str:
     """The consequences of going from `old_text` to `new_text`, one fact per line."""
     old, new = parse_render(old_text), parse_render(new_text)
@@ -504,6 +548,8 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         f"Run: {_run_line(old, new, changed_jobs, replaced_types)}",
         f"Kubernetes objects: {_counts(kubernetes)}",
         f"Cloud resources: {_counts(cloud)}",
+        *_moved_run_lines(old, new),
+        *_platform_lines(new_text, replaced_types),
         *_cloud_replace_lines(changes),
         *_cloud_update_note(cloud["update"]),
         *_gpu_lines(old, new),
