@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 from pulumi.runtime import config as runtime_config
 
 from infra.cluster_facts import cluster_facts, internal_oss_endpoint, needs_load_balancer_acl
@@ -187,9 +186,10 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     # Before anything is registered: the version, a reachable API server, the zone's stock,
     # the bucket, the OSS endpoint.
     cloud.require_offered_version(config.cluster)
-    cloud.require_reachable_api_server(
-        config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
-    )
+    if config.has_run:  # a platform sends no Kubernetes object: nothing to reach
+        cloud.require_reachable_api_server(
+            config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
+        )
     cloud.require_zone_offers(config)
     # The provider's own fallback for its region is this environment variable.
     region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
@@ -235,8 +235,16 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     data = provision_data(config, cluster, endpoint) if config.data.bucket else None
     if data is not None:
         exports.update(data_exports(config, data))
+    kubeconfig_out, public = cluster.kubeconfig, config.cluster.public_api_server
+    if config.has_run:
+        # Before any Kubernetes object: the API server the kubeconfig names opens from here.
+        kubeconfig_out = kubeconfig_out.apply(
+            lambda text: cloud.kubeconfig_reachable(
+                text, f"{PROJECT}:cluster.publicApiServer = {str(public).lower()}"
+            )
+        )
     return ClusterAccess(
-        kubeconfig=pulumi.Output.secret(cluster.kubeconfig),
+        kubeconfig=pulumi.Output.secret(kubeconfig_out),
         identity=cluster.cluster_id,
         ready=ready,
         nas=nas,
@@ -288,14 +296,12 @@ def platform_access(config: StackConfig) -> ClusterAccess:
     def reachable(kubeconfig: str) -> str:
         """The platform's kubeconfig, once its API server opens from here (as a standalone
         stack's is checked before any object: `infra.cloud.api_server_reach`)."""
-        from infra.cloud.api_server_reach import check_reachable
+        from infra.cloud.api_server_reach import kubeconfig_reachable
 
         if kubeconfig == placeholder(KUBECONFIG):
             return kubeconfig  # the offline render: no cluster to reach
-        (entry, *_) = yaml.safe_load(kubeconfig)["clusters"]
         key = f"{PROJECT}:cluster.platformStack = '{config.cluster.platform_stack}'"
-        check_reachable(entry["cluster"]["server"], key)
-        return kubeconfig
+        return kubeconfig_reachable(kubeconfig, key)
 
     output = reference.get_output
     data = None

@@ -114,7 +114,7 @@ def test_an_unreachable_existing_cluster_stops_up_before_any_kubernetes_object()
     )
     # The intranet endpoint (tests/pulumi_mocks.py MOCK_INTRANET_API), not the internet one.
     assert "probed: ['https://192.168.0.7:6443']" in done.stdout, done.stderr
-    assert "cannot reach the cluster's private API server" in done.stdout
+    assert "cannot reach the cluster's API server" in done.stdout
     assert "kubernetes: []" in done.stdout
 
 
@@ -199,3 +199,16 @@ def test_up_refuses_to_store_delete_unreachable(monkeypatch: pytest.MonkeyPatch)
     run = run_program("ack-gpu", raise_errors=False)
     assert "PULUMI_K8S_DELETE_UNREACHABLE is set" in str(run.error)
     assert [r for r in run.resources if r.custom] == []
+
+
+def test_a_platform_stack_sends_no_kubernetes_object_so_nothing_needs_reaching(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Created from a laptop on its first up: its runs deploy later, from where they reach it."""
+    probed: list[str] = []
+    monkeypatch.setattr(
+        api_server_reach, "connects", lambda endpoint, timeout=5.0: bool(probed.append(endpoint))
+    )
+    run = run_program("platform-ack", cloud=FIRST_UP)
+    assert run.of_type("alicloud:cs/managedKubernetes:ManagedKubernetes")
+    assert probed == []

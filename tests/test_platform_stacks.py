@@ -252,6 +252,6 @@ def test_a_run_stops_before_any_object_when_the_platforms_api_server_is_out_of_r
     run = deploy_run(run_stack("run-ack"), outputs)
     assert str(run.error).startswith(
         "tftrain:cluster.platformStack = 'organization/tftrain/platform-ack': this machine "
-        "cannot reach the cluster's private API server"
+        "cannot reach the cluster's API server"
     )
     assert [r.type for r in run.resources] == [STACK_REFERENCE]

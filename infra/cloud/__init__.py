@@ -4,7 +4,7 @@ Thin wrappers with secure defaults: no public IPs on nodes, NAT-only egress, pri
 server unless configured, NAS reachable only from the cluster's vSwitches, kubeconfig as a secret.
 """
 
-from infra.cloud.api_server_reach import require_reachable_api_server
+from infra.cloud.api_server_reach import kubeconfig_reachable, require_reachable_api_server
 from infra.cloud.cluster import (
     GPU_NODE_LABEL,
     GPU_TAINT_EFFECT,
@@ -35,6 +35,7 @@ __all__ = [
     "OssBucket",
     "OssRrsaAccess",
     "access_policy",
+    "kubeconfig_reachable",
     "needs_pod_vswitch",
     "physical_name",
     "require_offered_version",

@@ -4,15 +4,17 @@ A private API server (the default) has only a VPC address. From a laptop, a firs
 build the VPC, NAT, cluster, pools and NAS (~20 minutes, billed) and then fail on every
 Kubernetes object. So the program asks before anything is registered:
 
-- a cluster of this stack that exists already: its intranet endpoint is probed once the
-  kubeconfig is known (`check_reachable`): unreachable stops `up` before any Kubernetes object
-  is sent, and `preview` warns (a review may run elsewhere);
+- a cluster of this stack that exists already: the endpoint its kubeconfig names is probed
+  once the kubeconfig is known (`kubeconfig_reachable`): unreachable stops `up` before any
+  Kubernetes object is sent, and `preview` warns (a review may run elsewhere);
 - no cluster yet: this machine can reach the new one only if it sits in the stack's existing
   VPC (`network.vpcId`; the ECS metadata service says which VPC it is in) or that VPC is joined
   to this machine's network (`network.vpnJoined`); a new VPC cannot be either, so `preview` and
   `up` refuse before the first billed resource and name the ways out.
 
-The offline render asks no cloud (its lookup answers nothing) and checks nothing here.
+A platform stack sends no Kubernetes object and is not checked; a run stack probes its
+platform's kubeconfig the same way. The offline render asks no cloud (its lookup answers
+nothing) and checks nothing here.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pulumi
+import yaml
 
 from infra.config import PROJECT
 from infra.config.model import ClusterConfig, NetworkConfig
@@ -122,6 +125,13 @@ def require_reachable_api_server(
         raise pulumi.RunError(problem)
 
 
+def kubeconfig_reachable(kubeconfig: str, key: str) -> str:
+    """`kubeconfig`, once the API server its first cluster names opens from here."""
+    (entry, *_) = yaml.safe_load(kubeconfig)["clusters"]
+    check_reachable(entry["cluster"]["server"], key)
+    return kubeconfig
+
+
 def check_reachable(endpoint: str, key: str = f"{PROJECT}:cluster.publicApiServer = false") -> str:
     """`endpoint` when it opens from here; otherwise `up` stops before any Kubernetes object
     is sent and `preview` warns (it may run where the cluster is not reachable, e.g. in CI).
@@ -129,9 +139,9 @@ def check_reachable(endpoint: str, key: str = f"{PROJECT}:cluster.publicApiServe
     if connects(endpoint):
         return endpoint
     message = (
-        f"{key}: this machine cannot reach the cluster's "
-        f"private API server {endpoint}; run pulumi from inside the stack's VPC or a network "
-        "joined to it (README, Reaching the cluster)"
+        f"{key}: this machine cannot reach the cluster's API server {endpoint}; run pulumi "
+        "from where it is reachable (a private one: inside the stack's VPC or a network joined "
+        "to it; README, Reaching the cluster)"
     )
     if pulumi.runtime.is_dry_run():
         pulumi.log.warn(message + "; `pulumi up` from here would stop at this point")

@@ -15,7 +15,6 @@ import yaml
 from pulumi_alicloud import cs
 from pulumi_alicloud import ram as ramsdk
 
-from infra.cloud.api_server_reach import check_reachable
 from infra.cloud.kubernetes_version import cluster_version
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
@@ -119,8 +118,7 @@ def _kubeconfig(
     No `temporary_duration_minutes`: a temporary credential (at most 3 days) stored in the
     Kubernetes provider's state would make `pulumi destroy`/`refresh` fail once it expired.
     The provider always requests the internet kubeconfig; for a private API server its server
-    is replaced by `intranet_endpoint` (reachable from inside the VPC; checked from here before
-    any Kubernetes object uses it). `endpoint_check` fails
+    is replaced by `intranet_endpoint` (reachable from inside the VPC). `endpoint_check` fails
     the run when the public/private choice was changed after creation.
     """
     credential = cs.get_cluster_credential_output(
@@ -133,7 +131,7 @@ def _kubeconfig(
     else:
         kubeconfig = pulumi.Output.all(
             credential.kube_config, intranet_endpoint, endpoint_check
-        ).apply(lambda args: _with_server(args[0], check_reachable(args[1])))
+        ).apply(lambda args: _with_server(args[0], args[1]))
     return pulumi.Output.secret(kubeconfig)
 
 

@@ -176,7 +176,8 @@ def _rooms(stack: StackConfig, gpu: bool, spot: bool) -> list[tuple[str, Room]]:
     if cluster.kind == "ask":
         shape = instance_shape(cluster.eci_gpu_spec) if gpu else None
         return [(cluster.eci_gpu_spec, eci_room(shape))] if shape else []
-    if cluster.kind != "ack":
+    # A run stack's nodes are its platform's pools, which its config does not hold.
+    if cluster.kind != "ack" or cluster.role == "run":
         return []
     pool = cluster.gpu_pool if gpu else cluster.cpu_pool
     # The spot GPU pool (the GPU pool's types) always autoscales.
