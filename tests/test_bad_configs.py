@@ -549,6 +549,25 @@ CASES: dict[str, Bad] = {
         "tftrain:tensorboard.allowedSourceRanges",
         "empty in a run stack",
     ),
+    # Pull credentials are a run's (a Secret in its namespace); the NAS is the platform's.
+    "platform-stack-with-registry-credentials": Bad(
+        {
+            "cluster": {**ACK["cluster"], "role": "platform"},
+            "network": ACK["network"],
+            "imageRegistry": {"server": "registry.example.com", "username": "u"},
+        },
+        "tftrain:imageRegistry",
+        "a platform stack (cluster.role platform) has no run",
+    ),
+    "run-stack-naming-a-file-system": Bad(
+        {
+            **BASE,
+            "cluster": {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"},
+            "storage": {"kind": "nas", "fileSystemId": "31a8e48eda"},
+        },
+        "tftrain:storage.fileSystemId",
+        "set it in its platform stack",
+    ),
     "platform-stack-with-a-run": Bad(
         {**ACK, "cluster": {**ACK["cluster"], "role": "platform"}},
         "tftrain:image",

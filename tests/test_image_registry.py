@@ -39,7 +39,7 @@ from infra.program import _dependencies
 from infra.render import render_stack
 from infra.stack_file import engine_config
 from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
-from tests.pulumi_mocks import STACKS_DIR, all_stacks, run_program
+from tests.pulumi_mocks import STACKS_DIR, run_program, run_stacks
 
 SERVER = "crpi-abc123-vpc.cn-hangzhou.personal.cr.aliyuncs.com"
 IMAGE = f"{SERVER}/tftrain/trainer:1"
@@ -192,7 +192,7 @@ def with_credentials(stack: str) -> dict[str, str]:
     return {"imageRegistry": json.dumps({**CREDENTIALS, "server": server})}
 
 
-@pytest.mark.parametrize("stack", all_stacks())
+@pytest.mark.parametrize("stack", run_stacks())
 def test_every_pod_of_every_stack_names_the_pull_secret(stack: str) -> None:
     run = run_program(stack, secrets=with_credentials(stack))
     (secret,) = run.objects_of_kind("Secret")
@@ -216,7 +216,7 @@ def test_every_pod_of_every_stack_names_the_pull_secret(stack: str) -> None:
     assert PASSWORD in decoded  # the pods' credential is the real one
 
 
-@pytest.mark.parametrize("stack", all_stacks())
+@pytest.mark.parametrize("stack", run_stacks())
 def test_without_credentials_no_secret_and_no_pull_secrets(stack: str) -> None:
     run = run_program(stack)
     assert not run.objects_of_kind("Secret")
@@ -226,7 +226,7 @@ def test_without_credentials_no_secret_and_no_pull_secrets(stack: str) -> None:
         assert "imagePullSecrets" not in cache_object["spec"]
 
 
-@pytest.mark.parametrize("stack", all_stacks())
+@pytest.mark.parametrize("stack", run_stacks())
 def test_objects_with_credentials_validate_and_wait_for_the_secret(stack: str) -> None:
     raw = read_stack_file(stack_file(stack))
     raw["imageRegistry"] = json.loads(with_credentials(stack)["imageRegistry"])
@@ -261,7 +261,7 @@ def test_objects_with_credentials_validate_and_wait_for_the_secret(stack: str) -
 @pytest.fixture
 def stacks_with_secure_password(tmp_path: Path) -> Path:
     """Every stack file with `imageRegistry` as `pulumi config set --secret --path` writes it."""
-    for stack in all_stacks():
+    for stack in run_stacks():
         text = stack_file(stack, STACKS_DIR).read_text()
         server = registry_of(load_stack(stack).images[0])
         text += (
@@ -272,7 +272,7 @@ def stacks_with_secure_password(tmp_path: Path) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("stack", all_stacks())
+@pytest.mark.parametrize("stack", run_stacks())
 def test_the_render_shows_the_secret_s_shape_and_no_credential(
     stack: str, stacks_with_secure_password: Path
 ) -> None:

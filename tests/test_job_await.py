@@ -18,7 +18,7 @@ from infra.cluster_facts import cluster_facts
 from infra.config import load_stack
 from infra.manifests import build_objects
 from infra.manifests.workloads import JOB_WAIT_FOR
-from tests.pulumi_mocks import all_stacks
+from tests.pulumi_mocks import run_stacks
 
 WAIT_FOR = "pulumi.com/waitFor"
 TIMEOUT = "pulumi.com/timeoutSeconds"
@@ -78,7 +78,7 @@ def test_the_annotation_parses_in_every_supported_provider() -> None:
     assert int(JOB_WAIT_FOR[TIMEOUT]) > 600
 
 
-@pytest.mark.parametrize("stack", all_stacks())
+@pytest.mark.parametrize("stack", run_stacks())
 def test_every_job_carries_the_wait_and_none_skips_it(stack: str) -> None:
     config = load_stack(stack)
     jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]

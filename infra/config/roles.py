@@ -13,6 +13,7 @@ from typing import Any
 # Top-level sections that describe a run: a platform stack has none.
 RUN_SECTIONS = (
     "image", "job", "chief", "master", "worker", "ps", "evaluator", "hyperparams", "tensorboard",
+    "imageRegistry",
 )  # fmt: skip
 # Keys that describe cloud resources: a run stack takes them from its platform stack.
 CLOUD_KEYS = {
@@ -21,7 +22,7 @@ CLOUD_KEYS = {
         "name", "kubernetesVersion", "publicApiServer", "networkPlugin", "gpuPool", "cpuPool",
         "spotGpuPool",
     ),
-    "storage": ("nasStorageType", "nasProtocol", "retainOnDestroy"),
+    "storage": ("nasStorageType", "nasProtocol", "retainOnDestroy", "fileSystemId"),
     "data": ("createBucket", "retainOnDestroy"),
 }  # fmt: skip
 
