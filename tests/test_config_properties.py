@@ -499,6 +499,11 @@ def _check_the_program_answers_odd_keys(case: OddCase) -> None:
     if run.error is None:
         return  # a nested key that is a valid name where it stands (a label, an env name)
     assert isinstance(run.error, pulumi.RunError), repr(run.error)
+    if str(run.error).startswith("tftrain:cluster.platformStack = "):
+        # The key was accepted; a run stack's platform is not there to read in this offline
+        # run, which refuses it having made only that read.
+        assert [r.type for r in run.resources] == [mock_deploy.STACK_REFERENCE]
+        return
     assert run.resources == []
     problems = str(run.error).split("\n  - ")[1:]
     assert problems
