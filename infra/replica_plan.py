@@ -33,8 +33,6 @@ from infra.trainer_env import replica_env
 REPLICAS_DIR = "replicas"
 # The downward API fields a pod's env carries, and what stands for them here.
 DOWNWARD_FIELDS = (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace"))
-# Names the stack sets for every replica; job.env and <group>.env may not set them.
-RESERVED_ENV = ("TF_CONFIG", "HOME", "TMPDIR", *(name for name, _ in DOWNWARD_FIELDS))
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from infra.config.errors import problem
 from infra.config.instance_types import cpu_cores, instance_shape, memory_mib
 from infra.config.model import BUNDLED_IMAGE_REPOSITORY, StackConfig, is_bundled_image
 from infra.config.node_fit import Room, ack_node_room, eci_room
+from infra.config.paths import RUN_PREFIX, under
 from infra.config.types import DNS_LABEL, LATEST_VERSION
 from infra.image_ref import canonical_registry, registry_of
-from infra.run_data import RUN_PREFIX, under
 from infra.stack_file import PROJECT
 
 

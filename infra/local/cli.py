@@ -43,7 +43,7 @@ EXIT_CONFIG = 2
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m infra.local",
+        prog="tftrain run",
         description="Run a stack's ps/worker/chief topology as processes on this machine, "
         "with the stack's own command and TF_CONFIG on localhost ports.",
     )
@@ -256,11 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
         config = resolve_secret_env(config, os.environ)
     except (ConfigError, ValueError) as error:
-        print(f"python -m infra.local: {error}", file=sys.stderr)
+        print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
     if not config.has_run:
         print(
-            f"python -m infra.local: {args.stack} is a platform stack (tftrain:cluster.role "
+            f"tftrain run: {args.stack} is a platform stack (tftrain:cluster.role "
             "platform): it has no run to launch; launch one of its run stacks",
             file=sys.stderr,
         )
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         data = local_data(config, output_dir)
     except LocalDataError as error:
-        print(f"python -m infra.local: {error}", file=sys.stderr)
+        print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
     if not args.dry_run:
         try:
@@ -280,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _move_aside(output_dir)
             prepare_output_dir(output_dir)
         except (OutputDirError, OSError) as error:
-            print(f"python -m infra.local: {error}", file=sys.stderr)
+            print(f"tftrain run: {error}", file=sys.stderr)
             return EXIT_CONFIG
     names = replica_names(config)
     scratch_root = Path(tempfile.mkdtemp(prefix="tftrain-"))
@@ -305,4 +305,4 @@ def _move_aside(output_dir: Path) -> None:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         aside = output_dir.with_name(f"{output_dir.name}.before-{stamp}")
         output_dir.rename(aside)
-        print(f"python -m infra.local: --fresh: the earlier output is now {aside}")
+        print(f"tftrain run: --fresh: the earlier output is now {aside}")
