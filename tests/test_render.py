@@ -134,7 +134,7 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
     assert gpu_pool["taints"] == "[{effect: NoSchedule, key: nvidia.com/gpu, value: present}]"
     assert gpu_pool["labels"] == (
         "[{key: tftrain.io/accelerator, value: nvidia-gpu}, "
-        "{key: ack.aliyun.com/nvidia-driver-version, value: 550.144.03}]"
+        "{key: ack.aliyun.com/nvidia-driver-version, value: 570.133.20}]"
     )
     assert gpu_pool["instanceTypes"] == "[ecs.gn6i-c4g1.xlarge]"
     # Autoscaled from zero: a range and the autoscaler, no fixed size to bill around the clock.
