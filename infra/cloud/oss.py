@@ -140,17 +140,14 @@ def access_policy(data: DataConfig, bucket_name: str) -> dict[str, Any]:
         "Version": "1",
         "Statement": [
             {
-                # ossfs lists a directory as a prefix listing; only the two prefixes may be.
+                # ossfs lists a directory as a prefix listing, always ending in "/" (1.91
+                # list_bucket; at mount CheckBucket lists "<prefix>/" with max-keys=2, 2.0
+                # oss_check_bucket likewise): only the two prefixes may be. Neither version
+                # reads the bucket's info or location, so no bucket-level action is granted.
                 "Effect": "Allow",
                 "Action": ["oss:ListObjects"],
                 "Resource": [bucket],
                 "Condition": {"StringLike": {"oss:Prefix": [f"{p}*" for p in prefixes]}},
-            },
-            {
-                # ossfs reads the bucket's metadata once when it mounts.
-                "Effect": "Allow",
-                "Action": ["oss:GetBucketInfo"],
-                "Resource": [bucket],
             },
             {
                 "Effect": "Allow",
@@ -158,6 +155,8 @@ def access_policy(data: DataConfig, bucket_name: str) -> dict[str, Any]:
                 "Resource": [f"{bucket}/{p}*" for p in prefixes],
             },
             {
+                # Writes, multipart uploads (initiate, parts, complete are oss:PutObject) and
+                # renames (a copy: GetObject on the source, PutObject on the target).
                 "Effect": "Allow",
                 "Action": [
                     "oss:PutObject",
