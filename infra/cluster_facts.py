@@ -34,7 +34,7 @@ LOAD_BALANCER_ACL_PLACEHOLDER = "<tensorboard-slb-acl-id>"
 OSS_ENDPOINT_PLACEHOLDER = "<oss-region-internal-endpoint>"
 OSS_ROLE_PLACEHOLDER = "<oss-rrsa-role-name>"
 # ... and the bucket it names from the account (data.createBucket without data.bucket).
-OSS_BUCKET_PLACEHOLDER = "<tftrain-stack-account-id>"
+OSS_BUCKET_PLACEHOLDER = "<tftrain-<stack>-<account-id>>"
 
 
 def internal_oss_endpoint(region: str) -> str:
