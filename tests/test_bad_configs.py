@@ -495,7 +495,7 @@ CASES: dict[str, Bad] = {
                 "inputPrefix": "mnist/",
                 "credentialsSecret": "oss-credentials",
             },
-        },  # fmt: skip
+        },
         "tftrain:data.credentialsSecret",
         "<namespace>/<name> of a Secret you manage",
     ),
@@ -511,7 +511,7 @@ CASES: dict[str, Bad] = {
                 "accessKeyId": "LTAI5t",
                 "accessKeySecret": "typed-in-the-clear",
             },
-        },  # fmt: skip
+        },
         "tftrain:data.accessKeySecret",
         "a Pulumi secret",
     ),
@@ -530,7 +530,7 @@ CASES: dict[str, Bad] = {
                 "inputPrefix": "mnist/",
                 "bucketOwner": "another-account",
             },
-        },  # fmt: skip
+        },
         "tftrain:data.bucketOwner",
         "another-account only with data.bucket naming that account's bucket",
     ),
