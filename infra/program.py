@@ -199,6 +199,25 @@ def existing_cluster_identity(config: StackConfig) -> str:
     return f"existing/{config.cluster.name or 'default'}"
 
 
+def preflight(config: StackConfig) -> tuple[str | None, str, str]:
+    """Before anything is registered: the version, a reachable API server, the zone's stock,
+    the bucket. Returns the provider's region, the bucket's name and the OSS endpoint."""
+    from infra import cloud
+
+    cloud.require_offered_version(config.cluster)
+    if config.has_run:  # a platform sends no Kubernetes object: nothing to reach
+        cloud.require_reachable_api_server(
+            config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
+        )
+    cloud.require_zone_offers(config)
+    # The provider's own fallback for its region is this environment variable.
+    region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
+    cloud.require_usable_bucket(config, region)
+    if not config.uses_oss:
+        return region, "", ""
+    return region, cloud.stack_bucket(config.data), oss_endpoint(config, region)
+
+
 def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
     if config.cluster.kind == "existing":
         # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
@@ -214,19 +233,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
 
-    # Before anything is registered: the version, a reachable API server, the zone's stock,
-    # the bucket, the OSS endpoint.
-    cloud.require_offered_version(config.cluster)
-    if config.has_run:  # a platform sends no Kubernetes object: nothing to reach
-        cloud.require_reachable_api_server(
-            config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
-        )
-    cloud.require_zone_offers(config)
-    # The provider's own fallback for its region is this environment variable.
-    region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
-    cloud.require_usable_bucket(config, region)
-    bucket = cloud.stack_bucket(config.data) if config.uses_oss else ""
-    endpoint = oss_endpoint(config, region) if config.uses_oss else ""
+    region, bucket, endpoint = preflight(config)
     network = cloud.Network(
         "network", config.network, pod_vswitch=cloud.needs_pod_vswitch(config.cluster)
     )

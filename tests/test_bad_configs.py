@@ -22,6 +22,13 @@ ACK: dict[str, Any] = {
     "cluster": {"kind": "ack", "cpuPool": {"size": 2}},
     "network": {"zoneId": "cn-hangzhou-i"},
 }
+# An ASK stack with the keys every ASK stack needs.
+ASK: dict[str, Any] = {
+    **BASE,
+    "cluster": {"kind": "ask"},
+    "network": {"zoneId": "cn-hangzhou-i"},
+    "storage": {"kind": "nas"},
+}
 
 
 class Bad(NamedTuple):
@@ -462,10 +469,7 @@ CASES: dict[str, Bad] = {
     ),
     "ask-without-oss-credentials": Bad(
         {
-            **BASE,
-            "cluster": {"kind": "ask"},
-            "network": {"zoneId": "cn-hangzhou-i"},
-            "storage": {"kind": "nas"},
+            **ASK,
             "data": {"bucket": "team-data", "inputPrefix": "mnist/"},
         },
         "tftrain:data.accessKeyId",
@@ -474,10 +478,7 @@ CASES: dict[str, Bad] = {
     # Issue 27: a Secret in the namespace the stack creates cannot exist before the first up.
     "credentials-secret-in-the-jobs-own-namespace": Bad(
         {
-            **BASE,
-            "cluster": {"kind": "ask"},
-            "network": {"zoneId": "cn-hangzhou-i"},
-            "storage": {"kind": "nas"},
+            **ASK,
             "data": {
                 "bucket": "team-data",
                 "inputPrefix": "mnist/",
@@ -501,10 +502,7 @@ CASES: dict[str, Bad] = {
     ),
     "a-plaintext-access-key-secret": Bad(
         {
-            **BASE,
-            "cluster": {"kind": "ask"},
-            "network": {"zoneId": "cn-hangzhou-i"},
-            "storage": {"kind": "nas"},
+            **ASK,
             "data": {
                 "bucket": "team-data",
                 "inputPrefix": "mnist/",
