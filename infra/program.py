@@ -445,21 +445,47 @@ def secret_env_sections(config: StackConfig) -> list[str]:
     return [section for section, env in envs.items() if env and section in secret]
 
 
+def user_secret_reads(
+    objects: list[dict[str, Any]], provider: k8s.Provider
+) -> list[pulumi.Resource]:
+    """A read of each Secret a volume names that the stack does not make
+    (`data.credentialsSecret`): every object waits for them, so a missing one fails its read
+    and nothing is created in the cluster (pods would otherwise wait in ContainerCreating)."""
+    made = {(o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            for o in objects if o["kind"] == "Secret"}  # fmt: skip
+    named = {
+        (ref["namespace"], ref["name"])
+        for o in objects
+        if o["kind"] == "PersistentVolume"
+        and (ref := o["spec"].get("csi", {}).get("nodePublishSecretRef"))
+    }
+    return [
+        k8s.core.v1.Secret.get(
+            f"existing-secret-{namespace}/{name}",
+            f"{namespace}/{name}",
+            opts=pulumi.ResourceOptions(provider=provider),
+        )
+        for namespace, name in sorted(named - made)
+    ]
+
+
 def register_objects(
     objects: list[dict[str, Any]],
     provider: k8s.Provider,
     storage_ready: list[pulumi.Resource],
     secret_jobs: bool = False,
 ) -> dict[tuple[str, str, str], pulumi.Resource]:
-    """Each layer-3 object as its typed resource, keyed by (kind, namespace, name);
-    `secret_jobs`: the Jobs' specs carry secret env values, so they are Pulumi secrets (in
-    the state, the preview and the outputs)."""
+    """Each layer-3 object as its typed resource, keyed by (kind, namespace, name), after the
+    Secrets they need that the stack does not make; `secret_jobs`: the Jobs' specs carry
+    secret env values, so they are Pulumi secrets (in the state, the preview and the
+    outputs)."""
+    prerequisites = user_secret_reads(objects, provider)
     registered: dict[tuple[str, str, str], pulumi.Resource] = {}
     # Per-kind lists keep dependency lookups constant-time: 512 workers mean 1,000+ objects.
     by_kind: dict[str, list[pulumi.Resource]] = {}
     for obj in objects:
         kind, meta = obj["kind"], obj["metadata"]
-        deps = _dependencies(obj, registered, by_kind)
+        deps = [*prerequisites, *_dependencies(obj, registered, by_kind)]
         if kind == "PersistentVolume":
             deps += storage_ready  # e.g. the NAS access rule, before any node mounts it
         opts = pulumi.ResourceOptions(

@@ -199,3 +199,35 @@ def test_a_cluster_without_rrsa_metadata_is_a_message_not_a_traceback() -> None:
     message = error_of(run)
     assert isinstance(run.error, pulumi.RunError), message
     assert message.startswith("tftrain:data.credentials = rrsa: the cluster reports no RRSA")
+
+
+def user_secret_stack() -> dict[str, Any]:
+    raw = read_stack_file(stack_file("dev"))
+    raw["data"] = {
+        "bucket": "team-data-01",
+        "inputPrefix": "mnist/",
+        "endpoint": "oss-cn-hangzhou-internal.aliyuncs.com",
+        "credentialsSecret": "oss/oss-credentials",
+    }
+    return raw
+
+
+def test_a_secret_the_stack_does_not_make_is_read_not_created() -> None:
+    run = run_program(user_secret_stack())
+    secrets = [(r.name, r.inputs) for r in run.resources if r.type == "kubernetes:core/v1:Secret"]
+    # Read by its id, never registered with data of ours.
+    assert [name for name, _ in secrets] == ["existing-secret-oss/oss-credentials"]
+    assert "data" not in secrets[0][1]
+
+
+def test_a_missing_user_secret_creates_nothing_in_the_cluster() -> None:
+    class NoSuchSecret(PlausibleCloud):
+        def outputs(self, type_token: str, resource_id: str, inputs: Any) -> dict[str, Any]:
+            if type_token == "kubernetes:core/v1:Secret" and "existing-secret" in resource_id:
+                raise RuntimeError('secrets "oss-credentials" not found')
+            return super().outputs(type_token, resource_id, inputs)
+
+    run = run_program(user_secret_stack(), cloud=NoSuchSecret(), raise_errors=False)
+    assert run.error is not None and "not found" in str(run.error)
+    created = [r.type for r in run.resources if r.type.startswith("kubernetes:")]
+    assert created == ["kubernetes:core/v1:Secret"]  # only the failed read
