@@ -22,7 +22,7 @@ import yaml
 
 from infra import mock_deploy
 from infra.cluster_facts import cluster_facts
-from infra.config import load_stack, read_stack_entries, stack_file
+from infra.config import ConfigError, load_stack, read_stack_entries, stack_file
 from infra.lifecycle import OUTCOMES_DIR, run_key
 from infra.manifests import build_objects
 from infra.render import cloud as render_cloud_module
@@ -153,7 +153,7 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
     assert gpu_pool["taints"] == "[{effect: NoSchedule, key: nvidia.com/gpu, value: present}]"
     assert gpu_pool["labels"] == (
         "[{key: tftrain.io/accelerator, value: nvidia-gpu}, "
-        "{key: ack.aliyun.com/nvidia-driver-version, value: 550.144.03}]"
+        "{key: ack.aliyun.com/nvidia-driver-version, value: 570.133.20}]"
     )
     assert gpu_pool["instanceTypes"] == "[ecs.gn6i-c4g1.xlarge]"
     # Autoscaled from zero: a range and the autoscaler, no fixed size to bill around the clock.
@@ -196,12 +196,21 @@ def test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out(
         assert secret_line.strip() not in text
 
 
-@pytest.mark.parametrize("kubeconfig", [PLAIN_KUBECONFIG, {"secure": "v1:c2VjcmV0LWNpcGhlcg=="}])
+def test_a_plaintext_kubeconfig_is_refused_by_key_and_not_echoed(tmp_path: Path) -> None:
+    document = {"config": read_stack_entries(stack_file("dev"))}
+    document["config"]["tftrain:kubeconfig"] = PLAIN_KUBECONFIG
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
+    with pytest.raises(ConfigError) as refused:
+        render_stack("dev", tmp_path, only="cloud")
+    assert "tftrain:kubeconfig: must be a Pulumi secret" in str(refused.value)
+    assert "hunter2" not in str(refused.value)
+
+
 def test_existing_cluster_summary_says_no_cloud_resources_and_hides_the_kubeconfig(
-    tmp_path: Path, kubeconfig: Any
+    tmp_path: Path,
 ) -> None:
     document = {"config": read_stack_entries(stack_file("dev"))}
-    document["config"]["tftrain:kubeconfig"] = kubeconfig
+    document["config"]["tftrain:kubeconfig"] = {"secure": "v1:c2VjcmV0LWNpcGhlcg=="}
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
     text = render_stack("dev", tmp_path, only="cloud")
     assert "# No cloud resources: cluster.kind is existing" in text

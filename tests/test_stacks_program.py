@@ -323,6 +323,7 @@ def test_registered_objects_are_the_offline_render(stack: str) -> None:
         nas_domain=outputs.get("nasDomain"),
         oss_endpoint=outputs.get("ossEndpoint"),
         oss_role_name=outputs.get("ossRoleName"),
+        oss_bucket=outputs.get("ossBucket"),
     )
     expected = {object_key(o): o for o in build_objects(config, facts)}
     actual = {object_key(o): o for o in run.kube_objects()}

@@ -14,7 +14,7 @@ from infra import mock_deploy
 from infra.cloud.zone_offers import (
     GET_INSTANCE_TYPES,
     GET_NAS_ZONES,
-    check_instance_type,
+    check_instance_types,
     check_nas_storage,
 )
 from infra.config import read_stack_file, stack_file
@@ -117,7 +117,7 @@ def test_an_existing_vswitch_brings_its_zone_and_is_not_checked() -> None:
 
 def test_the_offline_render_s_answer_checks_nothing() -> None:
     # None: no cloud was asked (a provider always answers a list).
-    check_instance_type("cluster.cpuPool.instanceTypes", "ecs.g7.xlarge", "cn-hangzhou-i", None)
+    check_instance_types("cluster.cpuPool.instanceTypes", "cn-hangzhou-i", {"ecs.g7.xlarge": None})
     check_nas_storage("Performance", "cn-hangzhou-i", None)
 
 

@@ -241,20 +241,29 @@ class DataConfig:
     Empty `bucket`: no OSS data (the trainer reads `job.dataDir` or its bundled MNIST).
     """
 
+    # Empty with createBucket: the stack names it tftrain-<stack>-<account id> (unique, since an
+    # account id is); empty on a run stack with an inputPrefix: its platform's bucket.
     bucket: t.BucketName = ""
     create_bucket: t.Bool = False  # the stack creates `bucket`: private, versioned, kept on destroy
+    # Who owns an existing bucket: this account (looked up before anything is billed) or another
+    # one, whose owner grants this account's role or RAM user access (README "Bring your data").
+    bucket_owner: Literal["this-account", "another-account"] = "this-account"
     input_prefix: t.ObjectPrefix = ""  # mounted read-only at inputPath in every training pod
     input_path: t.MountPath = "/input"
     export_prefix: t.ObjectPrefix = "exports/"  # a run's results: <exportPrefix><job>/<runId>/
-    local_input_dir: str = ""  # the local launcher's stand-in for the input prefix
+    # The input on this machine: the local launcher's stand-in for the input prefix, and what a
+    # stack that creates its bucket uploads there before any pod mounts it.
+    local_input_dir: str = ""
     local_export_dir: str = ""  # the local launcher's stand-in for the bucket's export prefix
     # How the CSI OSS plugin authenticates: auto is rrsa on ack (a RAM role the stack makes,
-    # assumed through the cluster's OIDC provider), secret elsewhere (credentialsSecret).
+    # assumed through the cluster's OIDC provider), secret elsewhere.
     credentials: Literal["auto", "rrsa", "secret"] = "auto"
     rrsa_role_name: t.RamRoleName = ""  # rrsa: the role (ack: empty = the stack's own role)
-    # secret: a Secret in job.namespace with keys akId and akSecret, made by the user with
-    # kubectl, so no AccessKey is ever in the stack's config or state.
-    credentials_secret: t.ResourceName = ""
+    # secret: either an AccessKey as Pulumi secrets, from which the stack makes the Secret the
+    # volumes name (before them), or `<namespace>/<name>` of a Secret you manage elsewhere.
+    access_key_id: t.secret_text("data", "accessKeyId") = ""
+    access_key_secret: t.secret_text("data", "accessKeySecret") = ""
+    credentials_secret: t.SecretRef = ""
     endpoint: t.OssEndpoint = ""  # empty: oss-<alicloud:region>-internal.aliyuncs.com
     retain_on_destroy: t.Bool = True  # a created bucket outlives `pulumi destroy`
 
@@ -401,6 +410,14 @@ class StackConfig:
         if self.data.credentials != "auto":
             return self.data.credentials
         return "rrsa" if self.cluster.kind == "ack" else "secret"
+
+    @property
+    def uses_oss(self) -> bool:
+        """An OSS input/export: a named bucket, one the stack creates, or (a run stack with an
+        input prefix and no bucket) its platform's."""
+        data = self.data
+        from_platform = self.cluster.role == "run" and bool(data.input_prefix)
+        return bool(data.bucket or data.create_bucket or from_platform)
 
     @property
     def has_run(self) -> bool:

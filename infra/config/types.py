@@ -297,6 +297,14 @@ ResourceName = text(
     "empty or a Kubernetes object name such as oss-credentials",
     253,
 )
+# A Secret the user manages, as `<namespace>/<name>`: a PersistentVolume's nodePublishSecretRef
+# names both, and the namespace must exist before the stack (the job's own does not).
+SecretRef = text(
+    r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    "empty or <namespace>/<name> of a Secret you manage (keys akId, akSecret), such as "
+    "oss/oss-credentials",
+    317,
+)
 # An OSS endpoint host (no scheme): oss-<region>[-internal].aliyuncs.com or a private one.
 OssEndpoint = text(
     r"^$|^[a-z0-9][-a-z0-9.]*[a-z0-9]$",

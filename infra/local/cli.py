@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 
 from infra.config import ConfigError, StackConfig
+from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, run_key
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
@@ -29,6 +30,7 @@ from infra.local.plan import (
     load_config,
     replica_names,
     resolve_secret_env,
+    secret_env_names,
     tensorboard_process,
     write_interpreters,
 )
@@ -160,8 +162,16 @@ def _data_lines(config: StackConfig) -> list[str]:
     return lines
 
 
-def _print_plan(plan: LocalPlan) -> None:
-    """What would start: the env every replica shares once, then each replica's own."""
+def _print_plan(plan: LocalPlan, secret_names: frozenset[str] = frozenset()) -> None:
+    """What would start: the env every replica shares once, then each replica's own. A value
+    resolved from a Pulumi secret is shown as [secret], in the env and in the command."""
+    secrets = {v for spec in plan.replicas for k, v in spec.env.items() if k in secret_names and v}
+
+    def shown(text: str) -> str:
+        for value in sorted(secrets, key=len, reverse=True):
+            text = text.replace(value, SECRET_PLACEHOLDER)
+        return text
+
     print(f"output dir: {plan.output_dir}")
     shared = dict(
         set.intersection(*(set(spec.env.items()) for spec in plan.replicas))
@@ -170,12 +180,12 @@ def _print_plan(plan: LocalPlan) -> None:
     )
     print("env of every replica:")
     for key in sorted(shared):
-        print(f"  {key}={shared[key]}")
+        print(f"  {key}={shown(shared[key])}")
     for spec in plan.replicas:
         print(f"{spec.name}:")
         for key in sorted(spec.env.keys() - shared.keys()):
-            print(f"  {key}={spec.env[key]}")
-        print(f"  {shlex.join(spec.argv)}")
+            print(f"  {key}={shown(spec.env[key])}")
+        print(f"  {shown(shlex.join(spec.argv))}")
 
 
 def _commands(plan: LocalPlan) -> list[str]:
@@ -254,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         config = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
+        secret_names = secret_env_names(config)
         config = resolve_secret_env(config, os.environ)
     except (ConfigError, ValueError) as error:
         print(f"tftrain run: {error}", file=sys.stderr)
@@ -292,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 config, ports_by_name, output_dir, scratch_root, None, data, args.stack
             )
             if args.dry_run:
-                _print_plan(plan)
+                _print_plan(plan, secret_names)
                 return 0
             return _run(plan, ports, args)
     finally:
