@@ -184,3 +184,69 @@ def test_a_new_save_never_writes_over_files_of_its_step(store: CheckpointStore) 
     [aside] = (store.directory / DAMAGED_DIR).iterdir()
     assert tree(aside)["ckpt-30.index"] == digest
     assert store.published_steps() == [20, 10]
+
+
+# Which sets of files make a whole checkpoint of step 40, worked from TensorFlow's naming:
+# one `ckpt-40.index` and the shards `ckpt-40.data-<i>-of-<n>` for every i from 0 to n-1.
+WHOLE = [
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00001"),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00002", "ckpt-40.data-00001-of-00002"),
+]
+PARTIAL = [
+    ("ckpt-40.index",),
+    ("ckpt-40.data-00000-of-00001",),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00002"),
+    ("ckpt-40.index", "ckpt-40.data-00001-of-00002"),
+    ("ckpt-40.index", "ckpt-40.data-00001-of-00001"),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00002", "ckpt-40.data-00000-of-00001"),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00001", "ckpt-40.extra"),
+    ("ckpt-41.index", "ckpt-40.data-00000-of-00001"),
+]
+
+
+def write_with_manifest(store: CheckpointStore, names: tuple[str, ...]) -> None:
+    """The files, and a manifest listing exactly them with their true SHA-256."""
+    lines = []
+    for name in names:
+        data = f"bytes of {name}".encode()
+        (store.directory / name).write_bytes(data)
+        lines.append(f"{hashlib.sha256(data).hexdigest()}  {name}\n")
+    store.manifest(40).write_text("".join(lines))
+
+
+@pytest.mark.parametrize("names", WHOLE)
+def test_a_manifest_of_a_whole_checkpoint_verifies(
+    store: CheckpointStore, names: tuple[str, ...]
+) -> None:
+    write_with_manifest(store, names)
+    store.verify(40)
+
+
+@pytest.mark.parametrize("names", PARTIAL)
+def test_a_manifest_of_part_of_a_checkpoint_does_not_verify(
+    store: CheckpointStore, names: tuple[str, ...]
+) -> None:
+    # Every listed file matches: only the set of names is wrong.
+    write_with_manifest(store, names)
+    with pytest.raises(Damaged, match="lists no index and whole set of data shards"):
+        store.verify(40)
+    restored: list[str] = []
+    assert store.resume(lambda prefix: restored.append(prefix.name), may_change=False) == 30
+
+
+@pytest.mark.parametrize("names", PARTIAL[:5])
+def test_publishing_part_of_a_checkpoint_is_refused(
+    store: CheckpointStore, names: tuple[str, ...]
+) -> None:
+    # TensorFlow left only some of its files (a lost shard): no manifest, not published.
+    for name in names:
+        (store.directory / name).write_bytes(f"bytes of {name}".encode())
+    with pytest.raises(Damaged, match="lists no index and whole set of data shards"):
+        store.publish(40, keep=10)
+    assert not store.manifest(40).exists()
+    assert store.published_steps() == [30, 20, 10]
+    assert (
+        (store.directory / "checkpoint")
+        .read_text()
+        .startswith('model_checkpoint_path: "ckpt-30"\n')
+    )

@@ -1,0 +1,83 @@
+"""Paths inside paths, and where `job.initCheckpoint` lands (infra/run_data.py), against tables
+worked by hand from POSIX path semantics: a directory contains what lies below one of its
+`/` separators, so `/data2` is beside `/data`, not inside it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.config import ConfigError, parse_config
+from infra.run_data import init_checkpoint_env, resolve_init_checkpoint, under
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+
+# (path, directory, path relative to directory or None when outside it)
+UNDER = [
+    ("/data", "/data", ""),
+    ("/data/", "/data", ""),
+    ("/data", "/data/", ""),
+    ("/data/mnist", "/data", "mnist"),
+    ("/data/mnist/run-1/checkpoints", "/data", "mnist/run-1/checkpoints"),
+    ("/data/mnist", "/data/", "mnist"),
+    ("/data//mnist/./x", "/data", "mnist/x"),
+    ("/data2", "/data", None),
+    ("/data2/ckpt-10", "/data", None),
+    ("/datax/mnist", "/data/", None),
+    ("/dat", "/data", None),
+    ("/", "/data", None),
+    ("/input/../data/x", "/data", "x"),
+    ("/data/../etc", "/data", None),
+    ("/a/b", "/", "a/b"),
+    ("/", "/", ""),
+]
+
+
+@pytest.mark.parametrize(("path", "directory", "relative"), UNDER)
+def test_under_follows_the_separator(path: str, directory: str, relative: str | None) -> None:
+    assert under(path, directory) == relative
+
+
+def config(**job: Any) -> Any:
+    return parse_config(
+        {
+            "image": IMAGE,
+            "job": {"name": "mnist", "runId": "run-2", **job},
+            "data": {"localInputDir": "/srv/mnist"},
+        }
+    )
+
+
+# (job.initCheckpoint, what the replicas get) with the volume at /vol and the input at /in:
+# storage.mountPath is /data and data.inputPath /input (the defaults).
+RESOLVED = [
+    ("", ""),
+    ("run:run-1", "/vol/mnist/run-1/checkpoints"),
+    ("/data", "/vol"),
+    ("/data/mnist/run-1/checkpoints", "/vol/mnist/run-1/checkpoints"),
+    ("/data/shared/ckpt-2000", "/vol/shared/ckpt-2000"),
+    ("/input/pretrained/ckpt-5", "/in/pretrained/ckpt-5"),
+    ("/input", "/in"),
+]
+
+
+@pytest.mark.parametrize(("wanted", "resolved"), RESOLVED)
+def test_init_checkpoint_is_moved_to_where_the_replicas_see_it(wanted: str, resolved: str) -> None:
+    assert resolve_init_checkpoint(config(initCheckpoint=wanted), "/vol", "/in") == resolved
+
+
+def test_init_checkpoint_env_is_set_only_for_a_path() -> None:
+    assert init_checkpoint_env("") == {}
+    assert init_checkpoint_env("/vol/x") == {"TFTRAIN_INIT_CHECKPOINT": "/vol/x"}
+
+
+@pytest.mark.parametrize("wanted", ["/data2/ckpt-10", "/datasets/ckpt-1", "/input2/ckpt-3"])
+def test_a_checkpoint_beside_the_volume_or_input_is_refused(wanted: str) -> None:
+    # /data2 is not on the volume mounted at /data: no replica could read it.
+    with pytest.raises(ConfigError) as raised:
+        config(initCheckpoint=wanted)
+    assert f'tftrain:job.initCheckpoint = "{wanted}"' in str(raised.value)
+    assert "an absolute path under storage.mountPath /data or data.inputPath /input" in str(
+        raised.value
+    )
