@@ -57,6 +57,9 @@ MACHINE_ONLY = {*HOST_ENV, "no_proxy", "NO_PROXY"}
         ("$(OUT $(OUT)", "$(OUT $(OUT)"),  # the name runs to the first )
         ("trailing $", "trailing $"),
         ("$()", "$()"),
+        ("a$$b", "a$b"),  # an escape after other text
+        ("x $(OUT", "x $(OUT"),  # an unclosed reference after other text
+        ("[$(OUT)] $$ $(OUT", "[/data/run] $ $(OUT"),
     ],
 )
 def test_expand_follows_the_kubelet(text: str, expected: str) -> None:
@@ -161,6 +164,19 @@ def test_a_stack_file_s_own_env_name_is_not_refused() -> None:
 
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
+
+
+def test_a_local_process_gets_env_references_expanded_as_the_kubelet_would() -> None:
+    # "$(VAR_NAME) ... expanded using the previously defined environment variables": the
+    # stack's own come first, so a job.env value can name them.
+    job_env = {"OUT": "$(TFTRAIN_OUTPUT_DIR)/x", "ESCAPED": "$$(HOME)", "LATER": "$(OUT)/y"}
+    config = parse_config({"image": IMAGE, "job": {"env": job_env}, "worker": {"number": 1}})
+    ports = {"mnist-chief-0": 40000, "mnist-ps-0": 40001, "mnist-worker-0": 40002}
+    plan = build_plan(config, ports, Path(LOCAL_OUT), Path(SCRATCH), base_env={})
+    env = plan.replicas[0].env
+    assert env["OUT"] == f"{LOCAL_OUT}/x"
+    assert env["ESCAPED"] == "$(HOME)"
+    assert env["LATER"] == f"{LOCAL_OUT}/x/y"
 
 
 def test_job_and_group_env_reach_the_pod_and_group_wins() -> None:

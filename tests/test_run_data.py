@@ -9,9 +9,16 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigError, parse_config
-from infra.run_data import init_checkpoint_env, resolve_init_checkpoint, under
+from infra.run_data import (
+    export_env,
+    init_checkpoint_env,
+    input_env,
+    resolve_init_checkpoint,
+    under,
+)
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
+CPU_IMAGE = "registry.example.com/tftrain/trainer:1-cpu"
 
 # (path, directory, path relative to directory or None when outside it)
 UNDER = [
@@ -31,6 +38,8 @@ UNDER = [
     ("/data/../etc", "/data", None),
     ("/a/b", "/", "a/b"),
     ("/", "/", ""),
+    ("/dataX/y", "/dataX", "y"),
+    ("/dataX/y", "/dataX/", "y"),
 ]
 
 
@@ -81,3 +90,39 @@ def test_a_checkpoint_beside_the_volume_or_input_is_refused(wanted: str) -> None
     assert "an absolute path under storage.mountPath /data or data.inputPath /input" in str(
         raised.value
     )
+
+
+# What trainer/settings.py and infra/lifecycle/export.sh read (README "What your trainer gets").
+def test_the_input_is_the_data_dir_unless_job_data_dir_names_another() -> None:
+    assert input_env(config(), "") == {}
+    assert input_env(config(), "/input") == {
+        "TFTRAIN_INPUT_DIR": "/input",
+        "TFTRAIN_DATA_DIR": "/input",
+    }
+    assert input_env(config(dataDir="/input/mnist-idx"), "/input") == {
+        "TFTRAIN_INPUT_DIR": "/input"
+    }
+
+
+def test_the_export_env_names_the_run_and_where_it_ran() -> None:
+    two_images = parse_config(
+        {
+            "image": IMAGE,
+            "job": {"name": "mnist", "runId": "run-2"},
+            "ps": {"image": CPU_IMAGE},
+        }
+    )
+    # In pods: every replica type that runs, with its image, space-separated.
+    assert export_env(two_images, "/export") == {
+        "TFTRAIN_EXPORT_DIR": "/export",
+        "TFTRAIN_JOB_NAME": "mnist",
+        "TFTRAIN_RUN_ID": "run-2",
+        "TFTRAIN_IMAGES": f"chief={IMAGE} worker={IMAGE} ps={CPU_IMAGE}",
+    }
+    # Local processes run no image; they name the stack.
+    assert export_env(two_images, "/home/me/export", stack="dev", images=False) == {
+        "TFTRAIN_EXPORT_DIR": "/home/me/export",
+        "TFTRAIN_JOB_NAME": "mnist",
+        "TFTRAIN_RUN_ID": "run-2",
+        "TFTRAIN_STACK": "dev",
+    }
