@@ -365,3 +365,57 @@ def test_setting_aside_moves_the_manifest_first(
     store.make_room(30)
     assert moved[0] == "ckpt-30.sha256"
     assert sorted(moved) == ["ckpt-30.data-00000-of-00001", "ckpt-30.index", "ckpt-30.sha256"]
+
+
+def test_pruning_deletes_each_old_manifest_before_its_files(
+    store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A crash mid-deletion leaves an unpublished leftover, never a published checkpoint
+    # with files missing.
+    deleted: list[str] = []
+    unlink = Path.unlink
+
+    def recording(self: Path, missing_ok: bool = False) -> None:
+        deleted.append(self.name)
+        unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", recording)
+    write_checkpoint(store, 40, keep=2)
+    for step in (10, 20):
+        mine = [name for name in deleted if name.startswith(f"ckpt-{step}.")]
+        assert mine[0] == f"ckpt-{step}.sha256"
+        assert sorted(mine) == [
+            f"ckpt-{step}.data-00000-of-00001", f"ckpt-{step}.index", f"ckpt-{step}.sha256"
+        ]  # fmt: skip
+
+
+def test_pruning_goes_on_past_what_another_process_already_deleted(
+    store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every old file is gone by the time this process deletes it (a second writer pruning
+    # too): the save still succeeds.
+    unlink = Path.unlink
+
+    def raced(self: Path, missing_ok: bool = False) -> None:
+        unlink(self)  # the other process's deletion
+        unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", raced)
+    write_checkpoint(store, 40, keep=3)
+    assert store.published_steps() == [40, 30, 20]
+
+
+def test_a_leftover_directory_that_cannot_be_removed_does_not_fail_the_save(
+    store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    leftover = store.directory / "ckpt-5_temp"  # TensorFlow's, from an interrupted save
+    leftover.mkdir()
+
+    def refused(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "rmdir", refused)
+    write_checkpoint(store, 40, keep=3)
+    assert store.published_steps() == [40, 30, 20]

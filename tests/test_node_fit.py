@@ -65,3 +65,9 @@ def test_a_gpu_type_without_memory_facts_checks_cpu_only() -> None:
     shape = instance_shape("ecs.gn7i-c32g1.8xlarge")
     assert shape is not None and shape.memory_gib is None
     assert ack_node_room(shape, "terway", True).memory_mib is None
+
+
+def test_an_eci_type_without_memory_facts_checks_cpu_only() -> None:
+    shape = instance_shape("ecs.gn7i-c32g1.8xlarge")
+    assert shape is not None
+    assert eci_room(shape) == Room(32000, None, 1)
