@@ -30,6 +30,12 @@ class Bad(NamedTuple):
     allowed: str  # a fragment of what the message says is allowed
 
 
+def on_two_cpu_types(ps: dict[str, Any]) -> dict[str, Any]:
+    """ACK with a CPU pool of two types, the bigger listed first, and the ps as given."""
+    pool = {"size": 2, "instanceTypes": ["ecs.g7.2xlarge", "ecs.g7.xlarge"]}
+    return {**ACK, "cluster": {**ACK["cluster"], "cpuPool": pool}, "ps": {"number": 1, **ps}}
+
+
 CASES: dict[str, Bad] = {
     "negative-workers": Bad(
         {**BASE, "worker": {"number": -1}}, "tftrain:worker.number", "an integer from 0 to 1000"
@@ -406,28 +412,12 @@ CASES: dict[str, Bad] = {
     # A pool of several types may start any of them: the smallest is what a pod can count on
     # (ecs.g7.2xlarge leaves 7320m and 27133Mi, ecs.g7.xlarge 3330m and 11653Mi).
     "more-cpu-than-the-smallest-type-of-a-pool-leaves": Bad(
-        {
-            **ACK,
-            "cluster": {
-                **ACK["cluster"],
-                "cpuPool": {"size": 2, "instanceTypes": ["ecs.g7.2xlarge", "ecs.g7.xlarge"]},
-            },
-            "ps": {"number": 1, "cpu": "5"},
-            "chief": {"number": 1},
-        },
+        on_two_cpu_types({"cpu": "5"}),
         "tftrain:ps.cpu",
         "at most 3330m: what one ecs.g7.xlarge node of cluster.cpuPool",
     ),
     "more-memory-than-the-smallest-type-of-a-pool-leaves": Bad(
-        {
-            **ACK,
-            "cluster": {
-                **ACK["cluster"],
-                "cpuPool": {"size": 2, "instanceTypes": ["ecs.g7.2xlarge", "ecs.g7.xlarge"]},
-            },
-            "ps": {"number": 1, "memory": "20Gi"},
-            "chief": {"number": 1},
-        },
+        on_two_cpu_types({"memory": "20Gi"}),
         "tftrain:ps.memory",
         "at most 11653Mi: what one ecs.g7.xlarge node of cluster.cpuPool",
     ),
