@@ -37,6 +37,12 @@ class Bad(NamedTuple):
     allowed: str  # a fragment of what the message says is allowed
 
 
+def on_two_cpu_types(ps: dict[str, Any]) -> dict[str, Any]:
+    """ACK with a CPU pool of two types, the bigger listed first, and the ps as given."""
+    pool = {"size": 2, "instanceTypes": ["ecs.g7.2xlarge", "ecs.g7.xlarge"]}
+    return {**ACK, "cluster": {**ACK["cluster"], "cpuPool": pool}, "ps": {"number": 1, **ps}}
+
+
 CASES: dict[str, Bad] = {
     "negative-workers": Bad(
         {**BASE, "worker": {"number": -1}}, "tftrain:worker.number", "an integer from 0 to 1000"
@@ -409,6 +415,48 @@ CASES: dict[str, Bad] = {
         {**ACK, "worker": {"gpuCount": 2}, "hyperparams": {"batchSize": 256}},
         "tftrain:worker.gpuCount",
         "at most 1: one ecs.gn6i-c4g1.xlarge node has 1 GPU(s)",
+    ),
+    # A pool of several types may start any of them: the smallest is what a pod can count on
+    # (ecs.g7.2xlarge leaves 7320m and 27133Mi, ecs.g7.xlarge 3330m and 11653Mi).
+    "more-cpu-than-the-smallest-type-of-a-pool-leaves": Bad(
+        on_two_cpu_types({"cpu": "5"}),
+        "tftrain:ps.cpu",
+        "at most 3330m: what one ecs.g7.xlarge node of cluster.cpuPool",
+    ),
+    "more-memory-than-the-smallest-type-of-a-pool-leaves": Bad(
+        on_two_cpu_types({"memory": "20Gi"}),
+        "tftrain:ps.memory",
+        "at most 11653Mi: what one ecs.g7.xlarge node of cluster.cpuPool",
+    ),
+    # ecs.gn6i-c24g1.12xlarge has 2 GPUs (48 vCPUs, 24 per GPU), ecs.gn6i-c4g1.xlarge 1.
+    "more-gpus-than-the-smallest-type-of-a-pool-has": Bad(
+        {
+            **ACK,
+            "cluster": {
+                **ACK["cluster"],
+                "gpuPool": {
+                    "maxSize": 2,
+                    "instanceTypes": ["ecs.gn6i-c24g1.12xlarge", "ecs.gn6i-c4g1.xlarge"],
+                },
+            },
+            "worker": {"gpuCount": 2, "cpu": "2"},
+            "hyperparams": {"batchSize": 256},
+        },
+        "tftrain:worker.gpuCount",
+        "at most 1: one ecs.gn6i-c4g1.xlarge node has 1 GPU(s)",
+    ),
+    "run-stack-with-a-spot-gpu-pool": Bad(
+        {
+            **BASE,
+            "cluster": {
+                "kind": "ack",
+                "role": "run",
+                "platformStack": "o/tftrain/p",
+                "spotGpuPool": {"maxSize": 2},
+            },
+        },
+        "tftrain:cluster.spotGpuPool",
+        "a cloud key, and a run stack (cluster.role run) creates no cloud resource",
     ),
     "a-spot-group-checked-against-the-gpu-types-as-autoscaled": Bad(
         {

@@ -108,14 +108,24 @@ def accuracy(out: str) -> float:
     return float(re.findall(r"Test-Accuracy: ([0-9.]+)", out)[-1])
 
 
+def _marker(path: Path) -> tuple[list[str], dict[str, int]]:
+    lines = path.read_text().splitlines()
+    sizes = dict(line.split(" ", 1)[::-1] for line in lines[2:])
+    return lines[:2], {name: int(size) for name, size in sizes.items()}
+
+
 def assert_exported(target: Path, run_id: str, must_have: list[str]) -> dict:
     """The export contract: the files, the manifest, the marker written after every file."""
     files = {str(p.relative_to(target)) for p in target.rglob("*") if p.is_file()}
     for pattern in must_have:
         assert any(re.fullmatch(pattern, name) for name in files), (pattern, sorted(files))
     assert not any(name.startswith(".tftrain") for name in files), sorted(files)
-    marker = (target / MARKER).stat().st_mtime_ns
-    assert all((target / name).stat().st_mtime_ns <= marker for name in files)
+    # Written last: the marker lists what the directory held when it was written ("<bytes>
+    # <path>" per file, after the run and time lines), so a file copied, grown or removed
+    # after it would be missing from it, listed with another size, or listed and gone.
+    head, listed = _marker(target / MARKER)
+    assert head[0] == f"run {run_id}" and head[1].startswith("exported "), head
+    assert listed == {name: (target / name).stat().st_size for name in files - {MARKER}}
     manifest = json.loads((target / "tftrain-run.json").read_text())
     assert manifest["runId"] == run_id and manifest["stack"] == STACK
     return manifest

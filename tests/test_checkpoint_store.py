@@ -5,6 +5,7 @@ the store only reads their bytes. `test_checkpoint_resume.py` runs the real trai
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,237 @@ def test_a_new_save_never_writes_over_files_of_its_step(store: CheckpointStore) 
     [aside] = (store.directory / DAMAGED_DIR).iterdir()
     assert tree(aside)["ckpt-30.index"] == digest
     assert store.published_steps() == [20, 10]
+
+
+# Which sets of files make a whole checkpoint of step 40, worked from TensorFlow's naming:
+# one `ckpt-40.index` and the shards `ckpt-40.data-<i>-of-<n>` for every i from 0 to n-1.
+WHOLE = [
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00001"),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00002", "ckpt-40.data-00001-of-00002"),
+]
+PARTIAL = [
+    ("ckpt-40.index",),
+    ("ckpt-40.data-00000-of-00001",),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00002"),
+    ("ckpt-40.index", "ckpt-40.data-00001-of-00002"),
+    ("ckpt-40.index", "ckpt-40.data-00001-of-00001"),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00002", "ckpt-40.data-00000-of-00001"),
+    ("ckpt-40.index", "ckpt-40.data-00000-of-00001", "ckpt-40.extra"),
+    ("ckpt-41.index", "ckpt-40.data-00000-of-00001"),
+]
+
+
+def write_with_manifest(store: CheckpointStore, names: tuple[str, ...]) -> None:
+    """The files, and a manifest listing exactly them with their true SHA-256."""
+    lines = []
+    for name in names:
+        data = f"bytes of {name}".encode()
+        (store.directory / name).write_bytes(data)
+        lines.append(f"{hashlib.sha256(data).hexdigest()}  {name}\n")
+    store.manifest(40).write_text("".join(lines))
+
+
+@pytest.mark.parametrize("names", WHOLE)
+def test_a_manifest_of_a_whole_checkpoint_verifies(
+    store: CheckpointStore, names: tuple[str, ...]
+) -> None:
+    write_with_manifest(store, names)
+    store.verify(40)
+
+
+@pytest.mark.parametrize("names", PARTIAL)
+def test_a_manifest_of_part_of_a_checkpoint_does_not_verify(
+    store: CheckpointStore, names: tuple[str, ...]
+) -> None:
+    # Every listed file matches: only the set of names is wrong.
+    write_with_manifest(store, names)
+    with pytest.raises(Damaged, match="lists no index and whole set of data shards"):
+        store.verify(40)
+    restored: list[str] = []
+    assert store.resume(lambda prefix: restored.append(prefix.name), may_change=False) == 30
+
+
+@pytest.mark.parametrize("names", PARTIAL[:5])
+def test_publishing_part_of_a_checkpoint_is_refused(
+    store: CheckpointStore, names: tuple[str, ...]
+) -> None:
+    # TensorFlow left only some of its files (a lost shard): no manifest, not published.
+    for name in names:
+        (store.directory / name).write_bytes(f"bytes of {name}".encode())
+    with pytest.raises(Damaged, match="lists no index and whole set of data shards"):
+        store.publish(40, keep=10)
+    assert not store.manifest(40).exists()
+    assert store.published_steps() == [30, 20, 10]
+    assert (
+        (store.directory / "checkpoint")
+        .read_text()
+        .startswith('model_checkpoint_path: "ckpt-30"\n')
+    )
+
+
+# What a user reads, word for word, when resuming meets a checkpoint it cannot use.
+def test_an_unpublished_checkpoint_is_named_with_its_likely_causes(store: CheckpointStore) -> None:
+    damage_unpublish(store)
+    with pytest.raises(Damaged) as raised:
+        store.verify(30)
+    assert str(raised.value) == (
+        "unpublished: it has no manifest ckpt-30.sha256 (its save was interrupted, or another "
+        "program wrote it)"
+    )
+
+
+def test_a_listed_file_that_cannot_be_read_is_named(store: CheckpointStore) -> None:
+    (store.directory / "ckpt-30.index").unlink()
+    (store.directory / "ckpt-30.index").mkdir()  # open() of a directory: EISDIR
+    with pytest.raises(Damaged) as raised:
+        store.verify(30)
+    assert str(raised.value) == "ckpt-30.index is unreadable: Is a directory"
+
+
+def test_when_nothing_restores_each_reason_is_listed_and_the_way_out_said(
+    store: CheckpointStore,
+) -> None:
+    damage_truncate(store)
+    (store.directory / "ckpt-20.index").unlink()
+    (store.directory / "ckpt-10.index").unlink()
+    with pytest.raises(NoUsableCheckpoint) as error:
+        store.resume(accept_all, may_change=True)
+    assert str(error.value).endswith(
+        "; ckpt-20: ckpt-20.index is missing; ckpt-10: ckpt-10.index is missing)."
+        " Restore a good copy, or move them away to start from step 0"
+    )
+
+
+def test_a_reader_names_what_it_skips(
+    store: CheckpointStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    damage_unpublish(store)
+    assert store.resume(accept_all, may_change=False) == 20
+    assert capsys.readouterr().out == (
+        "Checkpoint ckpt-30 is damaged (unpublished: it has no manifest ckpt-30.sha256 (its "
+        "save was interrupted, or another program wrote it)); skipped\n"
+    )
+
+
+def test_publishing_a_step_with_no_files_is_refused(store: CheckpointStore) -> None:
+    with pytest.raises(Damaged, match="lists no index and whole set of data shards, but"):
+        store.publish(50, keep=10)
+    assert store.published_steps() == [30, 20, 10]
+
+
+STAMP = "20260102T030405Z"  # 2026-01-02 03:04:05 UTC
+
+
+@pytest.fixture
+def fixed_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The clock at STAMP in UTC, and the machine's zone 8 hours east (China Standard Time,
+    where the cluster runs): a directory name in local time would read 11:04:05."""
+    import time
+
+    monkeypatch.setenv("TZ", "CST-8")
+    time.tzset()
+    now, gmtime, localtime = 1767323045, time.gmtime, time.localtime
+    monkeypatch.setattr(time, "gmtime", lambda secs=None: gmtime(now if secs is None else secs))
+    monkeypatch.setattr(
+        time, "localtime", lambda secs=None: localtime(now if secs is None else secs)
+    )
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_set_aside_directory_is_named_by_utc_time_and_says_why(
+    store: CheckpointStore, fixed_utc: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store.make_room(30)
+    aside = store.directory / DAMAGED_DIR / f"ckpt-30.{STAMP}"
+    assert sorted(path.name for path in aside.iterdir()) == [
+        "ckpt-30.data-00000-of-00001", "ckpt-30.index", "ckpt-30.sha256", "reason.txt"
+    ]  # fmt: skip
+    reason = "found where a new checkpoint of step 30 was about to be written"
+    assert (aside / "reason.txt").read_text() == reason + "\n"
+    assert capsys.readouterr().out == f"Checkpoint ckpt-30: {reason}; moved to {aside}\n"
+
+
+def test_set_aside_twice_in_one_second_numbers_the_second(
+    store: CheckpointStore, fixed_utc: None
+) -> None:
+    store.make_room(30)
+    write_checkpoint(store, 30)
+    store.make_room(30)
+    write_checkpoint(store, 30)
+    store.make_room(30)
+    names = sorted(path.name for path in (store.directory / DAMAGED_DIR).iterdir())
+    assert names == [f"ckpt-30.{STAMP}", f"ckpt-30.{STAMP}.1", f"ckpt-30.{STAMP}.2"]
+
+
+def test_setting_aside_moves_the_manifest_first(
+    store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # From the first move on, a crash leaves what remains unpublished, never a published
+    # checkpoint with files missing.
+    moved: list[str] = []
+    rename = Path.rename
+
+    def recording(self: Path, target: Path) -> Path:
+        moved.append(self.name)
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", recording)
+    store.make_room(30)
+    assert moved[0] == "ckpt-30.sha256"
+    assert sorted(moved) == ["ckpt-30.data-00000-of-00001", "ckpt-30.index", "ckpt-30.sha256"]
+
+
+def test_pruning_deletes_each_old_manifest_before_its_files(
+    store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A crash mid-deletion leaves an unpublished leftover, never a published checkpoint
+    # with files missing.
+    deleted: list[str] = []
+    unlink = Path.unlink
+
+    def recording(self: Path, missing_ok: bool = False) -> None:
+        deleted.append(self.name)
+        unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", recording)
+    write_checkpoint(store, 40, keep=2)
+    for step in (10, 20):
+        mine = [name for name in deleted if name.startswith(f"ckpt-{step}.")]
+        assert mine[0] == f"ckpt-{step}.sha256"
+        assert sorted(mine) == [
+            f"ckpt-{step}.data-00000-of-00001", f"ckpt-{step}.index", f"ckpt-{step}.sha256"
+        ]  # fmt: skip
+
+
+def test_pruning_goes_on_past_what_another_process_already_deleted(
+    store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every old file is gone by the time this process deletes it (a second writer pruning
+    # too): the save still succeeds.
+    unlink = Path.unlink
+
+    def raced(self: Path, missing_ok: bool = False) -> None:
+        unlink(self)  # the other process's deletion
+        unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", raced)
+    write_checkpoint(store, 40, keep=3)
+    assert store.published_steps() == [40, 30, 20]
+
+
+def test_a_leftover_directory_that_cannot_be_removed_does_not_fail_the_save(
+    store: CheckpointStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    leftover = store.directory / "ckpt-5_temp"  # TensorFlow's, from an interrupted save
+    leftover.mkdir()
+
+    def refused(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(os, "rmdir", refused)
+    write_checkpoint(store, 40, keep=3)
+    assert store.published_steps() == [40, 30, 20]

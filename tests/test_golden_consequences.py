@@ -1,11 +1,13 @@
 """Each review golden (tests/goldens/*.txt) checked against consequences stated here by hand.
 
 The goldens are written by the code they test (`python -m tests.goldens`), so a wrong
-summary regenerated and committed would pass `test_summary_matches_its_golden`. These rules
-state what each edit must do, worked out from the stack files and from how Kubernetes and the
-provider behave, independently of the summary code: how many Jobs a run has (chief 1 unless
-set, plus workers, ps), whether the run restarts, which cloud resources are touched, what
-becomes public. A golden that contradicts them fails here, whatever the code says.
+summary regenerated and committed would pass `test_summary_matches_its_golden` (which keeps
+the code equal to the golden). These rules state every top-level line of each golden exactly
+(only the run ids, hashes of the config, are matched by shape): what each edit must do,
+worked out from the stack files and from how Kubernetes and the provider behave,
+independently of the summary code: how many Jobs a run has (chief 1 unless set, plus
+workers, ps), whether the run restarts, which cloud resources are touched, what becomes
+public. A golden that contradicts them fails here, whatever the code says.
 
 Replica counts, read off stacks/: ack-gpu 1 chief + 2 workers (1 GPU each) + 2 ps = 5 Jobs;
 ack-cpu 1 chief + 4 workers + 1 ps = 6 Jobs; ask-eci 1 chief + 2 workers (1 GPU each) + 1 ps
@@ -20,170 +22,281 @@ import pytest
 
 from tests.goldens import CASES, Case
 
-RUN_ID = r"run-[0-9a-f]{8}"
-NEW_RUN = rf"{RUN_ID} is stopped; {RUN_ID} starts, in a directory of its own"
-UNTOUCHED = rf"{RUN_ID} keeps running, untouched"
-FRESH_VOLUME = rf"{RUN_ID} is stopped; it starts over from step 0 on the new, empty file system"
+# A run id is a hash of the run's config (tested with the run ids); everything else is exact.
+RUN_ID = "<run>"
+NEW_RUN = "<run> is stopped; <run> starts, in a directory of its own"
+UNTOUCHED = "<run> keeps running, untouched"
+FRESH_VOLUME = "<run> is stopped; it starts over from step 0 on the new, empty file system"
+NO_JOBS = "no training Jobs on either side"
+# The bucket of ack-gpu, ask-eci and run-ack (data.bucket, inputPrefix, exportPrefix);
+# ack-cpu and the platform have no bucket, so no data lines.
+DATA = {
+    "Data in": "oss://tftrain-mnist-data/mnist/, unchanged",
+    "Results out": "oss://tftrain-mnist-data/exports/, unchanged",
+}
+QUIET = {"New public endpoints": "none", "Idle GPU pool": "none"}
+# 2 workers x 1 GPU on ack-gpu, ask-eci and run-ack; ack-cpu and the platform request none.
+TWO_GPUS = {"GPUs requested": "2, unchanged"}
+NO_GPUS = {"GPUs requested": "none"}
+# A run's objects besides its Jobs: a Service per replica and TensorBoard's (replicas + 1),
+# 4 NetworkPolicies (one of them selects the run's pods by run id), 3 PersistentVolumes and
+# 3 claims (output volume, input, export), its Namespace, a ConfigMap (the lifecycle
+# scripts) and TensorBoard's Deployment. Only the per-replica Services and the one policy
+# carry the run id, so a new run relabels (updates) exactly those.
 
-# case → {line label: the value, as a regular expression the whole value must match}
+# case → every top-level line of its golden: label → the exact value ("<run>": a run id).
 EXPECTED: dict[str, dict[str, str]] = {
-    # A hyperparameter is part of the run id: a new run, every Job replaced (a Job's pod
-    # template is immutable), the run's Services and policy relabelled; the cloud untouched.
+    # ack-gpu: 1 chief + 2 workers + 2 ps = 5 Jobs, replaced (a Job's pod template is
+    # immutable); 5 replica Services + 1 policy relabelled = 6 updates.
     "learning-rate": {
         "Run": NEW_RUN,
-        "Kubernetes objects": r"update \d+ \(.*Service 5\); replace 5 \(Job 5\)",
+        "Kubernetes objects": "update 6 (NetworkPolicy 1, Service 5); replace 5 (Job 5)",
         "Cloud resources": "no change",
-        "GPUs requested": "2, unchanged",
-        "New public endpoints": "none",
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
     # The same, with the run id pinned: the run's directory stays, so it resumes; only the
-    # Jobs (immutable templates) are replaced, nothing relabelled.
+    # 5 Jobs are replaced, nothing relabelled.
     "run-id-pinned-learning-rate": {
-        "Run": rf"{RUN_ID} resumes from its checkpoints \(5 Jobs restart\)",
-        "Kubernetes objects": r"replace 5 \(Job 5\)",
+        "Run": "<run> resumes from its checkpoints (5 Jobs restart)",
+        "Kubernetes objects": "replace 5 (Job 5)",
         "Cloud resources": "no change",
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
-    # One more worker on ack-cpu: a Job and a Service of its own, a new run for the rest.
+    # ack-cpu 1 chief + 4 workers + 1 ps = 6 Jobs, replaced; the 5th worker's Job and Service
+    # created; 6 replica Services + 1 policy relabelled = 7 updates.
     "worker-added": {
         "Run": NEW_RUN,
-        "Kubernetes objects": r"create 2 \(Job 1, Service 1\); .*replace 6 \(Job 6\)",
+        "Kubernetes objects": (
+            "create 2 (Job 1, Service 1); update 7 (NetworkPolicy 1, Service 6); replace 6 (Job 6)"
+        ),
         "Cloud resources": "no change",
-        "GPUs requested": "none",
+        **NO_GPUS,
+        **QUIET,
     },
-    # One GPU worker fewer: its Job and Service go, the 4 others are replaced; GPUs 2 → 1.
+    # ack-gpu with one GPU worker: its Job and Service go, the 4 other Jobs are replaced, their
+    # 4 Services and the policy relabelled; GPUs 2 → 1.
     "gpu-worker-removed": {
         "Run": NEW_RUN,
-        "Kubernetes objects": r".*replace 4 \(Job 4\); delete 2 \(Job 1, Service 1\)",
+        "Kubernetes objects": (
+            "update 5 (NetworkPolicy 1, Service 4); replace 4 (Job 4); delete 2 (Job 1, Service 1)"
+        ),
         "Cloud resources": "no change",
         "GPUs requested": "2 → 1",
+        **DATA,
+        **QUIET,
     },
-    # Two GPUs per worker on ECI: 2 workers x 2 = 4 GPUs, a new run (the ImageCache carries
-    # the run id, so it is updated); no cloud resource of the stack changes (ECI sizes pods).
+    # ask-eci (1 chief + 2 workers + 1 ps = 4 Jobs) with 2 GPUs per worker: 4 GPUs; the
+    # ImageCache carries the run id, so it is updated with the 4 Services and the policy.
     "gpu-added": {
         "Run": NEW_RUN,
-        "Kubernetes objects": r"update \d+ \(ImageCache 1, .*\); replace 4 \(Job 4\)",
+        "Kubernetes objects": (
+            "update 6 (ImageCache 1, NetworkPolicy 1, Service 4); replace 4 (Job 4)"
+        ),
         "Cloud resources": "no change",
         "GPUs requested": "2 → 4",
+        **DATA,
+        **QUIET,
     },
-    # A public TensorBoard: its Service becomes a LoadBalancer limited by an SLB ACL the stack
-    # creates; training is untouched.
+    # TensorBoard's Service becomes public behind an SLB ACL and its entry, which the stack
+    # creates; training untouched.
     "tensorboard-public": {
         "Run": UNTOUCHED,
-        "Kubernetes objects": r"update 1 \(Service 1\)",
-        "Cloud resources": r"create 2 \(Acl 1, AclEntryAttachment 1\)",
-        "New public endpoints": r"Service tftrain/mnist-tensorboard",
+        "Kubernetes objects": "update 1 (Service 1)",
+        "Cloud resources": "create 2 (Acl 1, AclEntryAttachment 1)",
+        **TWO_GPUS,
+        **DATA,
+        "New public endpoints": "Service tftrain/mnist-tensorboard",
+        "Idle GPU pool": "none",
     },
     # ASK's public API server is an argument of the cluster (endpointPublicAccessEnabled),
-    # updated in place: a public endpoint, nothing else.
+    # updated in place: the summary names it as a public endpoint and nothing else.
     "ask-public-api-server": {
         "Run": UNTOUCHED,
         "Kubernetes objects": "no change",
-        "New public endpoints": r".*ServerlessKubernetes  cluster-ask",
+        "Cloud resources": "no change",
+        **TWO_GPUS,
+        **DATA,
+        "New public endpoints": (
+            "alicloud:cs/serverlessKubernetes:ServerlessKubernetes  cluster-ask"
+        ),
+        "Idle GPU pool": "none",
     },
     "no-op": {
         "Run": UNTOUCHED,
         "Kubernetes objects": "no change",
         "Cloud resources": "no change",
-        "New public endpoints": "none",
-        "Idle GPU pool": "none",
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
     # A bigger CPU pool is an update of its node pool; nothing of the run changes.
     "cpu-pool-grown": {
         "Run": UNTOUCHED,
         "Kubernetes objects": "no change",
-        "Cloud resources": r"update 1 \(NodePool 1\)",
+        "Cloud resources": "update 1 (NodePool 1)",
+        **NO_GPUS,
+        **QUIET,
     },
-    # A fixed GPU pool of 3 nodes (one GPU each) for 2 one-GPU workers: one node idles; the
-    # autoscaler's config goes, since the pool no longer scales.
+    # A fixed GPU pool of 3 one-GPU nodes for 2 one-GPU workers: 3 - 2 = 1 node idles; the
+    # autoscaler's config goes with the range.
     "gpu-pool-fixed-oversized": {
         "Run": UNTOUCHED,
-        "Cloud resources": r"update 1 \(NodePool 1\); delete 1 \(AutoscalingConfig 1\)",
-        "Idle GPU pool": r".*3 nodes for 2 GPU replicas: at least 1 node idle",
+        "Kubernetes objects": "no change",
+        "Cloud resources": "update 1 (NodePool 1); delete 1 (AutoscalingConfig 1)",
+        **TWO_GPUS,
+        **DATA,
+        "New public endpoints": "none",
+        "Idle GPU pool": "cluster-gpu-pool has 3 nodes for 2 GPU replicas: at least 1 node idle",
     },
-    # A new vSwitch CIDR replaces the vSwitch, so the NAS mount target in it (new NFS server
-    # name: the PersistentVolumes are replaced); the file system and its checkpoints stay.
+    # A new vSwitch CIDR replaces the vSwitch, and so its SNAT entry and the NAS mount target
+    # in it (a new NFS server name: the 3 PersistentVolumes on it are replaced); what names
+    # the vSwitch (cluster, 2 node pools, NAT gateway) and the NAS access rule (its CIDR) are
+    # updated; the file system and its checkpoints stay.
     "vswitch-cidr-changed": {
-        "Run": rf"{RUN_ID} loses its volume's NFS server; restarted, it resumes from its "
-        r"checkpoints",
-        "Kubernetes objects": r"replace 3 \(PersistentVolume 3\)",
-        "Cloud resources": r".*replace 3 \(MountTarget 1, SnatEntry 1, Switch 1\)",
+        "Run": "<run> loses its volume's NFS server; restarted, it resumes from its checkpoints",
+        "Kubernetes objects": "replace 3 (PersistentVolume 3)",
+        "Cloud resources": (
+            "update 5 (AccessRule 1, ManagedKubernetes 1, NatGateway 1, NodePool 2); "
+            "replace 3 (MountTarget 1, SnatEntry 1, Switch 1)"
+        ),
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
-    # Another NAS storage type is a new file system: the checkpoints are gone with the old one.
+    # Another NAS storage type is a new file system (and its mount target): the checkpoints
+    # are gone with the old one; the 3 PersistentVolumes mount the new server.
     "nas-storage-type-changed": {
         "Run": FRESH_VOLUME,
-        "Cloud resources": r"replace 2 \(FileSystem 1, MountTarget 1\)",
+        "Kubernetes objects": "replace 3 (PersistentVolume 3)",
+        "Cloud resources": "replace 2 (FileSystem 1, MountTarget 1)",
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
-    # Another zone on ASK: a new vSwitch, so a new cluster (every object created anew) and a
-    # new file system in the zone.
+    # Another zone on ASK: a new vSwitch (and SNAT entry), so a new cluster and a new file
+    # system and mount target in the zone; every object of the run (4 Jobs + 19 others, the
+    # ImageCache included: 23) created anew in the new cluster.
     "zone-changed": {
         "Run": FRESH_VOLUME,
-        "Kubernetes objects": r"replace \d+ \(ConfigMap 1, Deployment 1, ImageCache 1, Job 4, .*\)",
-        "Cloud resources": r".*replace 5 \(FileSystem 1, MountTarget 1, ServerlessKubernetes 1, "
-        r"SnatEntry 1, Switch 1\)",
+        "Kubernetes objects": (
+            "replace 23 (ConfigMap 1, Deployment 1, ImageCache 1, Job 4, Namespace 1, "
+            "NetworkPolicy 4, PersistentVolume 3, PersistentVolumeClaim 3, Service 5)"
+        ),
+        "Cloud resources": (
+            "update 2 (NatGateway 1, Provider kubernetes 1); replace 5 (FileSystem 1, "
+            "MountTarget 1, ServerlessKubernetes 1, SnatEntry 1, Switch 1)"
+        ),
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
-    # Other input data is another run; the input volume points at the new prefix, and the
-    # bucket policy the pods use is updated.
+    # Other input data is another run: 5 Jobs replaced, and the input PersistentVolume (its
+    # OSS path) too; the bucket policy the pods use names the new prefix.
     "input-prefix-changed": {
         "Run": NEW_RUN,
-        "Kubernetes objects": r".*replace 6 \(Job 5, PersistentVolume 1\)",
-        "Cloud resources": r"update 1 \(Policy 1\)",
-        "Data in": r"oss://tftrain-mnist-data/mnist/ → oss://tftrain-mnist-data/mnist-v2/",
+        "Kubernetes objects": (
+            "update 6 (NetworkPolicy 1, Service 5); replace 6 (Job 5, PersistentVolume 1)"
+        ),
+        "Cloud resources": "update 1 (Policy 1)",
+        **TWO_GPUS,
+        "Data in": "oss://tftrain-mnist-data/mnist/ → oss://tftrain-mnist-data/mnist-v2/",
+        "Results out": "oss://tftrain-mnist-data/exports/, unchanged",
+        **QUIET,
     },
-    # Registry credentials on ask-eci: a new Secret; every pod template gains imagePullSecrets,
-    # so the 4 Jobs (immutable templates) are replaced and TensorBoard's Deployment rolls; the
-    # ImageCache's spec gains them too (a new spec is a new cache). Credentials are not part
-    # of the run id: the same run resumes. Nothing in the cloud changes.
+    # Registry credentials on ask-eci: a new Secret; every pod template gains
+    # imagePullSecrets, so the 4 Jobs and the ImageCache are replaced and TensorBoard's
+    # Deployment rolls. Credentials are not part of the run id: the same run resumes.
     "registry-credentials-added": {
-        "Run": rf"{RUN_ID} resumes from its checkpoints \(4 Jobs restart\)",
-        "Kubernetes objects": r"create 1 \(Secret 1\); update 1 \(Deployment 1\); "
-        r"replace 5 \(ImageCache 1, Job 4\)",
+        "Run": "<run> resumes from its checkpoints (4 Jobs restart)",
+        "Kubernetes objects": (
+            "create 1 (Secret 1); update 1 (Deployment 1); replace 5 (ImageCache 1, Job 4)"
+        ),
         "Cloud resources": "no change",
-        "New public endpoints": "none",
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
-    # A run stack (run-ack: 1 chief + 2 workers + 1 ps = 4 Jobs): a new run in its own
-    # namespace, nothing of the cloud (the platform is another stack, read, never changed).
+    # run-ack (1 chief + 2 workers + 1 ps = 4 Jobs): a new run in its own namespace, nothing
+    # of the cloud (the platform is another stack, read, never changed).
     "run-learning-rate": {
         "Run": NEW_RUN,
-        "Kubernetes objects": r"update \d+ \(.*Service 4\); replace 4 \(Job 4\)",
+        "Kubernetes objects": "update 5 (NetworkPolicy 1, Service 4); replace 4 (Job 4)",
         "Cloud resources": "no change",
-        "GPUs requested": "2, unchanged",
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
-    # Another platform is another cluster: the same run (its id does not depend on where it
-    # runs) resumes there only if that platform's NAS has its checkpoints; every object of it
-    # (22: 4 Jobs, 5 Services, 4 policies, 3 PVs, 3 PVCs, namespace, ConfigMap, TensorBoard)
-    # is created anew; still no cloud resource.
+    # Another platform is another cluster: every one of the run's 22 objects (4 Jobs + 18) is
+    # created there anew; the run resumes only from checkpoints that platform's NAS holds.
     "run-moved-platform": {
-        "Run": rf"{RUN_ID} is stopped here; on the other platform it resumes only from "
-        r"checkpoints its NAS holds \(none on a new one\)",
-        "Kubernetes objects": r"replace 22 \(.*Job 4.*\)",
+        "Run": (
+            "<run> is stopped here; on the other platform it resumes only from checkpoints "
+            "its NAS holds (none on a new one)"
+        ),
+        "Kubernetes objects": (
+            "replace 22 (ConfigMap 1, Deployment 1, Job 4, Namespace 1, NetworkPolicy 4, "
+            "PersistentVolume 3, PersistentVolumeClaim 3, Service 5)"
+        ),
         "Cloud resources": "no change",
-        "Platform": r"organization/tftrain/platform-ack → organization/tftrain/platform-ack-2: "
-        r"another cluster.*anew.*",
+        "Platform": (
+            "organization/tftrain/platform-ack → organization/tftrain/platform-ack-2: another "
+            "cluster (its id is the provider's clusterIdentifier), so every object of this run "
+            "is created there anew and deleted here"
+        ),
+        **TWO_GPUS,
+        **DATA,
+        **QUIET,
     },
-    # A platform has no run of its own; what its changes do happens to every run stack on it.
-    # A bigger CPU pool is an update in place: no run is disturbed.
+    # A platform has no run of its own; its changes happen to every run stack on it. A bigger
+    # CPU pool is an update in place.
     "platform-cpu-pool-grown": {
-        "Run": "no training Jobs on either side",
+        "Run": NO_JOBS,
         "Kubernetes objects": "no change",
-        "Cloud resources": r"update 1 \(NodePool 1\)",
+        "Cloud resources": "update 1 (NodePool 1)",
         "Run stacks on this platform": "untouched",
+        **NO_GPUS,
+        **QUIET,
     },
-    # Another zone: new vSwitches, so a new NAS file system and mount target there; every
-    # run on the platform loses its checkpoints (new file system) and its NFS server name.
+    # Another zone: 2 new vSwitches (nodes and Terway pods) and their 2 SNAT entries, a new
+    # NAS file system and mount target; the cluster, its 2 pools and the NAT gateway that name
+    # the vSwitches are updated. Every run loses its checkpoints and its NFS server name.
     "platform-zone-changed": {
-        "Run": "no training Jobs on either side",
+        "Run": NO_JOBS,
         "Kubernetes objects": "no change",
-        "Cloud resources": r".*replace \d+ \(FileSystem 1, MountTarget 1, .*Switch 2\)",
-        "Run stacks on this platform": r".*starts over from step 0.*PersistentVolume",
+        "Cloud resources": (
+            "update 4 (ManagedKubernetes 1, NatGateway 1, NodePool 2); replace 6 (FileSystem 1, "
+            "MountTarget 1, SnatEntry 2, Switch 2)"
+        ),
+        "Run stacks on this platform": (
+            "every run's checkpoints and event files stay on the old file system: each run "
+            "starts over from step 0; each run's volume mounts an NFS server name that no "
+            "longer exists until its next `pulumi up` replaces its PersistentVolume"
+        ),
+        **NO_GPUS,
+        **QUIET,
     },
-    # ACK cannot change a cluster's service CIDR: a new cluster, and with it new node pools;
-    # every run stack on the platform stops and must be deployed again.
+    # ACK cannot change a cluster's service CIDR: a new cluster and its 2 node pools; every
+    # run stack on the platform stops and must be deployed again.
     "platform-service-cidr-changed": {
-        "Run": "no training Jobs on either side",
-        "Cloud resources": r"replace 3 \(ManagedKubernetes 1, NodePool 2\)",
-        "Run stacks on this platform": r"every one is stopped with the old cluster.*anew",
+        "Run": NO_JOBS,
+        "Kubernetes objects": "no change",
+        "Cloud resources": "replace 3 (ManagedKubernetes 1, NodePool 2)",
+        "Run stacks on this platform": (
+            "every one is stopped with the old cluster; its next `pulumi up` reads the new "
+            "cluster's id and credential and creates all of its objects anew"
+        ),
+        **NO_GPUS,
+        **QUIET,
     },
 }
+
+
+def _pattern(expected: str) -> str:
+    return re.escape(expected).replace(re.escape(RUN_ID), "run-[0-9a-f]{8}")
 
 
 def _labelled(text: str) -> dict[str, str]:
@@ -198,6 +311,7 @@ def test_every_golden_has_its_stated_consequences() -> None:
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_a_golden_says_what_the_edit_must_do(case: Case) -> None:
     golden = _labelled(case.golden.read_text(encoding="utf-8"))
+    # Every line stated, in the order a reader meets them.
+    assert list(golden) == list(EXPECTED[case.name]), case.name
     for label, expected in EXPECTED[case.name].items():
-        assert label in golden, (label, golden)
-        assert re.fullmatch(expected, golden[label]), (label, golden[label], expected)
+        assert re.fullmatch(_pattern(expected), golden[label]), (label, golden[label], expected)

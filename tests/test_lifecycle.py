@@ -3,6 +3,7 @@ supervisor script itself, run for real under /bin/sh (dash here) with tiny comma
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -49,7 +50,9 @@ def test_every_job_runs_its_command_under_the_supervisor(name: str) -> None:
         command = container["command"]
         role = "--ends-run" if ends_run(replica, topology) else "--follows-run"
         assert command[:3] == ["/bin/sh", SCRIPT_PATH, role]
-        assert command[command.index("--run") + 1] == run_key(config)
+        # No case pins job.runId: the run's key is its directory's name, the derived run id.
+        run = command[command.index("--run") + 1]
+        assert re.fullmatch(r"run-[0-9a-f]{8}", run) and config.output_dir.endswith(f"/{run}")
         assert command[command.index("--outcomes") + 1] == f"{config.output_dir}/.tftrain-run"
         assert command[command.index("--replica") + 1] == replica.name
         assert command[command.index("--backoff-limit") + 1] == str(config.job.backoff_limit)
@@ -150,11 +153,21 @@ def test_the_run_ends_with_the_chief_else_worker_0(types: tuple[str, ...], ends:
 
 def test_run_key_is_the_derived_run_id_or_the_pinned_one_plus_the_settings() -> None:
     derived = parse_config(IMAGE)
-    assert run_key(derived) == derived.job.run_id
+    # A derived id is `run-` and 8 hex digits, and is the key of the run as it is.
+    assert re.fullmatch(r"run-[0-9a-f]{8}", run_key(derived))
+    assert derived.output_dir.endswith(f"/{run_key(derived)}")
+    # A pinned id keeps its name and gains the same 8 digits of its settings...
     pinned = parse_config({**IMAGE, "job": {"runId": "baseline"}})
-    assert run_key(pinned) == f"baseline.{derived.job.run_id.removeprefix('run-')}"
+    assert run_key(pinned) == "baseline." + run_key(derived).removeprefix("run-")
+    # ...and other settings under the same pinned id are another run for the supervisor.
     retuned = parse_config({**IMAGE, "job": {"runId": "baseline"}, "hyperparams": {"epochs": 9}})
-    assert run_key(retuned).startswith("baseline.") and run_key(retuned) != run_key(pinned)
+    assert re.fullmatch(r"baseline\.[0-9a-f]{8}", run_key(retuned))
+    assert run_key(retuned) != run_key(pinned)
+    # Keeping more checkpoints changes nothing the training computes: the same run.
+    kept = parse_config(
+        {**IMAGE, "job": {"runId": "baseline"}, "hyperparams": {"keepCheckpoints": 5}}
+    )
+    assert run_key(kept) == run_key(pinned)
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -13,10 +13,6 @@ import pytest
 
 from infra.local.plan import REPO
 
-pytestmark = pytest.mark.skipif(
-    not (REPO / "trainer" / "__main__.py").exists(), reason="the trainer is not written yet"
-)
-
 
 def run_dev(output_dir: Path, timeout: float, *options: str, **env: str) -> tuple[int, str]:
     """The dev stack through the launcher; `env` reaches the replicas as `job.env` (a

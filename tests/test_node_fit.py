@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.config import ConfigError, parse_config
 from infra.config.instance_types import instance_shape
 from infra.config.node_fit import Room, ack_node_room, eci_room, reserved_millicores
 
@@ -65,3 +66,28 @@ def test_a_gpu_type_without_memory_facts_checks_cpu_only() -> None:
     shape = instance_shape("ecs.gn7i-c32g1.8xlarge")
     assert shape is not None and shape.memory_gib is None
     assert ack_node_room(shape, "terway", True).memory_mib is None
+
+
+def test_an_eci_type_without_memory_facts_checks_cpu_only() -> None:
+    shape = instance_shape("ecs.gn7i-c32g1.8xlarge")
+    assert shape is not None
+    assert eci_room(shape) == Room(32000, None, 1)
+
+
+def test_a_request_over_the_room_is_refused_with_where_the_number_comes_from() -> None:
+    # ecs.g7.xlarge in a fixed pool leaves 11653 MiB (ACK_ROOMS above).
+    with pytest.raises(ConfigError) as raised:
+        parse_config(
+            {
+                "image": "registry.example.com/tftrain/trainer:1",
+                "cluster": {"kind": "ack", "cpuPool": {"size": 2}},
+                "network": {"zoneId": "cn-hangzhou-i"},
+                "ps": {"memory": "12Gi"},
+            }
+        )
+    assert str(raised.value) == (
+        "invalid stack config:\n"
+        '  - tftrain:ps.memory = "12Gi": must be at most 11653Mi: what one ecs.g7.xlarge node '
+        "of cluster.cpuPool can give a pod, after ACK's reserve, the node's DaemonSets and, if "
+        'the pool autoscales, ACK\'s 70 % guidance (README "Sizing requests")'
+    )

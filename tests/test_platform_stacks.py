@@ -202,6 +202,16 @@ def test_a_missing_platform_output_fails_before_any_object(missing: str) -> None
     assert [r.type for r in run.resources] == [STACK_REFERENCE]
 
 
+@pytest.mark.parametrize("empty", required_outputs(load_stack("run-ack")))
+def test_an_empty_platform_output_counts_as_missing(empty: str) -> None:
+    # A stack output exported as "" (an unset value) gives a run nothing to connect to.
+    outputs = platform("platform-ack")
+    values = {**outputs.values, empty: ""}
+    run = deploy_run(run_stack("run-ack"), StackOutputs(values, outputs.secret))
+    assert f"no output {empty}," in str(run.error)
+    assert [r.type for r in run.resources] == [STACK_REFERENCE]
+
+
 def test_a_platform_of_another_kind_is_refused_before_any_object() -> None:
     raw = run_stack("run-ack")
     run = deploy_run(raw, platform("platform-ask"))

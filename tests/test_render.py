@@ -23,7 +23,7 @@ import yaml
 from infra import mock_deploy
 from infra.cluster_facts import cluster_facts
 from infra.config import ConfigError, load_stack, read_stack_entries, stack_file
-from infra.lifecycle import OUTCOMES_DIR, run_key
+from infra.lifecycle import OUTCOMES_DIR
 from infra.manifests import build_objects
 from infra.render import cloud as render_cloud_module
 from infra.render import render_stack
@@ -383,7 +383,8 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
                 f"- {{name: TFTRAIN_OUTPUT_DIR, value: {config.output_dir}}}": replicas,
                 f"tftrain.io/run-id: {config.job.run_id}": 4 * replicas + 3,
                 f"- {config.output_dir}/{OUTCOMES_DIR}": replicas,
-                f"- {run_key(config)}": replicas,
+                # A derived run id is the supervisors' run key as it is.
+                f"- {config.job.run_id}": replicas,
                 **{
                     f"- {config.output_dir}/replicas/{replica.name}/work": 1
                     for replica in build_topology(config).replicas
@@ -415,13 +416,16 @@ def test_learning_rate_change_with_a_fixed_run_id_changes_the_env_values_and_run
     lines = diff_head(repo, "dev")
     replicas = len(build_topology(old).replicas)
     rate = "- {{name: TFTRAIN_LEARNING_RATE, value: '{}'}}"
-    assert run_key(old) != run_key(new) and run_key(new).startswith("lr-sweep.")
-    assert changed(lines, "-") == Counter(
-        {rate.format(old.hyperparams.learning_rate): replicas, f"- {run_key(old)}": replicas}
+    # The key is the pinned id and 8 hex digits of the settings: one before, another after.
+    removed, added = changed(lines, "-"), changed(lines, "+")
+    [old_key] = [line for line in removed if re.fullmatch(r"- lr-sweep\.[0-9a-f]{8}", line)]
+    [new_key] = [line for line in added if re.fullmatch(r"- lr-sweep\.[0-9a-f]{8}", line)]
+    assert old_key != new_key
+    assert removed == Counter(
+        {rate.format(old.hyperparams.learning_rate): replicas, old_key: replicas}
     )
-    assert changed(lines, "+") == Counter(
-        {rate.format("0.01"): replicas, f"- {run_key(new)}": replicas}
-    )
+    assert added == Counter({rate.format("0.01"): replicas, new_key: replicas})
+    assert new.job.run_id == "lr-sweep"
     assert_one_new_generation(lines, replicas)
 
 

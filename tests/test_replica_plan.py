@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from infra.cluster_facts import cluster_facts
-from infra.config import load_stack, parse_config
-from infra.config.rules import STACK_ENV
+from infra.config import ConfigError, load_stack, parse_config, read_stack_file, stack_file
 from infra.lifecycle import EXPORT_SCRIPT, SCRIPT
 from infra.local.data import LocalData
 from infra.local.plan import HOST_ENV, build_plan
@@ -58,6 +57,9 @@ MACHINE_ONLY = {*HOST_ENV, "no_proxy", "NO_PROXY"}
         ("$(OUT $(OUT)", "$(OUT $(OUT)"),  # the name runs to the first )
         ("trailing $", "trailing $"),
         ("$()", "$()"),
+        ("a$$b", "a$b"),  # an escape after other text
+        ("x $(OUT", "x $(OUT"),  # an unclosed reference after other text
+        ("[$(OUT)] $$ $(OUT", "[/data/run] $ $(OUT"),
     ],
 )
 def test_expand_follows_the_kubelet(text: str, expected: str) -> None:
@@ -125,17 +127,56 @@ def test_pods_and_local_processes_get_the_same_replica(stack: str) -> None:
         assert "workingDir" not in container  # the supervisor moves to --workdir, in both
 
 
+# Every name the stack sets for a replica itself, as README "What your trainer gets" lists
+# them: Kubeflow's TF_CONFIG, the replica's HOME and TMPDIR, the downward API's pod name and
+# namespace, and tftrain's own contract (paths, run, hyperparameters, GPUs).
+STACK_SET = {
+    "TF_CONFIG", "HOME", "TMPDIR", "POD_NAME", "POD_NAMESPACE", "TFTRAIN_OUTPUT_DIR",
+    "TFTRAIN_DATA_DIR", "TFTRAIN_INPUT_DIR", "TFTRAIN_EXPORT_DIR", "TFTRAIN_INIT_CHECKPOINT",
+    "TFTRAIN_JOB_NAME", "TFTRAIN_RUN_ID", "TFTRAIN_IMAGES", "TFTRAIN_STACK", "TFTRAIN_EPOCHS",
+    "TFTRAIN_BATCH_SIZE", "TFTRAIN_LEARNING_RATE", "TFTRAIN_STRATEGY",
+    "TFTRAIN_CHECKPOINT_STEPS", "TFTRAIN_KEEP_CHECKPOINTS", "TFTRAIN_LOG_STEPS",
+    "TFTRAIN_STEPS_PER_EXECUTION", "TFTRAIN_MAX_STEPS", "TFTRAIN_GPUS",
+}  # fmt: skip
+
+
 @pytest.mark.parametrize("stack", STACKS)
-def test_every_name_the_stack_sets_is_reserved_from_user_env(stack: str) -> None:
-    """STACK_ENV (what job.env may not set) holds every name a replica gets from the stack."""
+def test_every_name_a_replica_gets_from_the_stack_is_a_stated_one(stack: str) -> None:
     config = load_stack(stack)
     for pod in _pods(config).values():
         (container,) = pod["containers"]
         names = {var["name"] for var in container["env"]}
-        assert names - {"PYTHONUNBUFFERED"} <= set(STACK_ENV)
+        # PYTHONUNBUFFERED is a default a user may change (a trainer that buffers on purpose).
+        assert names - {"PYTHONUNBUFFERED"} <= STACK_SET
+
+
+@pytest.mark.parametrize("name", sorted(STACK_SET))
+def test_a_name_the_stack_sets_is_refused_in_job_and_group_env(name: str) -> None:
+    # The stack's value would override the user's, or the user's break the contract.
+    for section in ("job", "worker"):
+        with pytest.raises(ConfigError, match=rf"tftrain:{section}\.env .*not {name} "):
+            parse_config({"image": IMAGE, section: {"env": {name: "x"}}})
+
+
+def test_a_stack_file_s_own_env_name_is_not_refused() -> None:
+    raw = read_stack_file(stack_file("dev"))
+    parse_config({**raw, "job": {**raw.get("job", {}), "env": {"TF_CPP_MIN_LOG_LEVEL": "2"}}})
 
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
+
+
+def test_a_local_process_gets_env_references_expanded_as_the_kubelet_would() -> None:
+    # "$(VAR_NAME) ... expanded using the previously defined environment variables": the
+    # stack's own come first, so a job.env value can name them.
+    job_env = {"OUT": "$(TFTRAIN_OUTPUT_DIR)/x", "ESCAPED": "$$(HOME)", "LATER": "$(OUT)/y"}
+    config = parse_config({"image": IMAGE, "job": {"env": job_env}, "worker": {"number": 1}})
+    ports = {"mnist-chief-0": 40000, "mnist-ps-0": 40001, "mnist-worker-0": 40002}
+    plan = build_plan(config, ports, Path(LOCAL_OUT), Path(SCRATCH), base_env={})
+    env = plan.replicas[0].env
+    assert env["OUT"] == f"{LOCAL_OUT}/x"
+    assert env["ESCAPED"] == "$(HOME)"
+    assert env["LATER"] == f"{LOCAL_OUT}/x/y"
 
 
 def test_job_and_group_env_reach_the_pod_and_group_wins() -> None:

@@ -7,6 +7,7 @@ import inspect
 from typing import Any
 
 import pulumi
+import pytest
 from pulumi_alicloud.ecs import outputs as ecs_outputs
 from pulumi_alicloud.nas import outputs as nas_outputs
 
@@ -136,3 +137,42 @@ def test_the_tokens_and_arguments_are_the_sdk_s() -> None:
     # The result fields read: instanceTypes[].id/availabilityZones, zones[].zoneId/instanceTypes.
     assert '@pulumi.getter(name="availabilityZones")' in inspect.getsource(ecs_outputs)
     assert '@pulumi.getter(name="storageType")' in inspect.getsource(nas_outputs)
+
+
+# NAS DescribeZones answers, written by hand in the shape pulumi-alicloud's nas.get_zones
+# returns (zones[].zoneId, zones[].instanceTypes[].storageType / protocolType).
+SMB_ONLY_IN_H = [
+    {
+        "zoneId": "cn-hangzhou-h",
+        "instanceTypes": [{"storageType": "Performance", "protocolType": "SMB"}],
+    },
+    {
+        "zoneId": "cn-hangzhou-i",
+        "instanceTypes": [
+            {"storageType": "Performance", "protocolType": "NFS"},
+            {"storageType": "Capacity", "protocolType": "nfs"},
+        ],
+    },
+]
+
+
+def test_a_zone_offering_the_storage_type_only_over_smb_is_refused() -> None:
+    # The PersistentVolume mounts NFS: an SMB-only offer is no offer.
+    with pytest.raises(pulumi.RunError) as raised:
+        check_nas_storage("Performance", "cn-hangzhou-h", SMB_ONLY_IN_H)
+    assert str(raised.value) == (
+        "tftrain:storage.nasStorageType = 'Performance': NAS offers no Performance NFS file "
+        "systems in tftrain:network.zoneId cn-hangzhou-h; zones that do: cn-hangzhou-i. Use the "
+        "other storage type, or a zone that offers it"
+    )
+
+
+@pytest.mark.parametrize("storage_type", ["Performance", "performance", "Capacity"])
+def test_an_nfs_offer_of_the_type_in_the_zone_passes(storage_type: str) -> None:
+    # The provider's answers differ in case from the config's values: compared without it.
+    check_nas_storage(storage_type, "cn-hangzhou-i", SMB_ONLY_IN_H)
+
+
+def test_a_zone_offering_another_storage_type_is_refused() -> None:
+    with pytest.raises(pulumi.RunError, match="zones that do: cn-hangzhou-i"):
+        check_nas_storage("Capacity", "cn-hangzhou-h", SMB_ONLY_IN_H)
