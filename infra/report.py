@@ -150,10 +150,7 @@ def _replica_rows(state: RunState) -> list[str]:
     for replica, attempts in state.attempts.items():
         last = attempts[-1]
         wall = max(a.last_output for a in attempts) - min(a.started for a in attempts)
-        if last.exit_code is not None:
-            exits = describe_exit(last.exit_code)
-        else:
-            exits = "running" if state.outcome == "running" else "not recorded"
+        exits = state.result(last)
         log = f"`{last.log.relative_to(state.directory)}`" if last.log else "-"
         rows.append(
             f"| {replica} | {len(attempts)} | {len(attempts) - 1} | {wall:.1f}s | {exits} | {log} |"

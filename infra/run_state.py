@@ -89,6 +89,21 @@ class RunState:
         step = self.metrics.get("global_step")
         return None if step is None else int(step)
 
+    def result(self, attempt: Attempt) -> str:
+        """How an attempt ended, as a reader wants it: a replica the run's end stopped was
+        stopped, whatever its command returned on SIGTERM."""
+        if attempt.exit_code is None:
+            return "running" if self.outcome == "running" else "no exit recorded"
+        text = describe_exit(attempt.exit_code)
+        failed = self.failure is not None and (self.failure.replica, self.failure.attempt) == (
+            attempt.replica,
+            attempt.number,
+        )
+        last = self.attempts.get(attempt.replica, [attempt])[-1] is attempt
+        if attempt.exit_code and not failed and last and self.outcome in ("succeeded", "failed"):
+            return f"stopped at the run's end ({text})"
+        return text
+
     def failed_attempt(self) -> Attempt | None:
         if self.failure is None:
             return None
