@@ -101,7 +101,7 @@ class RunState:
         )
         last = self.attempts.get(attempt.replica, [attempt])[-1] is attempt
         if attempt.exit_code and not failed and last and self.outcome in ("succeeded", "failed"):
-            return f"stopped at the run's end ({text})"
+            return f"stopped at the run's end: {text}"
         return text
 
     def failed_attempt(self) -> Attempt | None:
