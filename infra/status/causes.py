@@ -116,10 +116,10 @@ def _pull_cause(pod: Obj, events: Sequence[Obj], config: StackConfig, group: str
         waiting = (status.get("state") or {}).get("waiting") or {}
         if waiting.get("reason") not in _PULL_WAITING:
             continue
-        # The registry's answer: in the waiting message, or the kubelet's `Failed` event.
-        texts = [waiting.get("message", "")]
-        texts += [e.get("message", "") for e in events if e.get("reason") == "Failed"]
-        detail = next((t for t in texts if t), "")
+        # The registry's answer: in the kubelet's `Failed` event ("Failed to pull image ..."),
+        # or the waiting message (ErrImagePull has it; ImagePullBackOff says only "Back-off").
+        pulls = [e.get("message", "") for e in events if e.get("reason") == "Failed"]
+        detail = " ".join(t for t in [*pulls[-1:], waiting.get("message", "")] if t)
         said = f"{waiting['reason']}: {detail}" if detail else waiting["reason"]
         image = _key(group, "image") + f" (or {_key('image')})"
         if _AUTH.search(detail):
@@ -135,16 +135,27 @@ def _pull_cause(pod: Obj, events: Sequence[Obj], config: StackConfig, group: str
     return None
 
 
+def _volume_names(message: str) -> list[str]:
+    """The volumes a kubelet mount message names: `for volume "<pv or volume>"`, or the pod's
+    volume names in `unmounted volumes=[a b]`."""
+    quoted = re.findall(r'volume "([^"]+)"', message)
+    listed = re.search(r"unmounted volumes=\[([^\]]*)\]", message)
+    return quoted + (listed.group(1).split() if listed else [])
+
+
 def _mount_cause(events: Sequence[Obj]) -> Cause | None:
     for event in events:
         if event.get("reason") != "FailedMount":
             continue
-        message = event.get("message", "")
-        said = f"FailedMount: {message}"
-        if re.search(rf'"{INPUT_VOLUME}"|\b{INPUT_VOLUME}\b|"{EXPORT_VOLUME}"', message):
+        said = f"FailedMount: {event.get('message', '')}"
+        names = _volume_names(event.get("message", ""))
+        # The pod's volume names, or their PVs' (`<namespace>-<job>-data`, `<job>-input`).
+        if any(
+            n in (INPUT_VOLUME, EXPORT_VOLUME) or n.endswith(("-input", "-export")) for n in names
+        ):
             keys = f"{_key('data', 'bucket')} / {_key('data', 'credentials')}"
             return Cause(f"OSS volume mount failed ({said})", keys)
-        if re.search(rf'"{DATA_VOLUME}"|[\[ ]{DATA_VOLUME}[\] ,]', message):
+        if any(n == DATA_VOLUME or n.endswith("-data") for n in names):
             return Cause(f"NAS/NFS volume mount failed ({said})", _key("storage"))
         return Cause(f"volume mount failed ({said})", _key("storage"))
     return None
