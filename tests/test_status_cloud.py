@@ -69,7 +69,7 @@ def pod(
                 "image": "x",
                 "imageID": "",
                 **container,
-            }  # fmt: skip
+            }
         ]
     return {
         "apiVersion": "v1",
@@ -123,6 +123,19 @@ def worker_0(config: StackConfig, its_job: dict, its_pods: list[dict], events: l
     return next(line for line in lines if line.replica == "mnist-worker-0"), lines
 
 
+IMAGE = "registry.cn-hangzhou.aliyuncs.com/team/trainer:1"
+# containerd's answer when the registry does not answer (through the kubelet's ErrImagePull).
+UNREACHABLE = (
+    f'failed to pull and unpack image "{IMAGE}": failed to do request: Head '
+    '"https://registry.cn-hangzhou.aliyuncs.com/v2/team/trainer/manifests/1": dial tcp '
+    "47.110.2.3:443: i/o timeout"
+)
+
+
+def waiting(reason: str, message: str) -> dict[str, Any]:
+    return {"state": {"waiting": {"reason": reason, "message": message}}}
+
+
 INSUFFICIENT_GPU = (
     "0/3 nodes are available: 3 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are "
     "available: 3 No preemption victims found for incoming pod."
@@ -147,14 +160,7 @@ PENDING = [
     pytest.param(
         "ack-gpu",
         True,
-        {
-            "state": {
-                "waiting": {
-                    "reason": "ImagePullBackOff",
-                    "message": 'Back-off pulling image "registry.cn-hangzhou.aliyuncs.com/team/trainer:1"',
-                }
-            }
-        },  # fmt: skip
+        waiting("ImagePullBackOff", f'Back-off pulling image "{IMAGE}"'),
         [
             event(
                 "Failed",
@@ -171,14 +177,7 @@ PENDING = [
     pytest.param(
         "ack-gpu",
         True,
-        {
-            "state": {
-                "waiting": {
-                    "reason": "ErrImagePull",
-                    "message": 'failed to pull and unpack image "registry.cn-hangzhou.aliyuncs.com/team/trainer:1": failed to do request: Head "https://registry.cn-hangzhou.aliyuncs.com/v2/team/trainer/manifests/1": dial tcp 47.110.2.3:443: i/o timeout',
-                }
-            }
-        },  # fmt: skip
+        waiting("ErrImagePull", UNREACHABLE),
         [],
         "registry endpoint unreachable",
         "tftrain:imageRegistry.server",
@@ -291,9 +290,16 @@ def test_a_pending_replica_gets_its_cause_and_the_key_to_change(
 
 
 def _terminated(reason: str, code: int) -> dict[str, Any]:
-    return {"state": {"terminated": {"reason": reason, "exitCode": code,
-                                     "startedAt": "2026-11-26T05:01:00Z",
-                                     "finishedAt": "2026-11-26T05:05:00Z"}}}  # fmt: skip
+    return {
+        "state": {
+            "terminated": {
+                "reason": reason,
+                "exitCode": code,
+                "startedAt": "2026-11-26T05:01:00Z",
+                "finishedAt": "2026-11-26T05:05:00Z",
+            }
+        }
+    }
 
 
 FAILED = [
@@ -348,8 +354,14 @@ def test_a_failed_replica_gets_its_cause_and_the_key_to_change(
 
 def test_the_newest_pod_of_a_replica_is_the_one_explained() -> None:
     config = load_stack("ack-gpu")
-    old = pod("mnist-worker-0-old", "mnist-worker-0", "Failed", True, _terminated("Error", 1),
-              created="2026-11-26T05:00:01Z")  # fmt: skip
+    old = pod(
+        "mnist-worker-0-old",
+        "mnist-worker-0",
+        "Failed",
+        True,
+        _terminated("Error", 1),
+        created="2026-11-26T05:00:01Z",
+    )
     new = pod(POD, "mnist-worker-0", "Pending", False, None, created="2026-11-26T05:03:00Z")
     events = [event("FailedScheduling", INSUFFICIENT_GPU, "default-scheduler")]
     line, _ = worker_0(
