@@ -33,7 +33,7 @@ def _ended(replica: str, n: int, code: int) -> str:
     return f"tftrain-supervise: {replica} attempt {n} ended: exit {code}\n"
 
 
-def _failed_run(tmp_path: Path) -> Path:
+def failed_run(tmp_path: Path) -> Path:
     run = tmp_path / "run"
     # An earlier launch (generation OLD) that succeeded nothing: history, not this run's state.
     _attempt(run, OLD, "mnist-chief-0", 1, 1000.0, "old\n" + _ended("mnist-chief-0", 1, 1))
@@ -53,7 +53,7 @@ def _failed_run(tmp_path: Path) -> Path:
 
 
 def test_a_failed_run_names_the_replica_attempt_exit_and_last_lines(tmp_path: Path) -> None:
-    state = read_run(_failed_run(tmp_path))
+    state = read_run(failed_run(tmp_path))
     assert state is not None
     assert (state.key, state.generation, state.outcome) == (KEY, NEW, "failed")
     assert state.failure is not None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tarfile
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from infra.config import StackConfig, load_stack
 from infra.status import main
 from infra.status.cloud import Snapshot, replica_lines, run_phase
+from tests.test_run_report import failed_run
 
 NAMESPACE = "tftrain"
 POD = "mnist-worker-0-7x2kq"
@@ -396,6 +398,8 @@ def _fake_kubectl(directory: Path, answers: dict[str, dict], fail: str = "") -> 
         + 'case "$*" in\n'
         f'  *"get jobs,pods"*) cat {directory}/workloads.json ;;\n'
         f'  *"get events"*) cat {directory}/events.json ;;\n'
+        f'  *" logs "*) cat {directory}/logs.txt ;;\n'
+        f'  *" exec "*) cat {directory}/run.tar ;;\n'
         "esac\n"
     )
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
@@ -441,3 +445,38 @@ def test_an_unreachable_cluster_is_one_line_and_exit_1(
     assert main(["ack-gpu", "--cluster", "--kubeconfig", str(tmp_path / "k")]) == 1
     err = capsys.readouterr().err
     assert err == f"python -m infra.status: kubectl: {refused}\n"
+
+
+def test_a_failed_cloud_run_shows_its_last_lines_and_renders_its_report_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = load_stack("ack-gpu")
+    exit_2 = failed(
+        "PodFailurePolicy",
+        f"Container tensorflow for pod {NAMESPACE}/{POD} failed with exit code 2 matching "
+        "FailJob rule at index 0",
+    )
+    jobs, pods = running(config, "mnist-worker-0")
+    jobs.append(job("mnist-worker-0", config, failed=1, conditions=exit_2))
+    pods.append(pod(POD, "mnist-worker-0", "Failed", True, _terminated("Error", 2)))
+    workloads = {"apiVersion": "v1", "kind": "List", "items": [*jobs, *pods]}
+    bin_dir = _fake_kubectl(tmp_path, {"workloads": workloads, "events": {"items": []}})
+    (tmp_path / "logs.txt").write_text("Traceback (most recent call last):\nValueError: bad\n")
+    # What the TensorBoard pod's tar streams: the run's records, logs and events.
+    run = failed_run(tmp_path / "volume")
+    with tarfile.open(tmp_path / "run.tar", "w") as archive:
+        archive.add(run, arcname=".")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    runs = tmp_path / "runs"
+    kubeconfig = tmp_path / "kubeconfig"
+    args = ["ack-gpu", "--kubeconfig", str(kubeconfig), "--runs-dir", str(runs), "--report"]
+    assert main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "    | ValueError: bad" in out, out
+    report = runs / "cluster" / "mnist" / config.job.run_id / "report" / "report.md"
+    assert out[-1] == f"report: {report}"
+    assert "**Failed**: `mnist-worker-1` attempt 2 exit 2" in report.read_text()
+    calls = (tmp_path / "calls").read_text()
+    assert f"logs {POD} -c tensorflow --tail=10" in calls
+    assert "exec deployment/mnist-tensorboard -c tensorboard -- sh -c" in calls
+    assert calls.rstrip().endswith(f"sh {config.output_dir}")

@@ -7,7 +7,8 @@ One command for both places a stack runs:
   run, the failing replica, attempt, exit code or signal and its last log lines;
 - in the cluster (`--cluster`, or `--kubeconfig`, or when there are no local runs): each
   replica's phase and restarts, and for anything not running its cause, named, with the
-  stack config key that changes it (`infra.status.causes`).
+  stack config key that changes it (`infra.status.causes`); a failed replica's last lines;
+  with `--report`, the run's report rendered here (`infra.status.cloud_report`).
 Exit status: 0 answered; 1 the cluster could not be read; 2 bad arguments or stack config.
 """
 
@@ -22,8 +23,16 @@ from infra.config import ConfigError, StackConfig, load_stack
 from infra.lifecycle import ends_run
 from infra.local.plan import REPO
 from infra.run_state import read_run
-from infra.status.cloud import ClusterError, fetch, kubeconfig_file, replica_lines, run_phase
-from infra.status.local import describe_run, run_dirs
+from infra.status.cloud import (
+    ClusterError,
+    fetch,
+    kubeconfig_file,
+    last_lines,
+    replica_lines,
+    run_phase,
+)
+from infra.status.cloud_report import cloud_report
+from infra.status.local import FAILURE_LINES, describe_run, run_dirs
 from infra.topology import build_topology
 
 PROG = "python -m infra.status"
@@ -52,6 +61,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="a run's output dir, or a directory of <job>/<run id> runs (default: runs/<stack>)",
     )
     parser.add_argument("--last", type=int, default=3, help="how many local runs (default 3)")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="cluster: fetch the run's records, logs and event files (through TensorBoard's "
+        "pod) into runs/<stack>/cluster/ and write its report there",
+    )
     return parser.parse_args(argv)
 
 
@@ -68,23 +83,30 @@ def _local(root: Path, last: int) -> int:
     return 0
 
 
-def _cluster(stack: str, config: StackConfig, kubeconfig: Path | None) -> int:
+def _cluster(args: argparse.Namespace, config: StackConfig, root: Path) -> int:
     print(
-        f"stack {stack} in its cluster: job {config.job.name}, run {config.job.run_id}, "
+        f"stack {args.stack} in its cluster: job {config.job.name}, run {config.job.run_id}, "
         f"namespace {config.job.namespace}"
     )
-    with kubeconfig_file(stack, kubeconfig) as path:
-        snapshot = fetch(config, path)
-    lines = replica_lines(config, snapshot)
-    topology = build_topology(config)
-    primary = next(r.name for r in topology.replicas if ends_run(r, topology))
-    width = max(len(line.replica) for line in lines)
-    for line in lines:
-        restarts = f"{line.restarts} failed pod{'s' * (line.restarts != 1)}"
-        print(f"  {line.replica:<{width}}  {line.phase:<12} {restarts}")
-        if line.cause is not None:
-            print(f"    {line.cause.line()}")
-    print(f"run: {run_phase(lines, primary)}")
+    with kubeconfig_file(args.stack, args.kubeconfig) as path:
+        lines = replica_lines(config, fetch(config, path))
+        topology = build_topology(config)
+        primary = next(r.name for r in topology.replicas if ends_run(r, topology))
+        width = max(len(line.replica) for line in lines)
+        for line in lines:
+            restarts = f"{line.restarts} failed pod{'s' * (line.restarts != 1)}"
+            print(f"  {line.replica:<{width}}  {line.phase:<12} {restarts}")
+            if line.cause is not None:
+                print(f"    {line.cause.line()}")
+            if line.phase == "Failed" and line.pod:
+                for text in last_lines(path, config.job.namespace, line.pod, FAILURE_LINES):
+                    print(f"    | {text}")
+        phase = run_phase(lines, primary)
+        print(f"run: {phase}")
+        if args.report:
+            print(f"report: {cloud_report(args.stack, config, path, root)}")
+        elif phase in ("succeeded", "failed"):
+            print(f"its report: {PROG} {args.stack} --report")
     return 0
 
 
@@ -103,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: {args.stack} is a platform stack: it has no run", file=sys.stderr)
         return EXIT_USAGE
     try:
-        return _cluster(args.stack, config, args.kubeconfig)
+        return _cluster(args, config, root)
     except (ClusterError, OSError) as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return EXIT_CLUSTER

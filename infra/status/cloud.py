@@ -21,6 +21,7 @@ from typing import Any
 
 from infra.config import StackConfig
 from infra.manifests.common import JOB_LABEL, RUN_ID_LABEL
+from infra.manifests.workloads import CONTAINER_NAME as CONTAINER
 from infra.status.causes import Cause, Obj, failed_condition, job_cause, pod_cause
 from infra.topology import build_topology
 
@@ -80,13 +81,24 @@ def kubeconfig_file(stack: str, given: Path | None) -> Iterator[str | None]:
         Path(path).unlink(missing_ok=True)
 
 
-def _kubectl(kubeconfig: str | None, namespace: str, *args: str) -> subprocess.Popen[str]:
+def kubectl_argv(kubeconfig: str | None, namespace: str, *args: str) -> list[str]:
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         raise ClusterError("kubectl is not installed: the cloud status reads the cluster with it")
     argv = [kubectl, *(["--kubeconfig", kubeconfig] if kubeconfig else [])]
-    argv += ["--namespace", namespace, f"--request-timeout={REQUEST_TIMEOUT}", "get", *args]
+    return [*argv, "--namespace", namespace, f"--request-timeout={REQUEST_TIMEOUT}", *args]
+
+
+def _kubectl(kubeconfig: str | None, namespace: str, *args: str) -> subprocess.Popen[str]:
+    argv = kubectl_argv(kubeconfig, namespace, *args)
     return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def last_lines(kubeconfig: str | None, namespace: str, pod: str, lines: int) -> list[str]:
+    """The last lines a pod's container printed (`kubectl logs --tail`), or [] if gone."""
+    process = _kubectl(kubeconfig, namespace, "logs", pod, "-c", CONTAINER, f"--tail={lines}")
+    out, _ = process.communicate(timeout=30)
+    return out.splitlines() if process.returncode == 0 else []
 
 
 def _items(process: subprocess.Popen[str]) -> list[Obj]:
@@ -104,8 +116,8 @@ def fetch(config: StackConfig, kubeconfig: str | None) -> Snapshot:
     """The run's Jobs and Pods (by the run's labels) and the namespace's Events, read at once."""
     selector = f"{JOB_LABEL}={config.job.name},{RUN_ID_LABEL}={config.job.run_id}"
     namespace = config.job.namespace
-    workloads = _kubectl(kubeconfig, namespace, "jobs,pods", "-l", selector, "-o", "json")
-    events = _kubectl(kubeconfig, namespace, "events", "-o", "json")
+    workloads = _kubectl(kubeconfig, namespace, "get", "jobs,pods", "-l", selector, "-o", "json")
+    events = _kubectl(kubeconfig, namespace, "get", "events", "-o", "json")
     items = _items(workloads)
     return Snapshot(
         jobs=[i for i in items if i.get("kind") == "Job"],
