@@ -134,6 +134,16 @@ UNREACHABLE = (
 )
 
 
+def unmounted(volume: str) -> dict[str, Any]:
+    """The kubelet's event once a pod's volume has not mounted in time."""
+    return event(
+        "FailedMount",
+        f"Unable to attach or mount volumes: unmounted volumes=[{volume}], unattached "
+        f"volumes=[{volume} tftrain-lifecycle]: timed out waiting for the condition",
+        "kubelet",
+    )
+
+
 def waiting(reason: str, message: str) -> dict[str, Any]:
     return {"state": {"waiting": {"reason": reason, "message": message}}}
 
@@ -196,12 +206,7 @@ PENDING = [
                 "Internal desc = mount failed: exit status 32 ... mount.nfs: Connection timed out",
                 "kubelet",
             ),
-            event(
-                "FailedMount",
-                "Unable to attach or mount volumes: unmounted volumes=[data], unattached "
-                "volumes=[data tftrain-lifecycle]: timed out waiting for the condition",
-                "kubelet",
-            ),
+            unmounted("data"),
         ],
         "NAS/NFS volume mount failed",
         "tftrain:storage",
@@ -211,14 +216,7 @@ PENDING = [
         "ack-gpu",
         True,
         {"state": {"waiting": {"reason": "ContainerCreating"}}},
-        [
-            event(
-                "FailedMount",
-                "Unable to attach or mount volumes: unmounted volumes=[input], unattached "
-                "volumes=[input data tftrain-lifecycle]: timed out waiting for the condition",
-                "kubelet",
-            )
-        ],
+        [unmounted("input")],
         "OSS volume mount failed",
         "tftrain:data.bucket / tftrain:data.credentials",
         id="oss-mount",
