@@ -36,12 +36,13 @@
 #                still find the image's code. See README "What your trainer gets", "Lifecycle".
 # --logs DIR     each attempt's output (CMD's stdout and stderr, in order, and this script's
 #                lines) is also kept in DIR/KEY.G.NAME.N.log, the log of attempts/KEY.G.NAME.N;
-#                it still reaches this script's stdout (kubectl logs). CMD's output is followed
-#                by "... ended: exit STATUS", then what this script decided. Bounded: past --log-cap bytes (default 32 MiB) the
-#                log is moved to .log.1 (replacing an older one) and starts again empty, so an
-#                attempt keeps at most twice the cap, the newest lines always. Best effort: an
-#                image without mkfifo or tee, or a log that cannot be written (a full volume),
-#                leaves the output on stdout only; the command never waits for the log.
+#                it still reaches this script's stdout (kubectl logs). CMD's output is
+#                followed by "... ended: exit STATUS", then what this script decided.
+#                Bounded: past --log-cap bytes (default 32 MiB) the log is copied to .log.1
+#                (replacing an older one) and starts again empty, so an attempt keeps at most
+#                about twice the cap, the newest lines always. Best effort: an image without
+#                mkfifo or tee, or a log that cannot be written (a full volume), leaves the
+#                output on stdout only; the command never waits for the log.
 
 # Also into the attempt's log, once there is one.
 log=''
