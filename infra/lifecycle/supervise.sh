@@ -53,7 +53,7 @@ say() {
 
 usage() {
     say "$1"
-    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] [--workdir DIR] -- CMD [ARG...]"
+    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] [--workdir DIR] [--logs DIR [--log-cap BYTES]] -- CMD [ARG...]"
     exit 2
 }
 
