@@ -198,7 +198,8 @@ def _attempts(run_dir: Path) -> dict[tuple[str, str], list[Attempt]]:
     return out
 
 
-def _failure(path: Path) -> Failure | None:
+def read_failure(path: Path) -> Failure | None:
+    """A `failed.KEY.G` record, or None if it cannot be read."""
     try:
         words = path.read_text(errors="replace").split()
     except OSError:
@@ -220,7 +221,7 @@ def read_run(run_dir: Path, with_scalars: bool = True) -> RunState | None:
     for attempt in sorted(by_generation[(key, generation)], key=lambda a: a.number):
         attempts[attempt.replica].append(attempt)
     outcomes = run_dir / OUTCOMES_DIR
-    failure = _failure(outcomes / f"failed.{key}.{generation}")
+    failure = read_failure(outcomes / f"failed.{key}.{generation}")
     if (outcomes / f"succeeded.{key}").exists():
         outcome = "succeeded"
     elif (outcomes / f"failed.{key}.{generation}").exists():
