@@ -59,20 +59,21 @@ def event_files(directory: Path) -> list[Path]:
 
 
 def records(path: Path) -> Iterator[bytes]:
-    """The data of each complete record of a TFRecord file."""
+    """The data of each complete record of a TFRecord file, read as a stream (an event file
+    with images or histograms can be large)."""
     try:
-        blob = path.read_bytes()
+        with path.open("rb") as stream:
+            while True:
+                header = stream.read(_HEADER.size)
+                if len(header) < _HEADER.size:
+                    return  # the end, or a header still being written
+                (length, _crc) = _HEADER.unpack(header)
+                data = stream.read(length)
+                if len(data) < length or len(stream.read(_FOOTER)) < _FOOTER:
+                    return  # a record still being written
+                yield data
     except OSError:
         return
-    offset = 0
-    while offset + _HEADER.size <= len(blob):
-        (length, _crc) = _HEADER.unpack_from(blob, offset)
-        start = offset + _HEADER.size
-        end = start + length
-        if end + _FOOTER > len(blob):
-            return  # a record still being written
-        yield blob[start:end]
-        offset = end + _FOOTER
 
 
 def _tensor_value(tensor: tensor_pb2.TensorProto) -> float | None:
