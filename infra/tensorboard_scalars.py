@@ -18,6 +18,7 @@ own reader does. The checksums are not verified; a record that does not parse is
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -63,14 +64,16 @@ def records(path: Path) -> Iterator[bytes]:
     with images or histograms can be large)."""
     try:
         with path.open("rb") as stream:
+            size = os.fstat(stream.fileno()).st_size
             while True:
                 header = stream.read(_HEADER.size)
                 if len(header) < _HEADER.size:
                     return  # the end, or a header still being written
                 (length, _crc) = _HEADER.unpack(header)
+                if stream.tell() + length + _FOOTER > size:
+                    return  # a record still being written (or a damaged length)
                 data = stream.read(length)
-                if len(data) < length or len(stream.read(_FOOTER)) < _FOOTER:
-                    return  # a record still being written
+                stream.read(_FOOTER)
                 yield data
     except OSError:
         return
