@@ -371,7 +371,7 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     # replica, besides its learning rate: the run-id label of its Service (metadata and
     # selector) and of its Job (metadata and pod template), its output directory, the run its
     # supervisor ends with (the run key, the outcomes in the output directory), the replica's
-    # working directory and home (both in the output directory), and the three run
+    # working directory, home and logs (all in the output directory), and the three run
     # selectors of the training NetworkPolicy (its pods, their ingress and egress peers).
     assert old.job.run_id != new.job.run_id
     replicas = len(build_topology(old).replicas)
@@ -386,8 +386,9 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
                 # A derived run id is the supervisors' run key as it is.
                 f"- {config.job.run_id}": replicas,
                 **{
-                    f"- {config.output_dir}/replicas/{replica.name}/work": 1
+                    f"- {config.output_dir}/replicas/{replica.name}/{kept}": 1
                     for replica in build_topology(config).replicas
+                    for kept in ("work", "logs")
                 },
                 **{
                     f"- {{name: HOME, value: {config.output_dir}/replicas/{replica.name}/home}}": 1

@@ -36,6 +36,8 @@ from infra.local.plan import (
 )
 from infra.local.ports import HOST, PortReservation
 from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
+from infra.report import config_that_ran, write_report
+from infra.run_state import read_run
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
 # SIGHUP too: closing the terminal must not orphan a training cluster.
@@ -198,7 +200,23 @@ def _commands(plan: LocalPlan) -> list[str]:
     return [f"{'/'.join(types)}: {command}" for command, types in lines.items()]
 
 
-def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> int:
+def _report(plan: LocalPlan, shown: StackConfig, stack: str) -> str:
+    """The post-run report, rendered here (the launcher has matplotlib; the trainer's image
+    need not); a line saying where it is, or why there is none."""
+    state = read_run(plan.output_dir)
+    if state is None:
+        return "report: none (no replica started)"
+    title = f"Run {plan.config.job.run_id} of stack {stack}: {state.outcome}"
+    try:
+        path = write_report(state, title, config_that_ran(shown))
+    except (OSError, ImportError) as error:
+        return f"report: could not be written ({error})"
+    return f"report: {path}"
+
+
+def _run(
+    plan: LocalPlan, ports: PortReservation, args: argparse.Namespace, shown: StackConfig
+) -> int:
     sidecars = []
     if args.tensorboard:
         # The parent of the run dir holds every run of the job: TensorBoard overlays them.
@@ -250,6 +268,7 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
     say("summary:")
     for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
         say(line)
+    say(_report(plan, shown, args.stack))
     if finished_before and status == 0:
         say(
             f"run {config.job.run_id} had already succeeded before this launch: nothing was "
@@ -263,9 +282,10 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        config = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
-        secret_names = secret_env_names(config)
-        config = resolve_secret_env(config, os.environ)
+        # `shown` keeps Pulumi secrets as placeholders: the report shows the config that ran.
+        shown = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
+        secret_names = secret_env_names(shown)
+        config = resolve_secret_env(shown, os.environ)
     except (ConfigError, ValueError) as error:
         print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
@@ -305,7 +325,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.dry_run:
                 _print_plan(plan, secret_names)
                 return 0
-            return _run(plan, ports, args)
+            return _run(plan, ports, args, shown)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
 
