@@ -442,7 +442,7 @@ def test_an_unreachable_cluster_is_one_line_and_exit_1(
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     assert main(["ack-gpu", "--cluster", "--kubeconfig", str(tmp_path / "k")]) == 1
     err = capsys.readouterr().err
-    assert err == f"python -m infra.status: kubectl: {refused}\n"
+    assert err == f"tftrain status: kubectl: {refused}\n"
 
 
 def test_a_failed_cloud_run_shows_its_last_lines_and_renders_its_report_here(

@@ -35,7 +35,7 @@ from infra.status.cloud_report import cloud_report
 from infra.status.local import FAILURE_LINES, describe_run, run_dirs
 from infra.topology import build_topology
 
-PROG = "python -m infra.status"
+PROG = "tftrain status"
 EXIT_CLUSTER = 1
 EXIT_USAGE = 2
 
