@@ -126,8 +126,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     "input-prefix-changed": {
         "Run": NEW_RUN,
         "Kubernetes objects": r".*replace 6 \(Job 5, PersistentVolume 1\)",
-        "Cloud resources": r"update 1 \(Policy 1\)",
-        "Data in": r"oss://tftrain-mnist-data/mnist/ → oss://tftrain-mnist-data/mnist-v2/",
+        # The RAM policy follows the prefix; the seeded input is uploaded under the new prefix
+        # (the old objects are dropped from the state and kept in the bucket: retainOnDestroy).
+        "Cloud resources": r"create 5 \(BucketObject 5\); update 1 \(Policy 1\); "
+        r"delete 5 \(BucketObject 5\)",
+        "Data in": r"oss://(?P<b>\S+)/mnist/ → oss://(?P=b)/mnist-v2/",
     },
     # Registry credentials on ask-eci: a new Secret; every pod template gains imagePullSecrets,
     # so the 4 Jobs (immutable templates) are replaced and TensorBoard's Deployment rolls; the
