@@ -620,6 +620,19 @@ CASES: dict[str, Bad] = {
         {**ACK, "data": {"createBucket": True}}, "tftrain:data.inputPrefix", "a prefix"
     ),
     # Platform and run stacks (README "Teams and many runs").
+    "platform-with-the-volumes-credentials": Bad(
+        {
+            "cluster": {"kind": "ask", "role": "platform"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "data": {
+                "createBucket": True,
+                "inputPrefix": "mnist/",
+                "credentialsSecret": "oss/oss-credentials",
+            },
+        },
+        "tftrain:data.credentialsSecret",
+        "a run's key, and a platform stack (cluster.role platform) has no run",
+    ),
     "run-stack-on-an-existing-cluster": Bad(
         {**BASE, "cluster": {"role": "run", "platformStack": "o/tftrain/p"}},
         "tftrain:cluster.role",

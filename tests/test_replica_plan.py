@@ -90,7 +90,7 @@ def test_pods_and_local_processes_get_the_same_replica(stack: str) -> None:
     config = load_stack(stack)
     pods = _pods(config)
     ports = {name: 40000 + i for i, name in enumerate(pods)}
-    bucket = bool(config.data.bucket)
+    bucket = config.uses_oss  # a named, created or platform bucket
     data = LocalData(Path(LOCAL_INPUT), Path(LOCAL_EXPORT), "") if bucket else None
     plan = build_plan(config, ports, Path(LOCAL_OUT), Path(SCRATCH), base_env={}, stack=stack,
                       data=data)  # fmt: skip

@@ -66,9 +66,13 @@ def check_instance_types(
         return missing
     elsewhere = sorted({z for sold_in in zones.values() for z in sold_in})
     where = f"sold in: {', '.join(elsewhere)}" if elsewhere else "ECS lists no zone here selling it"
-    named = missing[0] if len(missing) == 1 else f"none of {', '.join(missing)}"
+    named = (
+        f"{missing[0]} is not on sale"
+        if len(missing) == 1
+        else f"none of {', '.join(missing)} is on sale"
+    )
     raise pulumi.RunError(
-        f"{PROJECT}:{key}: {named} is not on sale in {PROJECT}:network.zoneId {zone} "
+        f"{PROJECT}:{key}: {named} in {PROJECT}:network.zoneId {zone} "
         f"(sold out or not offered there); {where}. Pick another instance type, or a zone "
         "that sells it (a new zone replaces the vSwitch, cluster and NAS)"
     )
