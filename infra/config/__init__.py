@@ -26,6 +26,7 @@ from infra.config.errors import describe
 from infra.config.model import BUNDLED_COMMAND, StackConfig
 from infra.config.roles import misplaced_keys
 from infra.config.rules import check_rules
+from infra.config.sweep import expand
 from infra.config.types import SECRET_KEYS
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
@@ -35,6 +36,8 @@ __all__ = ["PROJECT", "strip_project_prefix"]
 _STACK = TypeAdapter(StackConfig)
 # A secret the program reads itself (`infra.program`); never part of the model.
 KUBECONFIG_KEY = "kubeconfig"
+# What the model holds for a sweep's trials (`infra.config.sweep`), never keys of a stack file.
+INTERNAL_KEYS = ("trials", "trialPoint")
 
 
 def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
@@ -82,7 +85,19 @@ def parse_config(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> Sta
     data = _without_nulls(raw)
     if isinstance(data, dict):
         data.pop(KUBECONFIG_KEY, None)
-    context = {SECRET_KEYS: frozenset(secret_keys)}
+    stack = _parse_run(data, frozenset(secret_keys))
+    if stack.sweep is None:
+        return stack
+    # Each trial is validated as a whole stack of its own (`infra.config.sweep`).
+    return expand(stack, data, lambda trial: _parse_run(trial, frozenset(secret_keys)))
+
+
+def _parse_run(data: Any, secret_keys: frozenset[str]) -> StackConfig:
+    """One run's config (a sweep's own, or one trial's), with its run id."""
+    internal = [key for key in INTERNAL_KEYS if isinstance(data, Mapping) and key in data]
+    if internal:
+        raise ConfigError([f"{PROJECT}:{key}: unknown key" for key in internal])
+    context = {SECRET_KEYS: secret_keys}
     try:
         stack = _STACK.validate_python(data, by_alias=True, by_name=False, context=context)
     except ValidationError as error:
