@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 
 from infra.config import ConfigError, StackConfig
+from infra.config.sweep_points import point_text
 from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, run_key
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
@@ -34,6 +35,7 @@ from infra.local.plan import (
 )
 from infra.local.ports import HOST, PortReservation
 from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
+from infra.local.sweep import refused_options, run_sweep
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
 # SIGHUP too: closing the terminal must not orphan a training cluster.
@@ -106,6 +108,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
+    )
+    parser.add_argument(
+        "--trial",
+        metavar="RUN_ID",
+        help="a stack with a sweep: run only this trial (default: every trial not yet "
+        "succeeded, sweep.parallel at a time)",
     )
     return parser.parse_args(argv)
 
@@ -258,6 +266,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"python -m infra.local: {error}", file=sys.stderr)
         return EXIT_CONFIG
+    if config.trials or args.trial:
+        chosen = _sweep_or_trial(args, config)
+        if isinstance(chosen, int):
+            return chosen
+        config = chosen
     if not config.has_run:
         print(
             f"python -m infra.local: {args.stack} is a platform stack (tftrain:cluster.role "
@@ -297,6 +310,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(plan, ports, args)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
+
+
+def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfig | int:
+    """The trial `--trial` names, or the whole sweep run (its exit status)."""
+    if not config.trials:
+        print(f"python -m infra.local: --trial: {args.stack} has no sweep", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.trial is None:
+        refused = refused_options(args)
+        if refused:
+            print(f"python -m infra.local: a sweep cannot take {refused}", file=sys.stderr)
+            return EXIT_CONFIG
+        if args.dry_run:
+            for trial in config.trials:
+                print(f"trial {trial.job.run_id}: {point_text(trial.trial_point)}")
+            return 0
+        return run_sweep(args, config)
+    trial = next((t for t in config.trials if t.job.run_id == args.trial), None)
+    if trial is None:
+        known = ", ".join(t.job.run_id for t in config.trials)
+        print(
+            f"python -m infra.local: --trial {args.trial}: not a trial of {args.stack} "
+            f"(its trials: {known})",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
+    return trial
 
 
 def _move_aside(output_dir: Path) -> None:

@@ -1,0 +1,181 @@
+"""`python -m infra.local <stack>` for a stack with a sweep: its trials, `parallel` at a time.
+
+Each trial is a full run of the launcher (`python -m infra.local <stack> --trial <run id>`,
+a child process of its own): the same replicas, supervisors, restarts and outcome records as
+any run, in its own directory `runs/<stack>/<job>/<run id>`. What the sweep adds:
+- a trial whose run already succeeded is not run again (its supervisors' record says so), so
+  a rerun after Ctrl-C, a failure or a new point continues with the trials not yet done;
+- the machine's cores are shared out: each running trial is pinned to its own slice of them
+  (CPU affinity, inherited by its replicas), and the bundled trainer splits a slice among
+  the trial's processes, so trials do not thrash each other;
+- Ctrl-C (or SIGTERM, SIGHUP) stops every running trial the way the launcher stops a run;
+- once the trials have ended, the comparison (`infra.sweep`) is printed and written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+
+from infra.config import StackConfig
+from infra.config.sweep import at_once
+from infra.config.sweep_points import point_text
+from infra.lifecycle import OUTCOMES_DIR, run_key
+from infra.local import process
+from infra.local.plan import REPO, default_output_dir
+from infra.local.supervisor import LAUNCHER, Stopped, describe, exit_status
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_POLL_SECONDS = 0.2
+
+
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    raise Stopped(signum)
+
+
+def succeeded(stack: str, trial: StackConfig) -> bool:
+    outcomes = default_output_dir(stack, trial) / OUTCOMES_DIR
+    return (outcomes / f"succeeded.{run_key(trial)}").exists()
+
+
+def trial_argv(args: argparse.Namespace, run_id: str) -> list[str]:
+    """The launcher's command line for one trial: this launch's options, one trial."""
+    argv = [sys.executable, "-m", "infra.local", args.stack, "--trial", run_id]
+    if args.stacks_dir:
+        argv += ["--stacks-dir", str(args.stacks_dir.resolve())]
+    for assignment in args.set:
+        argv += ["--set", assignment]
+    for flag, path in (("--input", args.input), ("--export", args.export)):
+        if path:
+            argv += [flag, str(path.resolve())]
+    if args.timeout is not None:
+        argv += ["--timeout", str(args.timeout)]
+    argv += ["--grace", str(args.grace), "--stop-grace", str(args.stop_grace)]
+    return argv + (["--fresh"] if args.fresh else [])
+
+
+def core_slices(cores: Sequence[int], parallel: int) -> list[set[int]]:
+    """`parallel` slices of the machine's cores: each trial its own, as even as possible; with
+    more trials than cores, trials share a core."""
+    if parallel >= len(cores):
+        return [{cores[i % len(cores)]} for i in range(parallel)]
+    size, extra = divmod(len(cores), parallel)
+    slices, start = [], 0
+    for i in range(parallel):
+        end = start + size + (i < extra)
+        slices.append(set(cores[start:end]))
+        start = end
+    return slices
+
+
+def _pin(child: process.Child, cores: set[int]) -> None:
+    # Before the trial's launcher has started its replicas (it first reads the stack), which
+    # inherit the affinity. Linux only; elsewhere the trials share the machine unpinned.
+    if hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(child.pid, cores)
+
+
+class SweepRun:
+    """Starts pending trials as slots free up, until every trial has ended."""
+
+    def __init__(self, args: argparse.Namespace, config: StackConfig) -> None:
+        self.args = args
+        self.config = config
+        names = [LAUNCHER, *(f"trial {n}" for n in range(1, len(config.trials) + 1))]
+        self.output = process.PrefixedOutput(names, sys.stdout)
+        self.running: dict[int, tuple[process.Child, set[int]]] = {}
+        self.ended: dict[int, int] = {}  # trial number: exit status
+
+    def say(self, text: str) -> None:
+        self.output.line(LAUNCHER, text)
+
+    def _start(self, number: int, trial: StackConfig, cores: set[int]) -> None:
+        name = f"trial {number}"
+        argv = trial_argv(self.args, trial.job.run_id)
+        child = process.spawn(name, argv, os.environ, REPO, self.output)
+        _pin(child, cores)
+        self.running[number] = (child, cores)
+        self.say(f"started {name}: {trial.job.run_id} ({point_text(trial.trial_point)})")
+
+    def _reap(self) -> list[set[int]]:
+        freed = []
+        for number, (child, cores) in list(self.running.items()):
+            code = child.poll()
+            if code is not None:
+                del self.running[number]
+                self.ended[number] = exit_status(code)
+                self.say(f"trial {number} ended: {describe(code)}")
+                freed.append(cores)
+        return freed
+
+    def run(self, pending: list[tuple[int, StackConfig]]) -> int:
+        cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [0]
+        free = core_slices(cores, at_once(self.config))
+        try:
+            while pending or self.running:
+                free += self._reap()
+                while pending and free:
+                    number, trial = pending.pop(0)
+                    self._start(number, trial, free.pop(0))
+                time.sleep(_POLL_SECONDS)
+        except Stopped as stop:
+            self.say(f"{stop} received: stopping every running trial")
+            self._stop()
+            return 128 + stop.signum
+        return 0 if all(code == 0 for code in self.ended.values()) else 1
+
+    def _stop(self) -> None:
+        children = [child for child, _ in self.running.values()]
+        # Each trial's launcher stops its replicas (SIGTERM, then SIGKILL after stop-grace).
+        process.stop(children, 2 * self.args.stop_grace + 5)
+        for number, (child, _) in self.running.items():
+            self.ended[number] = child.returncode if child.returncode is not None else 1
+
+
+def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
+    """Every trial not yet succeeded, `parallel` at a time; then the comparison."""
+    trials = list(enumerate(config.trials, 1))
+    pending = [(n, t) for n, t in trials if args.fresh or not succeeded(args.stack, t)]
+    sweep = SweepRun(args, config)
+    assert config.sweep is not None
+    sweep.say(
+        f"stack {args.stack}: sweep of {len(trials)} trials ({config.sweep.method}), "
+        f"{at_once(config)} at a time (sweep.parallel)"
+    )
+    for number, trial in trials:
+        done = "" if (number, trial) in pending else " (succeeded before: not run again)"
+        sweep.say(f"trial {number}: {trial.job.run_id} {point_text(trial.trial_point)}{done}")
+    previous = {signum: signal.signal(signum, _raise_stopped) for signum in _STOP_SIGNALS}
+    try:
+        status = sweep.run(pending)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    runs_dir = default_output_dir(args.stack, config.trials[0]).parent
+    if runs_dir.is_dir():
+        from infra.sweep.cli import write_results
+
+        for line in write_results(config, runs_dir):
+            print(line)
+    sweep.say(f"exit status {status}")
+    return status
+
+
+def refused_options(args: argparse.Namespace) -> str | None:
+    """Options of one run that a sweep cannot take, and why (None: none given)."""
+    if args.output_dir:
+        return "--output-dir: a sweep's trials each have their own runs/<stack>/<job>/<run id>"
+    if args.tensorboard:
+        return (
+            "--tensorboard: serve the sweep's runs with python -m tensorboard.main --logdir "
+            f"{Path('runs') / args.stack}"
+        )
+    return None

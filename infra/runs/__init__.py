@@ -1,0 +1,1 @@
+"""What a finished or running run left in its directory, read back (no TensorFlow needed)."""
