@@ -220,7 +220,7 @@ def test_a_bad_point_names_its_trial_and_point() -> None:
 
 
 def test_a_pinned_run_id_is_refused_with_a_sweep() -> None:
-    with pytest.raises(ConfigError, match="tftrain:job.runId"):
+    with pytest.raises(ConfigError, match=r"tftrain:job\.runId"):
         parse_config({**grid(0.1, 0.2), "job": {"runId": "lr"}})
 
 
