@@ -62,7 +62,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "(YAML value; repeatable)",
     )
     parser.add_argument(
-        "--output-dir", type=Path, help="default: runs/<stack>/<job>/<run id> in the repo"
+        "--output-dir",
+        type=Path,
+        help="default: runs/<stack>/<job>/<run id> in the repo (a sweep: the directory of "
+        "its trials' <run id> directories, default runs/<stack>/<job>)",
     )
     parser.add_argument(
         "--input",

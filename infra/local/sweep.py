@@ -40,14 +40,21 @@ def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
     raise Stopped(signum)
 
 
-def succeeded(stack: str, trial: StackConfig) -> bool:
-    outcomes = default_output_dir(stack, trial) / OUTCOMES_DIR
-    return (outcomes / f"succeeded.{run_key(trial)}").exists()
+def runs_dir(args: argparse.Namespace, config: StackConfig) -> Path:
+    """Where the trials' run directories go: --output-dir, else runs/<stack>/<job>."""
+    if args.output_dir:
+        return args.output_dir.resolve()
+    return default_output_dir(args.stack, config.trials[0]).parent
 
 
-def trial_argv(args: argparse.Namespace, run_id: str) -> list[str]:
+def succeeded(run_dir: Path, trial: StackConfig) -> bool:
+    return (run_dir / OUTCOMES_DIR / f"succeeded.{run_key(trial)}").exists()
+
+
+def trial_argv(args: argparse.Namespace, run_dir: Path, run_id: str) -> list[str]:
     """The launcher's command line for one trial: this launch's options, one trial."""
     argv = [sys.executable, "-m", "infra.local", args.stack, "--trial", run_id]
+    argv += ["--output-dir", str(run_dir)]
     if args.stacks_dir:
         argv += ["--stacks-dir", str(args.stacks_dir.resolve())]
     for assignment in args.set:
@@ -89,6 +96,7 @@ class SweepRun:
     def __init__(self, args: argparse.Namespace, config: StackConfig) -> None:
         self.args = args
         self.config = config
+        self.root = runs_dir(args, config)
         names = [LAUNCHER, *(f"trial {n}" for n in range(1, len(config.trials) + 1))]
         self.output = process.PrefixedOutput(names, sys.stdout)
         self.running: dict[int, tuple[process.Child, set[int]]] = {}
@@ -99,7 +107,7 @@ class SweepRun:
 
     def _start(self, number: int, trial: StackConfig, cores: set[int]) -> None:
         name = f"trial {number}"
-        argv = trial_argv(self.args, trial.job.run_id)
+        argv = trial_argv(self.args, self.root / trial.job.run_id, trial.job.run_id)
         child = process.spawn(name, argv, os.environ, REPO, self.output)
         _pin(child, cores)
         self.running[number] = (child, cores)
@@ -143,8 +151,10 @@ class SweepRun:
 def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
     """Every trial not yet succeeded, `parallel` at a time; then the comparison."""
     trials = list(enumerate(config.trials, 1))
-    pending = [(n, t) for n, t in trials if args.fresh or not succeeded(args.stack, t)]
     sweep = SweepRun(args, config)
+    pending = [
+        (n, t) for n, t in trials if args.fresh or not succeeded(sweep.root / t.job.run_id, t)
+    ]
     assert config.sweep is not None
     sweep.say(
         f"stack {args.stack}: sweep of {len(trials)} trials ({config.sweep.method}), "
@@ -159,11 +169,10 @@ def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    runs_dir = default_output_dir(args.stack, config.trials[0]).parent
-    if runs_dir.is_dir():
+    if sweep.root.is_dir():
         from infra.sweep.cli import write_results
 
-        for line in write_results(config, runs_dir):
+        for line in write_results(config, sweep.root):
             print(line)
     sweep.say(f"exit status {status}")
     return status
@@ -171,8 +180,6 @@ def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
 
 def refused_options(args: argparse.Namespace) -> str | None:
     """Options of one run that a sweep cannot take, and why (None: none given)."""
-    if args.output_dir:
-        return "--output-dir: a sweep's trials each have their own runs/<stack>/<job>/<run id>"
     if args.tensorboard:
         return (
             "--tensorboard: serve the sweep's runs with python -m tensorboard.main --logdir "
