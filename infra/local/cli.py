@@ -35,7 +35,7 @@ from infra.local.plan import (
 )
 from infra.local.ports import HOST, PortReservation
 from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
-from infra.local.sweep import refused_options, run_sweep
+from infra.local.sweep import add_trial_option, refused_options, run_sweep
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
 # SIGHUP too: closing the terminal must not orphan a training cluster.
@@ -62,10 +62,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "(YAML value; repeatable)",
     )
     parser.add_argument(
-        "--output-dir",
-        type=Path,
-        help="default: runs/<stack>/<job>/<run id> in the repo (a sweep: the directory of "
-        "its trials' <run id> directories, default runs/<stack>/<job>)",
+        "--output-dir", type=Path, help="default: runs/<stack>/<job>/<run id> in the repo"
     )
     parser.add_argument(
         "--input",
@@ -112,12 +109,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
     )
-    parser.add_argument(
-        "--trial",
-        metavar="RUN_ID",
-        help="a stack with a sweep: run only this trial (default: every trial not yet "
-        "succeeded, sweep.parallel at a time)",
-    )
+    add_trial_option(parser)
     return parser.parse_args(argv)
 
 

@@ -178,6 +178,16 @@ def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
     return status
 
 
+def add_trial_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trial",
+        metavar="RUN_ID",
+        help="a stack with a sweep: run only this trial (default: every trial not yet "
+        "succeeded, sweep.parallel at a time; --output-dir is then the directory of the "
+        "trials' <run id> directories, default runs/<stack>/<job>)",
+    )
+
+
 def refused_options(args: argparse.Namespace) -> str | None:
     """Options of one run that a sweep cannot take, and why (None: none given)."""
     if args.tensorboard:
