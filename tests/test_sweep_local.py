@@ -151,3 +151,18 @@ def test_the_dev_sweep_stack_runs_to_completion(
     assert len(table) == 2 and all(row["metric"] for row in table)
     assert len({row["run_id"] for row in table}) == 2
     assert "| trial | run_id | point | test_accuracy |" in out
+
+
+def test_a_trial_gets_its_secret_env_from_this_shell(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_sweep_stack(tmp_path)
+    path = tmp_path / "Pulumi.sweep.yaml"
+    document = yaml.safe_load(path.read_text())
+    document["config"]["tftrain:job"]["env"]["TOKEN"] = {"secure": "AAABAG9wYXF1ZQ=="}
+    path.write_text(yaml.safe_dump(document))
+    monkeypatch.setenv("TOKEN", "from-the-shell")
+    run_id = load_stack("sweep", tmp_path).trials[0].job.run_id
+    args = ["sweep", "--stacks-dir", str(tmp_path), "--trial", run_id, "--dry-run"]
+    assert main(args) == 0
+    assert "TOKEN=from-the-shell" in capsys.readouterr().out

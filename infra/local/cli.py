@@ -331,7 +331,11 @@ def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfi
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    return trial
+    try:
+        return resolve_secret_env(trial, os.environ)  # the trial's own env, as the stack's
+    except ValueError as error:
+        print(f"python -m infra.local: {error}", file=sys.stderr)
+        return EXIT_CONFIG
 
 
 def _move_aside(output_dir: Path) -> None:
