@@ -38,7 +38,14 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from infra import mock_deploy
-from infra.config import ConfigError, StackConfig, load_stack_file, parse_config, read_stack_file
+from infra.config import (
+    INTERNAL_KEYS,
+    ConfigError,
+    StackConfig,
+    load_stack_file,
+    parse_config,
+    read_stack_file,
+)
 from infra.config.roles import misplaced_keys
 from infra.config.sweep_platform import platform_problems
 from infra.config_schema import stack_file_schema
@@ -111,6 +118,8 @@ def _model_keys(section: type, prefix: tuple[str, ...] = ()) -> list[tuple[str, 
     """Every key path of the model, as typed: ("cluster", "gpuPool", "size"), ..."""
     paths = []
     for name, info in section.__pydantic_fields__.items():  # type: ignore[attr-defined]
+        if (info.alias or name) in INTERNAL_KEYS:
+            continue  # what the model holds for a sweep's trials, never a key of a file
         path = (*prefix, info.alias or name)
         paths.append(path)
         if dataclasses.is_dataclass(info.annotation):
