@@ -15,7 +15,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_origin
 
 from infra.config.errors import fields_of, section_of
 from infra.config.model import StackConfig, SweepConfig
@@ -57,7 +57,7 @@ def _is_stack_key(parts: list[str]) -> bool:
         section, keyed = section_of(info.annotation)
         if section is None or keyed:
             # A value, or a mapping of names (env): at most one name may follow.
-            mapping = getattr(info.annotation, "__origin__", None) is dict or part == "env"
+            mapping = get_origin(info.annotation) is dict
             return depth + 1 == len(parts) or (mapping and depth + 2 == len(parts))
         fields = fields_of(section)
     return False

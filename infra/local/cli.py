@@ -14,7 +14,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from infra.config import ConfigError, StackConfig
 from infra.config.sweep_points import point_text
@@ -34,12 +33,19 @@ from infra.local.plan import (
     write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
-from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
+from infra.local.supervisor import (
+    LAUNCHER,
+    STOP_SIGNALS,
+    Backoff,
+    RunFailures,
+    Stopped,
+    Supervisor,
+    Timing,
+    raise_stopped,
+)
 from infra.local.sweep import add_trial_option, refused_options, run_sweep
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
-# SIGHUP too: closing the terminal must not orphan a training cluster.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 EXIT_CONFIG = 2
 
 
@@ -121,12 +127,8 @@ def _data_overrides(args: argparse.Namespace) -> list[str]:
     return [f"{key}={json.dumps(str(path.resolve()))}" for key, path in pairs if path]
 
 
-def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
-    raise Stopped(signum)
-
-
 def _supervise(supervisor: Supervisor) -> int:
-    previous = {signum: signal.signal(signum, _raise_stopped) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS}
     atexit.register(supervisor.kill)  # if something bypasses the finally below
     try:
         return supervisor.run()

@@ -22,7 +22,6 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from infra.config import StackConfig
 from infra.config.sweep import at_once
@@ -30,14 +29,16 @@ from infra.config.sweep_points import point_text
 from infra.lifecycle import OUTCOMES_DIR, run_key
 from infra.local import process
 from infra.local.plan import REPO, default_output_dir
-from infra.local.supervisor import LAUNCHER, Stopped, describe, exit_status
+from infra.local.supervisor import (
+    LAUNCHER,
+    STOP_SIGNALS,
+    Stopped,
+    describe,
+    exit_status,
+    raise_stopped,
+)
 
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _POLL_SECONDS = 0.2
-
-
-def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
-    raise Stopped(signum)
 
 
 def runs_dir(args: argparse.Namespace, config: StackConfig) -> Path:
@@ -163,7 +164,7 @@ def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
     for number, trial in trials:
         done = "" if (number, trial) in pending else " (succeeded before: not run again)"
         sweep.say(f"trial {number}: {trial.job.run_id} {point_text(trial.trial_point)}{done}")
-    previous = {signum: signal.signal(signum, _raise_stopped) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS}
     try:
         status = sweep.run(pending)
     finally:
