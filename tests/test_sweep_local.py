@@ -22,7 +22,6 @@ import yaml
 from infra.config import load_stack
 from infra.local.cli import main
 from infra.local.sweep import core_slices
-from infra.sweep import cli as sweep_cli
 
 LR = "hyperparams.learningRate"
 # A user's trainer: accuracy = 10 x learning rate, logged as a TF1 scalar at step 7.
@@ -71,14 +70,13 @@ def test_cores_are_shared_out_among_the_trials_at_once() -> None:
 
 
 def test_a_local_sweep_runs_every_trial_and_writes_the_comparison(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(sweep_cli, "matplotlib_missing", lambda: "no PNG in this test")
     write_sweep_stack(tmp_path)
     runs = tmp_path / "runs"
     args = ["sweep", "--stacks-dir", str(tmp_path), "--output-dir", str(runs)]
     assert main(args) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     config = load_stack("sweep", tmp_path)
     ids = [trial.job.run_id for trial in config.trials]
     with (runs / "sweep-results.csv").open() as stream:
@@ -89,13 +87,14 @@ def test_a_local_sweep_runs_every_trial_and_writes_the_comparison(
         (ids[0], "0.1", "succeeded"),
     ]
     assert f"Best (maximize test_accuracy): trial 2, {ids[1]}" in out
+    assert (runs / "sweep-results.png").is_file() and (runs / "sweep-results.md").is_file()
     # Each trial ran as its own run, in its own directory, under its own replica names.
     for run_id in ids:
         assert (runs / run_id / "eval").is_dir()
         assert f"[mnist-{run_id}-worker-0]" in out
     # A rerun continues with what is not done: nothing here.
     assert main(args) == 0
-    again = capsys.readouterr().out
+    again = capfd.readouterr().out
     assert again.count("(succeeded before: not run again)") == 2
     assert "started trial" not in again
 

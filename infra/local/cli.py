@@ -323,7 +323,7 @@ def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfi
             for trial in config.trials:
                 print(f"trial {trial.job.run_id}: {point_text(trial.trial_point)}")
             return 0
-        return run_sweep(args, config)
+        return run_sweep(args, config, [*args.set, *_data_overrides(args)])
     trial = next((t for t in config.trials if t.job.run_id == args.trial), None)
     if trial is None:
         known = ", ".join(t.job.run_id for t in config.trials)

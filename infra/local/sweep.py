@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -149,8 +150,9 @@ class SweepRun:
             self.ended[number] = child.returncode if child.returncode is not None else 1
 
 
-def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
-    """Every trial not yet succeeded, `parallel` at a time; then the comparison."""
+def run_sweep(args: argparse.Namespace, config: StackConfig, overrides: Sequence[str]) -> int:
+    """Every trial not yet succeeded, `parallel` at a time; then the comparison. `overrides`:
+    the launch's `--set` assignments, with --input/--export as theirs."""
     trials = list(enumerate(config.trials, 1))
     sweep = SweepRun(args, config)
     pending = [
@@ -171,12 +173,20 @@ def run_sweep(args: argparse.Namespace, config: StackConfig) -> int:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     if sweep.root.is_dir():
-        from infra.sweep.cli import write_results
-
-        for line in write_results(config, sweep.root):
-            print(line)
+        compare_trials(args, overrides, sweep.root)
     sweep.say(f"exit status {status}")
     return status
+
+
+def compare_trials(args: argparse.Namespace, overrides: Sequence[str], root: Path) -> None:
+    """The comparison, by its own command (`infra.sweep` reads runs of the cluster too)."""
+    argv = [sys.executable, "-m", "infra.sweep", "results", args.stack, "--runs-dir", str(root)]
+    if args.stacks_dir:
+        argv += ["--stacks-dir", str(args.stacks_dir.resolve())]
+    for assignment in overrides:
+        argv += ["--set", assignment]
+    sys.stdout.flush()
+    subprocess.run(argv, cwd=REPO, check=False)
 
 
 def add_trial_option(parser: argparse.ArgumentParser) -> None:
