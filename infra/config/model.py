@@ -362,7 +362,7 @@ class StackConfig:
     sweep: SweepConfig | None = None
     # A sweep's trials, each a whole stack config of its own (`infra.sweep.trials`): set by
     # `infra.config.parse_config`, never a key of the stack file.
-    trials: SkipJsonSchema[tuple[Any, ...]] = Field(default=(), exclude=True)
+    trials: SkipJsonSchema[tuple[Any, ...]] = Field(default=(), exclude=True, repr=False)
     trial_point: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
