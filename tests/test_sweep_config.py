@@ -18,6 +18,7 @@ from infra.config import ConfigError, StackConfig, parse_config
 from infra.config.sweep_platform import platform_problems
 from infra.manifests import build_objects, object_key
 from infra.manifests.common import RUN_ID_LABEL
+from infra.manifests.lifecycle import POD_GROUP_LABEL
 from infra.render.kubernetes import render_kubernetes
 from infra.render.summary import summarize
 from tests.pulumi_mocks import run_program
@@ -281,3 +282,19 @@ def test_a_trial_job_is_up_once_its_pods_exist() -> None:
     config = parse_config(grid(0.001, 0.01))
     (job, *_) = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
     assert "@.active > 0" in job["metadata"]["annotations"]["pulumi.com/waitFor"]
+
+
+def test_the_program_creates_the_gpu_pool_sized_for_parallel_trials() -> None:
+    raw = {**grid(0.001, 0.003, 0.01, parallel=2), **ACK_GPU, "alicloud:region": "cn-hangzhou"}
+    run = run_program(raw)
+    (pool,) = [
+        r
+        for r in run.of_type("alicloud:cs/nodePool:NodePool")
+        if r.inputs.get("scalingConfig", {}).get("type") == "gpu"
+    ]
+    # 2 trials at once x 2 GPU workers, one node each (the gang holds the third back).
+    assert pool.inputs["scalingConfig"]["maxSize"] == 4
+    jobs = run.objects_of_kind("Job")
+    assert len(jobs) == 3 * 4  # every trial's Jobs exist; the scheduler decides which run
+    groups = {j["spec"]["template"]["metadata"]["labels"].get(POD_GROUP_LABEL) for j in jobs}
+    assert len(groups) == 3  # one gang per trial
