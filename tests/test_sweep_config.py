@@ -298,3 +298,10 @@ def test_the_program_creates_the_gpu_pool_sized_for_parallel_trials() -> None:
     assert len(jobs) == 3 * 4  # every trial's Jobs exist; the scheduler decides which run
     groups = {j["spec"]["template"]["metadata"]["labels"].get(POD_GROUP_LABEL) for j in jobs}
     assert len(groups) == 3  # one gang per trial
+
+
+@pytest.mark.parametrize("key", ["trials", "trialPoint"])
+def test_the_models_trial_fields_are_no_keys_of_a_stack_file(key: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config({"image": IMAGE, key: []})
+    assert error.value.problems[0].startswith(f"tftrain:{key}: unknown key")

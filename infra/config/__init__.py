@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from infra.config.errors import describe
-from infra.config.model import BUNDLED_COMMAND, StackConfig
+from infra.config.errors import describe, fields_of
+from infra.config.model import BUNDLED_COMMAND, INTERNAL_KEYS, StackConfig
 from infra.config.roles import misplaced_keys
 from infra.config.rules import check_rules
 from infra.config.sweep import expand
@@ -31,13 +31,11 @@ from infra.config.types import SECRET_KEYS
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
 # The stack file's names every reader of a stack needs; the sections are in `model`.
-__all__ = ["PROJECT", "strip_project_prefix"]
+__all__ = ["INTERNAL_KEYS", "PROJECT", "strip_project_prefix"]
 
 _STACK = TypeAdapter(StackConfig)
 # A secret the program reads itself (`infra.program`); never part of the model.
 KUBECONFIG_KEY = "kubeconfig"
-# What the model holds for a sweep's trials (`infra.config.sweep`), never keys of a stack file.
-INTERNAL_KEYS = ("trials", "trialPoint")
 
 
 def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
@@ -96,7 +94,10 @@ def _parse_run(data: Any, secret_keys: frozenset[str]) -> StackConfig:
     """One run's config (a sweep's own, or one trial's), with its run id."""
     internal = [key for key in INTERNAL_KEYS if isinstance(data, Mapping) and key in data]
     if internal:
-        raise ConfigError([f"{PROJECT}:{key}: unknown key" for key in internal])
+        known = ", ".join(sorted(set(fields_of(StackConfig)) - set(INTERNAL_KEYS)))
+        raise ConfigError(
+            [f"{PROJECT}:{key}: unknown key; known keys here: {known}" for key in internal]
+        )
     context = {SECRET_KEYS: secret_keys}
     try:
         stack = _STACK.validate_python(data, by_alias=True, by_name=False, context=context)

@@ -343,6 +343,10 @@ def _default(section: Any, key: str, value: Any) -> Any:
     return section
 
 
+# What the model holds for a sweep's trials (`infra.config.sweep`), never keys of a stack file.
+INTERNAL_KEYS = ("trials", "trialPoint")
+
+
 @section
 class StackConfig:
     image: t.Image = ""  # every replica group's and TensorBoard's image, unless they set one

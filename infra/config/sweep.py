@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any, get_origin
 
 from infra.config.errors import fields_of, section_of
-from infra.config.model import StackConfig, SweepConfig
+from infra.config.model import INTERNAL_KEYS, StackConfig, SweepConfig
 from infra.config.sweep_points import Point, point_text, sweep_points
 from infra.config.types import MAX_JOB_NAME
 from infra.stack_file import PROJECT, ConfigError, did_you_mean, key_path
@@ -47,9 +47,14 @@ def _parameter_key(key: str) -> str:
     return key_path(("sweep", "parameters", key))
 
 
+def _stack_keys() -> dict[str, Any]:
+    """The top-level keys of a stack file (the model's fields but its internal ones)."""
+    return {k: v for k, v in fields_of(StackConfig).items() if k not in INTERNAL_KEYS}
+
+
 def _is_stack_key(parts: list[str]) -> bool:
     """Whether `parts` names a key of the model (any name inside a mapping such as env)."""
-    fields = fields_of(StackConfig)
+    fields = _stack_keys()
     for depth, part in enumerate(parts):
         info = fields.get(part)
         if info is None:
@@ -65,7 +70,7 @@ def _is_stack_key(parts: list[str]) -> bool:
 
 def _known_keys() -> list[str]:
     keys = []
-    for name, info in fields_of(StackConfig).items():
+    for name, info in _stack_keys().items():
         section, _ = section_of(info.annotation)
         keys += [f"{name}.{key}" for key in fields_of(section)] if section else [name]
     return keys
