@@ -13,7 +13,7 @@ from typing import Any
 # Top-level sections that describe a run: a platform stack has none.
 RUN_SECTIONS = (
     "image", "job", "chief", "master", "worker", "ps", "evaluator", "hyperparams", "tensorboard",
-    "imageRegistry",
+    "imageRegistry", "sweep",
 )  # fmt: skip
 # Keys that describe cloud resources: a run stack takes them from its platform stack.
 CLOUD_KEYS = {
