@@ -14,7 +14,7 @@ import pulumi
 import pytest
 
 from infra.cluster_facts import cluster_facts
-from infra.config import ConfigError, StackConfig, parse_config
+from infra.config import ConfigError, StackConfig, load_stack, parse_config
 from infra.config.sweep_platform import platform_problems
 from infra.manifests import build_objects, object_key
 from infra.manifests.common import RUN_ID_LABEL
@@ -305,3 +305,12 @@ def test_the_models_trial_fields_are_no_keys_of_a_stack_file(key: str) -> None:
     with pytest.raises(ConfigError) as error:
         parse_config({"image": IMAGE, key: []})
     assert error.value.problems[0].startswith(f"tftrain:{key}: unknown key")
+
+
+def test_the_dev_sweep_stack_renders_one_set_of_jobs_per_trial() -> None:
+    config = load_stack("dev-sweep")
+    jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
+    runs = sorted(job["metadata"]["labels"][RUN_ID_LABEL] for job in jobs)
+    # Two learning rates, one worker each (the stack's topology): two Jobs, two run ids.
+    assert len(runs) == len(set(runs)) == 2
+    assert {job["metadata"]["name"] for job in jobs} == {f"mnist-{r}-worker-0" for r in runs}
