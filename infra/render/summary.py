@@ -51,7 +51,7 @@ from infra.render.cloud import IGNORE_CHANGES
 from infra.render.kubernetes import PLATFORM_NOTE, object_title
 from infra.render.provider_sdk import has_schema_table, replacing_arguments, snake
 from infra.render.style import title_of
-from infra.render.sweep import sweep_lines
+from infra.render.sweep import parse_sweep, sweep_lines
 
 GPU_RESOURCE = "nvidia.com/gpu"
 ACTIONS = ("create", "update", "replace", "delete")
@@ -550,9 +550,11 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         1 for action in ACTIONS for kind in kubernetes[action].values() if kind == "Job"
     )
     new_public = sorted(_public_endpoints(new) - _public_endpoints(old))
-    # A sweep's runs are its trials, listed by their own lines.
+    # A sweep's runs are its trials, listed by their own lines; the run line stays for a
+    # stack that becomes a sweep or stops being one (its single run stops or starts).
     sweep = sweep_lines(old_text, new_text)
-    run = [] if sweep else [f"Run: {_run_line(old, new, changed_jobs, replaced_types)}"]
+    both = parse_sweep(old_text) is not None and parse_sweep(new_text) is not None
+    run = [] if both else [f"Run: {_run_line(old, new, changed_jobs, replaced_types)}"]
     lines = [
         f"Consequences for {stack}, {old_name} → {new_name}:",
         *run,
