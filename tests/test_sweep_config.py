@@ -314,3 +314,13 @@ def test_the_dev_sweep_stack_renders_one_set_of_jobs_per_trial() -> None:
     # Two learning rates, one worker each (the stack's topology): two Jobs, two run ids.
     assert len(runs) == len(set(runs)) == 2
     assert {job["metadata"]["name"] for job in jobs} == {f"mnist-{r}-worker-0" for r in runs}
+
+
+def test_random_draws_that_repeat_a_point_run_it_once_and_say_so() -> None:
+    # Two values, eight draws: at most two distinct points, hence two trials.
+    raw = sweep_stack(
+        {"method": "random", "parameters": {BS: {"values": [64, 128]}}, "samples": 8, "seed": 3}
+    )
+    config = parse_config(raw)
+    assert sorted(p[BS] for p in points(config)) == [64, 128]
+    assert "# sweep trials: 2 (8 samples drew 2 distinct points)" in render_kubernetes(config)

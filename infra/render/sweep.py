@@ -49,6 +49,14 @@ def gpu_hours(config: StackConfig) -> str:
     )
 
 
+def _distinct_note(config: StackConfig) -> str:
+    """Random draws from `values` can repeat a point: a repeat is the same run, run once."""
+    samples = config.sweep.samples if config.sweep else None
+    if samples and samples > len(config.trials):
+        return f" ({samples} samples drew {len(config.trials)} distinct points)"
+    return ""
+
+
 def sweep_section(config: StackConfig) -> str:
     """The sweep's comment lines ("" for a stack without one)."""
     sweep = config.sweep
@@ -60,7 +68,7 @@ def sweep_section(config: StackConfig) -> str:
     lines = [
         f"{BANNER}: each trial is a run of its own (run id, Jobs, Services, directory) =====",
         f"# sweep method: {sweep.method}",
-        f"# sweep trials: {len(config.trials)}",
+        f"# sweep trials: {len(config.trials)}{_distinct_note(config)}",
         f"# sweep at-once: {parallel} trials (sweep.parallel), at most {replicas} replicas "
         f"and {gpus} GPUs",
         f"# sweep gpu-hours: {gpu_hours(config)}",
