@@ -142,12 +142,13 @@ class SweepRun:
             return 128 + stop.signum
         return 0 if all(code == 0 for code in self.ended.values()) else 1
 
+    @property
+    def children(self) -> list[process.Child]:
+        return [child for child, _ in self.running.values()]
+
     def _stop(self) -> None:
-        children = [child for child, _ in self.running.values()]
         # Each trial's launcher stops its replicas (SIGTERM, then SIGKILL after stop-grace).
-        process.stop(children, 2 * self.args.stop_grace + 5)
-        for number, (child, _) in self.running.items():
-            self.ended[number] = child.returncode if child.returncode is not None else 1
+        process.stop(self.children, 2 * self.args.stop_grace + 5)
 
 
 def run_sweep(args: argparse.Namespace, config: StackConfig, overrides: Sequence[str]) -> int:
@@ -158,21 +159,31 @@ def run_sweep(args: argparse.Namespace, config: StackConfig, overrides: Sequence
     pending = [
         (n, t) for n, t in trials if args.fresh or not succeeded(sweep.root / t.job.run_id, t)
     ]
+    waiting = {number for number, _ in pending}
     assert config.sweep is not None
     sweep.say(
         f"stack {args.stack}: sweep of {len(trials)} trials ({config.sweep.method}), "
         f"{at_once(config)} at a time (sweep.parallel)"
     )
     for number, trial in trials:
-        done = "" if (number, trial) in pending else " (succeeded before: not run again)"
+        done = "" if number in waiting else " (succeeded before: not run again)"
         sweep.say(f"trial {number}: {trial.job.run_id} {point_text(trial.trial_point)}{done}")
     previous = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS}
     try:
         status = sweep.run(pending)
+    except Stopped as stop:  # a second signal while the first was stopping the trials
+        status = 128 + stop.signum
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    if sweep.root.is_dir():
+        for signum in previous:
+            signal.signal(signum, signal.SIG_IGN)  # nothing may interrupt the last resort
+        try:
+            process.kill(sweep.children)  # each trial launcher's replicas die with it
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+    if status >= 128:
+        sweep.say("stopped: run the same command again to continue with the trials not done")
+    elif sweep.root.is_dir():
         compare_trials(args, overrides, sweep.root)
     sweep.say(f"exit status {status}")
     return status
