@@ -28,14 +28,14 @@ GROUPS = ("chief", "master", "worker", "ps", "evaluator")
 TRIAL_KEYS = (
     "hyperparams.*", "job.env.*", "job.args",
     *(f"{group}.{key}" for group in GROUPS
-      for key in ("number", "gpuCount", "cpu", "memory", "args", "env.*")),
+      for key in ("number", "gpuCount", "args", "env.*")),
 )  # fmt: skip
 SHARED = (
     "a key every trial shares (the cluster, network, storage, data, images, names, run id and "
     "TensorBoard are the sweep's, not a trial's)"
 )
 TRIALS_VARY = "trials vary hyperparams.*, job.env.*, job.args and <group>.number, gpuCount, "
-TRIALS_VARY += "cpu, memory, args, env.*"
+TRIALS_VARY += "args, env.*"
 # A trial's replicas are `<job>-<run id>-<type>-<index>`; a derived run id is run-<8 hex>.
 RUN_ID_LENGTH = len("run-") + 8
 MAX_SWEEP_JOB_NAME = MAX_JOB_NAME - RUN_ID_LENGTH - 1
