@@ -31,8 +31,8 @@ TRIAL_KEYS = (
       for key in ("number", "gpuCount", "args", "env.*")),
 )  # fmt: skip
 SHARED = (
-    "a key every trial shares (the cluster, network, storage, data, images, names, run id and "
-    "TensorBoard are the sweep's, not a trial's)"
+    "a key every trial shares (the cluster, network, storage, data, images, names, run id, "
+    "requests and TensorBoard are the sweep's, not a trial's)"
 )
 TRIALS_VARY = "trials vary hyperparams.*, job.env.*, job.args and <group>.number, gpuCount, "
 TRIALS_VARY += "args, env.*"
