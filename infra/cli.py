@@ -35,6 +35,11 @@ VERBS = (
         "what a stack's runs are doing or did, here or in the cluster, causes named",
     ),
     Verb(
+        "compare",
+        "infra.sweep.cli",
+        "a sweep's trials in one table, best first (CSV, Markdown, PNG)",
+    ),
+    Verb(
         "review",
         "infra.render.review",
         "the pull request comment: every changed stack's consequences",
@@ -54,6 +59,7 @@ a first session:
   tftrain run dev                      train the dev stack here (real MNIST, a minute or two)
   tftrain run dev --set hyperparams.learningRate=0.01
   tftrain status dev                   how the run went: outcome, metric, logs, report
+  tftrain run dev-sweep                two learning rates, then `tftrain compare dev-sweep`
   tftrain render ack-gpu --diff main   review what a stack edit changes before `pulumi up`
   pulumi up -s ack-gpu                 deploy (README "Deploy to Alibaba Cloud")
   tftrain status ack-gpu               the run in the cluster: phases, and why not running

@@ -27,6 +27,7 @@ from infra.config import (
     parse_config,
     strip_project_prefix,
 )
+from infra.config.sweep_platform import platform_problems
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
@@ -525,23 +526,39 @@ def _tensorboard_url(service: k8s.core.v1.Service) -> pulumi.Output[str]:
     return service.status.apply(url)
 
 
+def _run_outputs(config: StackConfig) -> dict[str, Any]:
+    """What a user needs next about one run: where it writes, how to follow it."""
+    namespace, job, run_id = config.job.namespace, config.job.name, config.job.run_id
+    lead = build_topology(config).replicas[0].name  # the chief, or worker 0 without one
+    outputs: dict[str, Any] = {
+        "outputDir": config.output_dir,
+        "kubectl": {
+            "logs": f"kubectl -n {namespace} logs -f job/{lead}",
+            "status": (
+                f"kubectl -n {namespace} get jobs,pods -l {JOB_LABEL}={job},{RUN_ID_LABEL}={run_id}"
+            ),
+        },
+    }
+    if config.trial_point:
+        outputs["point"] = config.trial_point
+    return outputs
+
+
 def export_outputs(
     config: StackConfig,
     access: ClusterAccess,
     registered: Mapping[tuple[str, str, str], pulumi.Resource],
 ) -> None:
-    namespace, job = config.job.namespace, config.job.name
-    lead = build_topology(config).replicas[0].name  # the chief, or worker 0 without one
+    namespace = config.job.namespace
     pulumi.export("namespace", namespace)
-    pulumi.export("runId", config.job.run_id)
-    pulumi.export("outputDir", config.output_dir)
-    kubectl = {
-        "logs": f"kubectl -n {namespace} logs -f job/{lead}",
-        "status": (
-            f"kubectl -n {namespace} get jobs,pods "
-            f"-l {JOB_LABEL}={job},{RUN_ID_LABEL}={config.job.run_id}"
-        ),
-    }
+    if config.trials:
+        # Each trial is a run: its id, point, directory and commands, by run id.
+        pulumi.export("trials", {run.job.run_id: _run_outputs(run) for run in config.trials})
+        kubectl = {"status": f"kubectl -n {namespace} get jobs -l {JOB_LABEL}={config.job.name}"}
+    else:
+        pulumi.export("runId", config.job.run_id)
+        pulumi.export("outputDir", config.output_dir)
+        kubectl = _run_outputs(config)["kubectl"]
     if access.kubeconfig is not None:
         kubectl["kubeconfig"] = (
             "pulumi stack output --show-secrets kubeconfig > kubeconfig.yaml"
@@ -587,6 +604,8 @@ def build() -> None:
     try:
         raw, kubeconfig = read_stack_config()
         config = parse_config(raw, secret_sections(raw))
+        if problems := platform_problems(config):  # what the cluster cannot hold back
+            raise ConfigError(problems)
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.
         raise pulumi.RunError(str(error)) from error

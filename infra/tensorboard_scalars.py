@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,3 +161,30 @@ def _subdirectories(directory: Path) -> list[Path]:
         )
     except OSError:
         return []
+
+
+def flat_run_scalars(run_dir: Path) -> dict[str, list[Point]]:
+    """`read_run_scalars` in one mapping, keyed `<subdir>/<tag>` (`eval/test_accuracy`), or
+    `<tag>` for the files directly in `run_dir`."""
+    return {
+        tag if where == "." else f"{where}/{tag}": points
+        for where, scalars in read_run_scalars(run_dir).items()
+        for tag, points in scalars.items()
+    }
+
+
+def series(scalars: Mapping[str, list[Point]], metric: str) -> list[Point]:
+    """The points of `metric`: a key as read (`eval/test_accuracy`), else every key whose tag
+    is `metric` (`test_accuracy` in whichever directory it was logged), merged by step."""
+    if metric in scalars:
+        return list(scalars[metric])
+    merged = [
+        p for key, points in scalars.items() if key.rsplit("/", 1)[-1] == metric for p in points
+    ]
+    return sorted(merged, key=lambda p: (p.step, p.wall_time))
+
+
+def latest(scalars: Mapping[str, list[Point]], metric: str) -> float | None:
+    """The metric's value at its highest step (Katib's `latest`), or None if never logged."""
+    points = series(scalars, metric)
+    return max(points, key=lambda p: (p.step, p.wall_time)).value if points else None

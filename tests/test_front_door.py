@@ -13,7 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # What a user does, as the README's quickstart names it: run locally, review, watch, compare.
-USER_VERBS = ("run", "render", "review", "status")
+USER_VERBS = ("run", "render", "review", "status", "compare")
 
 
 def tftrain(*args: str) -> subprocess.CompletedProcess[str]:
@@ -71,6 +71,7 @@ def test_an_unknown_verb_is_one_line_and_exit_2() -> None:
         ("render", "usage: tftrain render"),
         ("review", "usage: tftrain review"),
         ("status", "usage: tftrain status"),
+        ("compare", "usage: tftrain compare"),
     ],
 )
 def test_each_verb_answers_help_under_its_own_name(verb: str, usage: str) -> None:

@@ -117,10 +117,13 @@ def training_pods(run: Recorded) -> dict[str, dict[str, Any]]:
     }
 
 
-def run_ender(config: StackConfig) -> str:
-    """TFJob: the chief (or master) ends the run, worker 0 when there is none."""
-    role = "chief" if config.chief.number else "worker"
-    return f"{config.job.name}-{role}-0"
+def run_enders(config: StackConfig) -> dict[str, str]:
+    """TFJob: the chief (or master) ends the run, worker 0 when there is none; by replica
+    name, the run id of each run (a sweep has one per trial)."""
+    return {
+        f"{run.run_name}-{'chief' if run.chief.number else 'worker'}-0": run.job.run_id
+        for run in config.runs
+    }
 
 
 STACKS = run_stacks()  # those with training pods
@@ -182,7 +185,7 @@ def test_every_oss_volume_is_readable_by_the_trainer_uid_on_its_platform(stack: 
 def test_every_pod_reads_the_input_and_only_the_run_ender_mounts_the_export(stack: str) -> None:
     config, run = deployed(stack)
     pods = training_pods(run)
-    assert run_ender(config) in pods
+    assert run_enders(config).keys() <= pods.keys()
     for name, pod in pods.items():
         claims = {
             v["name"]: v["persistentVolumeClaim"]["claimName"]
@@ -196,7 +199,7 @@ def test_every_pod_reads_the_input_and_only_the_run_ender_mounts_the_export(stac
         assert env["TFTRAIN_INPUT_DIR"] == "/input"
         # The bundled trainer reads its data from TFTRAIN_DATA_DIR (no job.dataDir here).
         assert env["TFTRAIN_DATA_DIR"] == "/input"
-        ends = name == run_ender(config)
+        ends = name in run_enders(config)
         assert ("/export" in mounts) is ends, name
         assert (env.get("TFTRAIN_EXPORT_DIR") == "/export") is ends, name
         assert (f"{config.job.name}-export" in claims.values()) is ends, name

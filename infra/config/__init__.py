@@ -22,15 +22,16 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from infra.config.errors import describe
-from infra.config.model import BUNDLED_COMMAND, StackConfig
+from infra.config.errors import describe, fields_of
+from infra.config.model import BUNDLED_COMMAND, INTERNAL_KEYS, StackConfig
 from infra.config.roles import misplaced_keys
 from infra.config.rules import check_rules
+from infra.config.sweep import expand
 from infra.config.types import SECRET_KEYS, is_secure
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
 # The stack file's names every reader of a stack needs; the sections are in `model`.
-__all__ = ["PLAINTEXT_KUBECONFIG", "PROJECT", "strip_project_prefix"]
+__all__ = ["INTERNAL_KEYS", "PLAINTEXT_KUBECONFIG", "PROJECT", "strip_project_prefix"]
 
 _STACK = TypeAdapter(StackConfig)
 # A secret the program reads itself (`infra.program`); never part of the model.
@@ -91,6 +92,21 @@ def parse_config(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> Sta
         kubeconfig = data.pop(KUBECONFIG_KEY, None)
         if kubeconfig and not is_secure(kubeconfig) and KUBECONFIG_KEY not in secret_keys:
             raise ConfigError([PLAINTEXT_KUBECONFIG])
+    stack = _parse_run(data, secret_keys)
+    if stack.sweep is None:
+        return stack
+    # Each trial is validated as a whole stack of its own (`infra.config.sweep`).
+    return expand(stack, data, lambda trial: _parse_run(trial, secret_keys))
+
+
+def _parse_run(data: Any, secret_keys: frozenset[str]) -> StackConfig:
+    """One run's config (a sweep's own, or one trial's), with its run id."""
+    internal = [key for key in INTERNAL_KEYS if isinstance(data, Mapping) and key in data]
+    if internal:
+        known = ", ".join(sorted(set(fields_of(StackConfig)) - set(INTERNAL_KEYS)))
+        raise ConfigError(
+            [f"{PROJECT}:{key}: unknown key; known keys here: {known}" for key in internal]
+        )
     context = {SECRET_KEYS: secret_keys}
     try:
         stack = _STACK.validate_python(data, by_alias=True, by_name=False, context=context)

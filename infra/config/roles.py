@@ -13,7 +13,7 @@ from typing import Any
 # Top-level sections that describe a run: a platform stack has none.
 RUN_SECTIONS = (
     "image", "job", "chief", "master", "worker", "ps", "evaluator", "hyperparams", "tensorboard",
-    "imageRegistry",
+    "imageRegistry", "sweep",
 )  # fmt: skip
 # Keys of other sections that only a run uses: the volumes' credentials (a platform has none).
 RUN_KEYS = {"data": ("accessKeyId", "accessKeySecret", "credentialsSecret")}

@@ -372,3 +372,17 @@ RegistryHost = text(
 )
 # Docker's `auth` is base64(username:password), split at the first colon: none in the name.
 RegistryUsername = text(r"^$|^[^\s:]+$", "empty or a user name without spaces or :", 255)
+
+
+# Sweeps (`infra.config.model.SweepConfig`): how many trials one stack may hold, and the keys.
+MAX_TRIALS = 1000
+SweepBound = Annotated[
+    float,
+    Field(allow_inf_nan=False, description="a number"),
+    BeforeValidator(_not_bool),
+]
+MetricName = text(
+    r"^[A-Za-z0-9_.][-A-Za-z0-9_./]*$",
+    "a TensorBoard scalar tag such as test_accuracy or eval/loss",
+    256,
+)

@@ -14,9 +14,9 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from infra.config import ConfigError, StackConfig
+from infra.config.sweep_points import point_text
 from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, run_key
 from infra.local import process
@@ -35,13 +35,21 @@ from infra.local.plan import (
     write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
-from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
+from infra.local.supervisor import (
+    LAUNCHER,
+    STOP_SIGNALS,
+    Backoff,
+    RunFailures,
+    Stopped,
+    Supervisor,
+    Timing,
+    raise_stopped,
+)
+from infra.local.sweep import add_trial_option, refused_options, run_sweep
 from infra.report import config_that_ran, write_report
 from infra.run_state import read_run
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
-# SIGHUP too: closing the terminal must not orphan a training cluster.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 EXIT_CONFIG = 2
 
 
@@ -111,6 +119,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
     )
+    add_trial_option(parser)
     return parser.parse_args(argv)
 
 
@@ -122,12 +131,8 @@ def _data_overrides(args: argparse.Namespace) -> list[str]:
     return [f"{key}={json.dumps(str(path.resolve()))}" for key, path in pairs if path]
 
 
-def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
-    raise Stopped(signum)
-
-
 def _supervise(supervisor: Supervisor) -> int:
-    previous = {signum: signal.signal(signum, _raise_stopped) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS}
     atexit.register(supervisor.kill)  # if something bypasses the finally below
     try:
         return supervisor.run()
@@ -289,6 +294,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
+    if config.trials or args.trial:
+        chosen = _sweep_or_trial(args, config)
+        if isinstance(chosen, int):
+            return chosen
+        config = chosen
     if not config.has_run:
         print(
             f"tftrain run: {args.stack} is a platform stack (tftrain:cluster.role "
@@ -328,6 +338,37 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(plan, ports, args, shown)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
+
+
+def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfig | int:
+    """The trial `--trial` names, or the whole sweep run (its exit status)."""
+    if not config.trials:
+        print(f"python -m infra.local: --trial: {args.stack} has no sweep", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.trial is None:
+        refused = refused_options(args)
+        if refused:
+            print(f"python -m infra.local: a sweep cannot take {refused}", file=sys.stderr)
+            return EXIT_CONFIG
+        if args.dry_run:
+            for trial in config.trials:
+                print(f"trial {trial.job.run_id}: {point_text(trial.trial_point)}")
+            return 0
+        return run_sweep(args, config, [*args.set, *_data_overrides(args)])
+    trial = next((t for t in config.trials if t.job.run_id == args.trial), None)
+    if trial is None:
+        known = ", ".join(t.job.run_id for t in config.trials)
+        print(
+            f"python -m infra.local: --trial {args.trial}: not a trial of {args.stack} "
+            f"(its trials: {known})",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
+    try:
+        return resolve_secret_env(trial, os.environ)  # the trial's own env, as the stack's
+    except ValueError as error:
+        print(f"python -m infra.local: {error}", file=sys.stderr)
+        return EXIT_CONFIG
 
 
 def _move_aside(output_dir: Path) -> None:

@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from infra.lifecycle import FINAL_EXIT_CODES
 from infra.local import process
@@ -41,6 +42,15 @@ class Stopped(Exception):
     def __init__(self, signum: int) -> None:
         self.signum = signum
         super().__init__(signal.Signals(signum).name)
+
+
+# SIGHUP too: closing the terminal must not orphan a training cluster.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    """The launcher's handler for STOP_SIGNALS: the main thread's work ends with Stopped."""
+    raise Stopped(signum)
 
 
 class CannotStart(Exception):
