@@ -160,8 +160,15 @@ def test_a_trial_gets_its_secret_env_from_this_shell(
     document = yaml.safe_load(path.read_text())
     document["config"]["tftrain:job"]["env"]["TOKEN"] = {"secure": "AAABAG9wYXF1ZQ=="}
     path.write_text(yaml.safe_dump(document))
-    monkeypatch.setenv("TOKEN", "from-the-shell")
     run_id = load_stack("sweep", tmp_path).trials[0].job.run_id
     args = ["sweep", "--stacks-dir", str(tmp_path), "--trial", run_id, "--dry-run"]
+    # Not in this shell: the trial cannot start, and says which name it needs.
+    monkeypatch.delenv("TOKEN", raising=False)
+    assert main(args) == 2
+    assert "TOKEN" in capsys.readouterr().err
+    # In it: the trial takes it, and even a dry run prints it masked, never in clear.
+    monkeypatch.setenv("TOKEN", "from-the-shell")
     assert main(args) == 0
-    assert "TOKEN=from-the-shell" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "TOKEN=[secret]" in out
+    assert "from-the-shell" not in out
