@@ -54,7 +54,7 @@ from infra.stack_file import namespace_problem, program_value
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
-    from infra.cloud import LoadBalancerAcl, NasStorage
+    from infra.cloud import AckCluster, AskCluster, LoadBalancerAcl, NasStorage
 
 
 # Typed pulumi-kubernetes resources for each (apiVersion, kind) layer 3 produces; anything
@@ -221,16 +221,7 @@ def preflight(config: StackConfig) -> tuple[str | None, str, str]:
 
 def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
     if config.cluster.kind == "existing":
-        # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
-        secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
-        identity = existing_cluster_identity(config)
-        # Validated: an existing cluster names its endpoint and brings its own credentials.
-        if not config.uses_oss:
-            return ClusterAccess(kubeconfig=secret, identity=identity)
-        data = DataAccess(endpoint=config.data.endpoint, bucket=config.data.bucket)
-        exports = data_exports(config, data)
-        return ClusterAccess(kubeconfig=secret, identity=identity, data=data, exports=exports)
-
+        return existing_cluster(config, kubeconfig)
     # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
     from infra import cloud
 
@@ -250,31 +241,13 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         )
     else:
         cluster = cloud.AskCluster("cluster", config.cluster, network)
-    # ASK has no node pools: its API server is ready for pods once the cluster is.
-    ready: list[pulumi.Resource] = [*cluster.node_pools] or [cluster]
     nas = cloud.NasStorage("nas", config.storage, network) if config.storage.kind == "nas" else None
     acl = (
         cloud.LoadBalancerAcl("tensorboard", config.tensorboard.allowed_source_ranges)
         if needs_load_balancer_acl(config)
         else None
     )
-    exports: dict[str, Any] = {
-        "clusterId": cluster.cluster_id,
-        "vpcId": network.vpc_id,
-        # The version the cluster runs: pin it as cluster.kubernetesVersion to upgrade on purpose.
-        "kubernetesVersion": cluster.version,
-    }
-    if not config.has_run:
-        # What run stacks read (infra/platform.py); the kubeconfig is exported by the caller.
-        exports[CLUSTER_KIND] = config.cluster.kind
-        if region:
-            exports[REGION] = region
-    if nas is not None:
-        exports[NAS_DOMAIN] = nas.mount_target_domain
-        exports["nasFileSystemId"] = nas.file_system_id
     data = provision_data(config, cluster, endpoint, bucket) if config.uses_oss else None
-    if data is not None:
-        exports.update(data_exports(config, data))
     kubeconfig_out, public = cluster.kubeconfig, config.cluster.public_api_server
     if config.has_run:
         # Before any Kubernetes object: the API server the kubeconfig names opens from here.
@@ -286,13 +259,54 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     return ClusterAccess(
         kubeconfig=pulumi.Output.secret(kubeconfig_out),
         identity=cluster.cluster_id,
-        ready=ready,
+        # ASK has no node pools: its API server is ready for pods once the cluster is.
+        ready=[*cluster.node_pools] or [cluster],
         nas=nas,
         nas_domain=nas.mount_target_domain if nas is not None else None,
         load_balancer_acl=acl,
-        exports=exports,
+        exports=cloud_exports(config, region, network.vpc_id, cluster, nas, data),
         data=data,
     )
+
+
+def existing_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
+    # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
+    secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
+    identity = existing_cluster_identity(config)
+    # Validated: an existing cluster names its endpoint and brings its own credentials.
+    if not config.uses_oss:
+        return ClusterAccess(kubeconfig=secret, identity=identity)
+    data = DataAccess(endpoint=config.data.endpoint, bucket=config.data.bucket)
+    exports = data_exports(config, data)
+    return ClusterAccess(kubeconfig=secret, identity=identity, data=data, exports=exports)
+
+
+def cloud_exports(
+    config: StackConfig,
+    region: str | None,
+    vpc_id: pulumi.Output[str],
+    cluster: AckCluster | AskCluster,
+    nas: NasStorage | None,
+    data: DataAccess | None,
+) -> dict[str, Any]:
+    """The stack outputs of the cloud side; a platform's are what its run stacks read."""
+    exports: dict[str, Any] = {
+        "clusterId": cluster.cluster_id,
+        "vpcId": vpc_id,
+        # The version the cluster runs: pin it as cluster.kubernetesVersion to upgrade on purpose.
+        "kubernetesVersion": cluster.version,
+    }
+    if not config.has_run:
+        # What run stacks read (infra/platform.py); the kubeconfig is exported by the caller.
+        exports[CLUSTER_KIND] = config.cluster.kind
+        if region:
+            exports[REGION] = region
+    if nas is not None:
+        exports[NAS_DOMAIN] = nas.mount_target_domain
+        exports["nasFileSystemId"] = nas.file_system_id
+    if data is not None:
+        exports.update(data_exports(config, data))
+    return exports
 
 
 def _check_platform(config: StackConfig, values: Mapping[str, Any]) -> bool:

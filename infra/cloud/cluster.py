@@ -271,83 +271,13 @@ class AckCluster(pulumi.ComponentResource):
         ACK cannot turn it off again once on."""
         super().__init__("tftrain:cloud:AckCluster", name, None, opts)
         tags = resource_tags(name)
-        terway = needs_pod_vswitch(config)
-        if terway and network.pod_vswitch_id is None:
+        if needs_pod_vswitch(config) and network.pod_vswitch_id is None:
             raise ValueError("Terway needs a Network built with pod_vswitch=True")
-        cluster = cs.ManagedKubernetes(
-            f"{name}-ack",
-            name=config.name or physical_name(name),
-            cluster_spec=CLUSTER_SPEC,
-            version=cluster_version(config),
-            # Control-plane vSwitches (`worker_vswitch_ids` is deprecated in the 4.x
-            # provider); the nodes' vSwitches are set per node pool below.
-            vswitch_ids=[network.vswitch_id],
-            pod_vswitch_ids=[network.pod_vswitch_id] if terway else None,
-            pod_cidr=None if terway else network.config.pod_cidr,
-            service_cidr=network.config.service_cidr,
-            # The Network component owns egress. The provider never sends a false value (a
-            # `GetOk` on a bool), so ACK's snat_entry default applies: it uses the VPC's NAT,
-            # which exists first, and would create one if none did (natGateway: false is
-            # refused on ack for that reason). Kept to state the intent in the inputs.
-            new_nat_gateway=False,
-            slb_internet_enabled=config.public_api_server,
-            # Keep the cluster CA out of Pulumi state; the credential data source serves it.
-            skip_set_certificate_authority=True,
-            addons=[NETWORK_PLUGIN_ADDONS[config.network_plugin], *COMMON_ACK_ADDONS],
-            enable_rrsa=enable_rrsa or None,
-            tags=tags,
-            # Wait for the NAT and SNAT entry: nodes pull images while they join.
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[network],
-                # The provider reads slb_internet_enabled only at creation: a change is caught
-                # by `created_only` below instead of showing a diff that does nothing.
-                ignore_changes=["slbInternetEnabled"],
-            ),
-        )
+        cluster = _managed_cluster(name, config, network, enable_rrsa, tags, self)
         self.cluster_id = cluster.id
         self.version = cluster.version
         self.rrsa_metadata = cluster.rrsa_metadata
-
-        pools = [("cpu", config.cpu_pool, {})]
-        gpu_pool = config.gpu_pool
-        if uses_gpu and (gpu_pool.size > 0 or gpu_pool.max_size > 0):
-            gpu_placement = {
-                "labels": [
-                    {"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]},
-                    GPU_DRIVER_POOL_LABEL,
-                ],
-                "taints": [
-                    {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
-                ],
-            }
-            pools.append(("gpu", gpu_pool, gpu_placement))
-        # Autoscaling pools need the autoscaler configured before they are created.
-        autoscaler = (
-            [_autoscaling_config(f"{name}-autoscaler", cluster, self)]
-            if config.spot_gpu_pool.max_size or any(pool.max_size > 0 for _, pool, _ in pools)
-            else []
-        )
-        # The pools wait for the cluster through their cluster_id input.
-        self.node_pools = [
-            _node_pool(
-                f"{name}-{kind}-pool",
-                cluster,
-                network,
-                pool,
-                kind,
-                tags,
-                self,
-                depends_on=autoscaler,
-                **placement,
-            )
-            for kind, pool, placement in pools
-        ]
-
-        if config.spot_gpu_pool.max_size:
-            self.node_pools.append(
-                _spot_gpu_pool(name, cluster, network, config, tags, self, autoscaler)
-            )
+        self.node_pools = _node_pools(name, cluster, network, config, uses_gpu, tags, self)
 
         check = cluster.slb_internet_enabled.apply(
             created_only("cluster.publicApiServer", config.public_api_server)
@@ -359,6 +289,97 @@ class AckCluster(pulumi.ComponentResource):
         self.register_outputs(
             {"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig, "version": self.version}
         )
+
+
+def _managed_cluster(
+    name: str,
+    config: ClusterConfig,
+    network: Network,
+    enable_rrsa: bool,
+    tags: dict[str, str],
+    parent: pulumi.Resource,
+) -> cs.ManagedKubernetes:
+    terway = needs_pod_vswitch(config)
+    return cs.ManagedKubernetes(
+        f"{name}-ack",
+        name=config.name or physical_name(name),
+        cluster_spec=CLUSTER_SPEC,
+        version=cluster_version(config),
+        # Control-plane vSwitches (`worker_vswitch_ids` is deprecated in the 4.x
+        # provider); the nodes' vSwitches are set per node pool.
+        vswitch_ids=[network.vswitch_id],
+        pod_vswitch_ids=[network.pod_vswitch_id] if terway else None,
+        pod_cidr=None if terway else network.config.pod_cidr,
+        service_cidr=network.config.service_cidr,
+        # The Network component owns egress. The provider never sends a false value (a
+        # `GetOk` on a bool), so ACK's snat_entry default applies: it uses the VPC's NAT,
+        # which exists first, and would create one if none did (natGateway: false is
+        # refused on ack for that reason). Kept to state the intent in the inputs.
+        new_nat_gateway=False,
+        slb_internet_enabled=config.public_api_server,
+        # Keep the cluster CA out of Pulumi state; the credential data source serves it.
+        skip_set_certificate_authority=True,
+        addons=[NETWORK_PLUGIN_ADDONS[config.network_plugin], *COMMON_ACK_ADDONS],
+        enable_rrsa=enable_rrsa or None,
+        tags=tags,
+        # Wait for the NAT and SNAT entry: nodes pull images while they join.
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=[network],
+            # The provider reads slb_internet_enabled only at creation: a change is caught
+            # by `created_only` instead of showing a diff that does nothing.
+            ignore_changes=["slbInternetEnabled"],
+        ),
+    )
+
+
+def _node_pools(
+    name: str,
+    cluster: cs.ManagedKubernetes,
+    network: Network,
+    config: ClusterConfig,
+    uses_gpu: bool,
+    tags: dict[str, str],
+    parent: pulumi.Resource,
+) -> list[cs.NodePool]:
+    """The CPU pool, the GPU pool when the run uses GPUs, and the spot GPU pool if sized."""
+    pools = [("cpu", config.cpu_pool, {})]
+    gpu_pool = config.gpu_pool
+    if uses_gpu and (gpu_pool.size > 0 or gpu_pool.max_size > 0):
+        gpu_placement = {
+            "labels": [
+                {"key": GPU_NODE_LABEL[0], "value": GPU_NODE_LABEL[1]},
+                GPU_DRIVER_POOL_LABEL,
+            ],
+            "taints": [
+                {"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": GPU_TAINT_EFFECT}
+            ],
+        }
+        pools.append(("gpu", gpu_pool, gpu_placement))
+    # Autoscaling pools need the autoscaler configured before they are created.
+    autoscaler = (
+        [_autoscaling_config(f"{name}-autoscaler", cluster, parent)]
+        if config.spot_gpu_pool.max_size or any(pool.max_size > 0 for _, pool, _ in pools)
+        else []
+    )
+    # The pools wait for the cluster through their cluster_id input.
+    node_pools = [
+        _node_pool(
+            f"{name}-{kind}-pool",
+            cluster,
+            network,
+            pool,
+            kind,
+            tags,
+            parent,
+            depends_on=autoscaler,
+            **placement,
+        )
+        for kind, pool, placement in pools
+    ]
+    if config.spot_gpu_pool.max_size:
+        node_pools.append(_spot_gpu_pool(name, cluster, network, config, tags, parent, autoscaler))
+    return node_pools
 
 
 def _intranet_endpoint(connections: Sequence[Any]) -> str:

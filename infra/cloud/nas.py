@@ -58,23 +58,7 @@ class NasStorage(pulumi.ComponentResource):
         super().__init__("tftrain:cloud:NasStorage", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
-        file_system_id: pulumi.Input[str] = config.file_system_id
-        if not config.file_system_id:
-            file_system = nas.FileSystem(
-                f"{name}-fs",
-                file_system_type=FILE_SYSTEM_TYPE,
-                protocol_type=config.nas_protocol,
-                storage_type=config.nas_storage_type,
-                encrypt_type=NAS_MANAGED_KEY,
-                # Same zone as the nodes: NFS round trips stay inside one zone.
-                zone_id=network.zone_id,
-                description=f"tftrain data, checkpoints and logs of {name}",
-                tags=resource_tags(name),
-                opts=pulumi.ResourceOptions.merge(
-                    child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
-                ),
-            )
-            file_system_id = file_system.id
+        file_system_id = config.file_system_id or self._file_system(name, config, network, child)
         access_group = nas.AccessGroup(
             f"{name}-access-group",
             access_group_name=physical_name(name),
@@ -116,3 +100,26 @@ class NasStorage(pulumi.ComponentResource):
                 "mount_target_domain": self.mount_target_domain,
             }
         )
+
+    def _file_system(
+        self,
+        name: str,
+        config: StorageConfig,
+        network: Network,
+        child: pulumi.ResourceOptions,
+    ) -> pulumi.Output[str]:
+        """A new file system, kept on destroy unless `storage.retainOnDestroy` is false."""
+        return nas.FileSystem(
+            f"{name}-fs",
+            file_system_type=FILE_SYSTEM_TYPE,
+            protocol_type=config.nas_protocol,
+            storage_type=config.nas_storage_type,
+            encrypt_type=NAS_MANAGED_KEY,
+            # Same zone as the nodes: NFS round trips stay inside one zone.
+            zone_id=network.zone_id,
+            description=f"tftrain data, checkpoints and logs of {name}",
+            tags=resource_tags(name),
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
+            ),
+        ).id

@@ -97,49 +97,8 @@ class Network(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags = resource_tags(name)
 
-        if config.vpc_id:
-            self.vpc_id = pulumi.Output.from_input(config.vpc_id)
-            self.vpc_cidr = vpc.get_networks_output(
-                ids=[config.vpc_id], opts=pulumi.InvokeOutputOptions(parent=self)
-            ).apply(lambda found: _existing_vpc_cidr(config, found.vpcs))
-        else:
-            network = vpc.Network(
-                f"{name}-vpc",
-                vpc_name=physical_name(name),
-                cidr_block=config.vpc_cidr,
-                description=f"tftrain network of {name}",
-                tags=tags,
-                opts=child,
-            )
-            self.vpc_id = network.id
-            self.vpc_cidr = network.cidr_block
-
-        if config.vswitch_id:
-            existing = vpc.get_switches_output(
-                ids=[config.vswitch_id], opts=pulumi.InvokeOutputOptions(parent=self)
-            ).apply(lambda found: _existing_vswitch(config, found.vswitches))
-            self.vswitch_id = pulumi.Output.from_input(config.vswitch_id)
-            self.vswitch_cidr = existing.cidr_block
-            self.zone_id = existing.zone_id
-        else:
-            # Never looked up: a lookup may answer differently next run, and a new zone
-            # replaces the vSwitch, the NAS file system and the cluster (config requires it).
-            if not config.zone_id:
-                raise ValueError(f"{PROJECT}:network.zoneId must be set for a new vSwitch")
-            self.zone_id = pulumi.Output.from_input(config.zone_id)
-            switch = vpc.Switch(
-                f"{name}-vswitch",
-                vswitch_name=physical_name(name),
-                vpc_id=self.vpc_id,
-                cidr_block=config.vswitch_cidr,
-                zone_id=self.zone_id,
-                description=f"tftrain nodes, pods and NAS mount target of {name}",
-                tags=tags,
-                opts=child,
-            )
-            self.vswitch_id = switch.id
-            self.vswitch_cidr = switch.cidr_block
-
+        self._vpc(name, tags, child)
+        self._vswitch(name, tags, child)
         self.pod_vswitch_id = None
         if pod_vswitch:
             # Terway requires pod vSwitches in the zones of the nodes' vSwitches.
@@ -153,7 +112,6 @@ class Network(pulumi.ComponentResource):
                 tags=tags,
                 opts=child,
             ).id
-
         if config.nat_gateway:
             self._nat_egress(name, tags, child)
 
@@ -166,6 +124,56 @@ class Network(pulumi.ComponentResource):
                 "zone_id": self.zone_id,
             }
         )
+
+    def _vpc(self, name: str, tags: dict[str, str], child: pulumi.ResourceOptions) -> None:
+        """The VPC named by `network.vpcId` (its CIDR looked up), or a new one."""
+        config = self.config
+        if config.vpc_id:
+            self.vpc_id = pulumi.Output.from_input(config.vpc_id)
+            self.vpc_cidr = vpc.get_networks_output(
+                ids=[config.vpc_id], opts=pulumi.InvokeOutputOptions(parent=self)
+            ).apply(lambda found: _existing_vpc_cidr(config, found.vpcs))
+            return
+        network = vpc.Network(
+            f"{name}-vpc",
+            vpc_name=physical_name(name),
+            cidr_block=config.vpc_cidr,
+            description=f"tftrain network of {name}",
+            tags=tags,
+            opts=child,
+        )
+        self.vpc_id = network.id
+        self.vpc_cidr = network.cidr_block
+
+    def _vswitch(self, name: str, tags: dict[str, str], child: pulumi.ResourceOptions) -> None:
+        """The vSwitch named by `network.vswitchId` (CIDR and zone looked up), or a new one in
+        `network.zoneId`."""
+        config = self.config
+        if config.vswitch_id:
+            existing = vpc.get_switches_output(
+                ids=[config.vswitch_id], opts=pulumi.InvokeOutputOptions(parent=self)
+            ).apply(lambda found: _existing_vswitch(config, found.vswitches))
+            self.vswitch_id = pulumi.Output.from_input(config.vswitch_id)
+            self.vswitch_cidr = existing.cidr_block
+            self.zone_id = existing.zone_id
+            return
+        # Never looked up: a lookup may answer differently next run, and a new zone
+        # replaces the vSwitch, the NAS file system and the cluster (config requires it).
+        if not config.zone_id:
+            raise ValueError(f"{PROJECT}:network.zoneId must be set for a new vSwitch")
+        self.zone_id = pulumi.Output.from_input(config.zone_id)
+        switch = vpc.Switch(
+            f"{name}-vswitch",
+            vswitch_name=physical_name(name),
+            vpc_id=self.vpc_id,
+            cidr_block=config.vswitch_cidr,
+            zone_id=self.zone_id,
+            description=f"tftrain nodes, pods and NAS mount target of {name}",
+            tags=tags,
+            opts=child,
+        )
+        self.vswitch_id = switch.id
+        self.vswitch_cidr = switch.cidr_block
 
     def _nat_egress(self, name: str, tags: dict[str, str], child: pulumi.ResourceOptions) -> None:
         """Enhanced NAT + EIP + SNAT so private nodes and pods reach public registries."""
