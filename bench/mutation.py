@@ -32,10 +32,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SCORE_FILE = ROOT / "docs" / "mutation-score.md"
 MUTMUT = Path(sys.executable).with_name("mutmut")
 CAUGHT = {"killed", "timeout"}
+NOT_RUN = "not checked"  # a run stopped before it, or a mutant newer than the last run
 TARGET = 0.90
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
-EQUIVALENT: dict[str, str] = {}
+EQUIVALENT: dict[str, str] = {
+    "infra.replica_plan.x_expand__mutmut_37": (
+        "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
+        "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
+        "written"
+    ),
+}
 
 
 def run(patterns: Sequence[str], jobs: int) -> None:
@@ -72,19 +79,21 @@ def listed_modules() -> list[str]:
 
 def score_table(statuses: dict[str, str], modules: Iterable[str]) -> list[str]:
     lines = [
-        "| module | caught / counted | score | survived | equivalent (left out) |",
-        "|---|---|---|---|---|",
+        "| module | caught / counted | score | not caught | equivalent (left out) | not run |",
+        "|---|---|---|---|---|---|",
     ]
     for module in modules:
         mine = {n: s for n, s in statuses.items() if module_of(n) == module}
-        counted = {n: s for n, s in mine.items() if n not in EQUIVALENT}
-        tally = Counter(counted.values())
+        equivalent = sum(1 for n in mine if n in EQUIVALENT)
+        counted = [s for n, s in mine.items() if n not in EQUIVALENT and s != NOT_RUN]
+        tally = Counter(counted)
         caught = sum(tally[s] for s in CAUGHT)
         total = len(counted)
         share = f"{caught / total:.1%}" if total else "-"
-        survived = total - caught
+        not_run = sum(1 for n, s in mine.items() if n not in EQUIVALENT and s == NOT_RUN)
         lines.append(
-            f"| {module} | {caught} / {total} | {share} | {survived} | {len(mine) - total} |"
+            f"| {module} | {caught} / {total} | {share} | {total - caught} | {equivalent} "
+            f"| {not_run} |"
         )
     return lines
 
