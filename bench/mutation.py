@@ -37,6 +37,14 @@ TARGET = 0.90
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
 EQUIVALENT: dict[str, str] = {
+    "trainer.checkpoint_store.xǁCheckpointStoreǁ_candidate__mutmut_6": (
+        "the step of the empty candidate for a step without files: publish reads only its "
+        "(empty) paths and checks completeness with its own step"
+    ),
+    "trainer.checkpoint_store.xǁCheckpointStoreǁ_set_aside__mutmut_17": (
+        "one more numbered name for a set-aside directory: differs only after 999 clashes "
+        "within one second"
+    ),
     "infra.replica_plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
