@@ -1,8 +1,8 @@
-"""What a user reads for the bundled trainer's topology and strategy rules and for partial pull
-credentials (infra/config/rules.py), word for word: each problem names the key to change and
-what it allows. The configs are worked by hand: the defaults are 1 chief, 2 workers and 1 ps
-(README "Stack keys"), and a batch of 120 splits evenly over 1 to 6 replicas, so only the
-rule under test speaks."""
+"""What a user reads for each rule between keys (infra/config/rules.py), word for word: each
+problem names the key to change and what it allows; and the configs next to each rule that
+must pass. The configs are worked by hand: the defaults are 1 chief, 2 workers and 1 ps on
+an existing cluster (README "Stack keys"), and a batch of 120 splits evenly over 1 to 6
+replicas, so only the rule under test speaks."""
 
 from __future__ import annotations
 
@@ -14,6 +14,29 @@ from infra.config import ConfigError, parse_config
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 EVEN = {"batchSize": 120}
+OWN_IMAGE = "registry.example.com/team/trainer:1"
+ZONE = {"zoneId": "cn-hangzhou-i"}
+ACK: dict[str, Any] = {"cluster": {"kind": "ack", "cpuPool": {"size": 2}}, "network": ZONE}
+ASK: dict[str, Any] = {
+    "cluster": {"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"},
+    "network": ZONE,
+}
+RUN: dict[str, Any] = {"cluster": {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"}}
+RANGES = ["203.0.113.0/24"]
+INIT = (
+    "must be run:<runId> (another run of job mnist), or an absolute path under "
+    "storage.mountPath /data"
+)
+
+
+def on(base: dict[str, Any], **sections: dict[str, Any]) -> dict[str, Any]:
+    """`base` with keys merged into its sections."""
+    raw = dict(base)
+    for name, keys in sections.items():
+        raw[name] = {**raw.get(name, {}), **keys}
+    return raw
+
+
 PARTIAL_CREDENTIALS = (
     "must be set when any of imageRegistry's server, username and password is: all three or none"
 )
@@ -92,18 +115,258 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             f'tftrain:imageRegistry.password = "": {PARTIAL_CREDENTIALS}',
         ],
     ),
+    # Roles (README "Teams and many runs").
+    "platform-on-an-existing-cluster": (
+        {"cluster": {"role": "platform"}, "image": None},
+        [
+            'tftrain:cluster.role = "platform": must be standalone when cluster.kind is '
+            "existing (platform and run stacks share the ack or ask cluster a platform stack "
+            "creates; stacks on an existing cluster already share it, one namespace each)"
+        ],
+    ),
+    "run-without-its-platform": (
+        {"cluster": {"kind": "ack", "role": "run"}},
+        [
+            'tftrain:cluster.platformStack = "": must be <organization>/<project>/<stack> of '
+            "the platform stack whose cluster this run uses"
+        ],
+    ),
+    "platform-named-outside-a-run": (
+        on(ACK, cluster={"platformStack": "o/tftrain/p"}),
+        ['tftrain:cluster.platformStack = "o/tftrain/p": must be empty unless cluster.role is run'],
+    ),
+    "registry-credentials-without-server": (
+        {"imageRegistry": {"username": "u", "password": "p"}},
+        [f'tftrain:imageRegistry.server = "": {PARTIAL_CREDENTIALS}'],
+    ),
+    "registry-of-no-image": (
+        {"imageRegistry": {"server": "other.example.com", "username": "u", "password": "p"}},
+        [
+            'tftrain:imageRegistry.server = "other.example.com": must be the registry of an '
+            "image the stack pulls (registry.example.com): the kubelet offers credentials only "
+            "to images of their host"
+        ],
+    ),
+    "tensorboard-without-an-image-that-has-it": (
+        {"image": OWN_IMAGE, "job": {"command": ["python", "t.py"]}},
+        [
+            'tftrain:tensorboard.image = "": must be an image with tensorboard in it (unset: '
+            "tftrain:image when that is tftrain's <registry>/tftrain/trainer, which has it; a "
+            "trainer image of yours may not)"
+        ],
+    ),
+    "public-tensorboard-on-cluster-ip": (
+        {
+            "tensorboard": {
+                "public": True,
+                "serviceType": "ClusterIP",
+                "allowedSourceRanges": RANGES,
+            }
+        },
+        [
+            "tftrain:tensorboard.public = true: must be false unless serviceType is LoadBalancer",
+            'tftrain:tensorboard.allowedSourceRanges = ["203.0.113.0/24"]: must be empty unless '
+            "serviceType is LoadBalancer",
+        ],
+    ),
+    "public-tensorboard-open-to-all": (
+        {"tensorboard": {"public": True}},
+        [
+            "tftrain:tensorboard.allowedSourceRanges = []: must be a non-empty list of IPv4 "
+            "CIDRs if public is true"
+        ],
+    ),
+    "allow-list-in-a-run-stack": (
+        on(RUN, tensorboard={"allowedSourceRanges": RANGES}),
+        [
+            'tftrain:tensorboard.allowedSourceRanges = ["203.0.113.0/24"]: must be empty in a '
+            "run stack: the allow-list is a cloud ACL, which a run stack does not create (use "
+            "the intranet load balancer, or serviceType ClusterIP and port-forward)"
+        ],
+    ),
+    # GPUs, pools, spot.
+    "gpus-without-gpu-nodes": (
+        on(ACK, cluster={"gpuPool": {"maxSize": 0}}, worker={"gpuCount": 1}),
+        [
+            "tftrain:worker.gpuCount = 1: must be 0 while cluster.gpuPool has size 0 and "
+            "maxSize 0 (no GPU nodes)"
+        ],
+    ),
+    "gpus-on-ask-without-an-eci-type": (
+        {"cluster": {"kind": "ask"}, "network": ZONE, "worker": {"gpuCount": 1}},
+        [
+            "tftrain:worker.gpuCount = 1: must be 0 unless cluster.eciGpuSpec names an ECI GPU "
+            "instance type"
+        ],
+    ),
+    "idle-gpu-nodes": (
+        on(ACK, cluster={"gpuPool": {"size": 1}}),
+        [
+            "tftrain:cluster.gpuPool.size = 1: must be 0 when no replica requests a GPU (idle "
+            "GPU nodes are billed)"
+        ],
+    ),
+    # An ECI pod of a named type gets the whole type: 15 GiB = 15360 MiB.
+    "more-memory-than-an-eci-type-has": (
+        on(ASK, worker={"gpuCount": 1, "memory": "16Gi"}),
+        [
+            'tftrain:worker.memory = "16Gi": must be at most 15360Mi: one ecs.gn6i-c4g1.xlarge '
+            "pod has no more"
+        ],
+    ),
+    "spot-on-an-existing-cluster": (
+        {"worker": {"spot": True}},
+        [
+            "tftrain:worker.spot = true: must be false on an existing cluster (its nodes are "
+            "not the stack's)"
+        ],
+    ),
+    "spot-cpu-replicas-on-ack": (
+        on(ACK, worker={"spot": True}),
+        [
+            "tftrain:worker.spot = true: must be false unless gpuCount > 0: on ack only the GPU "
+            "pool has a spot twin"
+        ],
+    ),
+    "spot-without-a-spot-pool": (
+        on(ACK, worker={"spot": True, "gpuCount": 1}),
+        [
+            "tftrain:worker.spot = true: must be false unless cluster.spotGpuPool.maxSize > 0 "
+            "(the spot GPU pool)"
+        ],
+    ),
+    "spot-pool-on-ask": (
+        on(ASK, cluster={"spotGpuPool": {"maxSize": 2}}),
+        [
+            "tftrain:cluster.spotGpuPool.maxSize = 2: must be 0 unless cluster.kind is ack "
+            "(ask: set <group>.spot)"
+        ],
+    ),
+    "pool-maximum-below-its-minimum": (
+        on(ACK, cluster={"gpuPool": {"maxSize": 1, "minSize": 2}}, worker={"gpuCount": 1}),
+        ["tftrain:cluster.gpuPool.maxSize = 1: must be 0 (fixed size) or >= minSize (autoscaling)"],
+    ),
+    "pool-both-fixed-and-autoscaled": (
+        on(ACK, cluster={"cpuPool": {"size": 2, "maxSize": 3}}),
+        [
+            "tftrain:cluster.cpuPool.size = 2: must be 0 when maxSize > 0 (an autoscaling pool "
+            "has no fixed size)"
+        ],
+    ),
+    "run-with-no-cpu-nodes": (
+        on(ACK, cluster={"cpuPool": {"size": 0}}),
+        [
+            "tftrain:cluster.cpuPool.size = 0: must be > 0 (or maxSize > 0): ps and TensorBoard "
+            "run on the CPU pool"
+        ],
+    ),
+    "image-cache-on-ack": (
+        on(ACK, cluster={"imageCache": True}),
+        [
+            "tftrain:cluster.imageCache = true: must be false unless cluster.kind is ask (an "
+            "ECI feature)"
+        ],
+    ),
+    "nas-on-an-existing-cluster": (
+        {"storage": {"kind": "nas"}},
+        [
+            'tftrain:storage.kind = "nas": must be nfs or hostPath on an existing cluster (NAS '
+            "needs the stack's VPC)"
+        ],
+    ),
+    # Fine-tuning: without an input, only the volume and other runs are offered.
+    "init-checkpoint-of-a-bad-run-id": (
+        {"job": {"initCheckpoint": "run:Bad_Id"}},
+        [f'tftrain:job.initCheckpoint = "run:Bad_Id": {INIT}; the run id is a DNS label'],
+    ),
+    "init-checkpoint-of-its-own-run": (
+        {"job": {"runId": "run-1", "initCheckpoint": "run:run-1"}},
+        [
+            f'tftrain:job.initCheckpoint = "run:run-1": {INIT}; not this run\'s own id (it '
+            "resumes by itself)"
+        ],
+    ),
+    "init-checkpoint-in-an-input-there-is-not": (
+        {"job": {"initCheckpoint": "/input/ckpt-5"}},
+        [f'tftrain:job.initCheckpoint = "/input/ckpt-5": {INIT}'],
+    ),
+    # Any TFJob-style run.
+    "master-beside-a-chief": (
+        {"master": {"number": 1}, "hyperparams": EVEN},
+        [
+            "tftrain:master.number = 1: must be 0 when chief.number is 1: master is TFJob's "
+            "older name for chief",
+            "tftrain:master.number = 1: must be 0 for the bundled trainer (its chief is "
+            "chief.number 1)",
+        ],
+    ),
+    "no-replica-to-end-the-run": (
+        {"chief": {"number": 0}, "worker": {"number": 0}, "ps": {"number": 0}},
+        [
+            "tftrain:worker.number = 0: must be >= 1 (or chief.number 1): a chief or worker 0 "
+            "ends the run"
+        ],
+    ),
+    "own-image-without-a-command": (
+        {"image": OWN_IMAGE, "tensorboard": {"enabled": False}},
+        [
+            "tftrain:job.command = null: must be the command that starts your trainer in "
+            "registry.example.com/team/trainer:1 (or chief.command), e.g. [python, "
+            "/app/train.py]: the image's ENTRYPOINT does not run under the replica supervisor; "
+            "unset runs the bundled trainer (python -m trainer), which only tftrain's image "
+            "<registry>/tftrain/trainer has"
+        ],
+    ),
+    "a-name-the-stack-sets-in-job-env": (
+        {"job": {"env": {"TF_CONFIG": "{}"}}},
+        [
+            'tftrain:job.env = {"TF_CONFIG": "{}"}: must be names the stack does not set '
+            "itself, not TF_CONFIG (hyperparameters, paths and TF_CONFIG have their own keys: "
+            'README "What your trainer gets")'
+        ],
+    ),
 }
+
+# Next to each refusal, what its rule lets through.
+ACCEPTED: dict[str, dict[str, Any]] = {
+    "public-tensorboard-behind-an-allow-list": {
+        "tensorboard": {"public": True, "allowedSourceRanges": RANGES}
+    },
+    # ps and TensorBoard on ASK are sized by their own requests, not the ECI GPU type.
+    "cpu-pods-on-ask-bigger-than-the-gpu-type": on(ASK, ps={"cpu": "8", "memory": "32Gi"}),
+    # A run stack's pools are its platform's: no fit or spot pool to check here.
+    "run-stack-pod-bigger-than-a-default-node": on(RUN, ps={"cpu": "6"}),
+    "run-stack-spot-gpu-workers": on(RUN, worker={"gpuCount": 1, "spot": True}),
+    # A fixed pool (maxSize 0) has no autoscaling range to check minSize against.
+    "fixed-gpu-pool-with-a-min-size": on(
+        ACK, cluster={"gpuPool": {"size": 1, "minSize": 2}}, worker={"gpuCount": 1, "number": 1}
+    ),
+    "ask-with-no-cpu-pool": on(ASK, cluster={"cpuPool": {"size": 0}}),
+    "init-checkpoint-in-the-input": {
+        "job": {"initCheckpoint": "/input/ckpt-5"},
+        "data": {"localInputDir": "/srv/mnist"},
+    },
+}
+
+
+@pytest.mark.parametrize("name", ACCEPTED)
+def test_what_each_rule_lets_through(name: str) -> None:
+    parse_config({"image": IMAGE, **ACCEPTED[name]}, secret_keys=["imageRegistry"])
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_each_problem_is_stated_word_for_word(name: str) -> None:
     overrides, problems = CASES[name]
     with pytest.raises(ConfigError) as raised:
-        parse_config({"image": IMAGE, **overrides})
+        # imageRegistry as `pulumi config set --secret` leaves it: the password is allowed.
+        parse_config({"image": IMAGE, **overrides}, secret_keys=["imageRegistry"])
     assert str(raised.value).splitlines() == [
         "invalid stack config:",
         *(f"  - {problem}" for problem in problems),
     ]
+
+
+BUNDLED_ONLY = list(CASES)[:8]
 
 
 def test_a_users_own_trainer_is_not_held_to_the_bundled_trainers_rules() -> None:
@@ -112,6 +375,7 @@ def test_a_users_own_trainer_is_not_held_to_the_bundled_trainers_rules() -> None
         "job": {"command": ["python", "t.py"]},
         "tensorboard": {"enabled": False},
     }
-    for overrides, _ in CASES.values():
-        if "imageRegistry" not in overrides:
+    for name in BUNDLED_ONLY:
+        overrides = CASES[name][0]
+        if name in BUNDLED_ONLY:
             parse_config({**overrides, **own})
