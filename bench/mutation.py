@@ -37,6 +37,27 @@ TARGET = 0.90
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
 EQUIVALENT: dict[str, str] = {
+    **{
+        f"infra.config.rules.x__where__mutmut_{n}": (
+            "the key named for an ECI pod: `_why` reads it only for nodes, never for a pod"
+        )
+        for n in (6, 7, 8)
+    },
+    **{
+        f"infra.config.rules.x__fit_rules__mutmut_{n}": (
+            "`or 1` for `or 0` after a memory size: only types whose memory is known are "
+            "compared, so the fallback is never taken"
+        )
+        for n in (55, 59)
+    },
+    **{
+        f"infra.config.rules.x__kubernetes_version_rules__mutmut_{n}": (
+            "how the version is cut before its major and minor are read: every version the "
+            "config accepts is <major>.<minor>.<patch>-aliyun.<n>, so the first two numbers "
+            "are the same however it is cut"
+        )
+        for n in (6, 7, 10)
+    },
     "trainer.checkpoint_store.xǁCheckpointStoreǁ_candidate__mutmut_6": (
         "the step of the empty candidate for a step without files: publish reads only its "
         "(empty) paths and checks completeness with its own step"

@@ -23,6 +23,9 @@ ASK: dict[str, Any] = {
 }
 RUN: dict[str, Any] = {"cluster": {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"}}
 RANGES = ["203.0.113.0/24"]
+DATA = {"bucket": "tftrain-data", "inputPrefix": "mnist/"}
+BY_SECRET = {"credentials": "secret", "credentialsSecret": "oss-credentials"}
+ENDPOINT = "oss-cn-hangzhou-internal.aliyuncs.com"
 INIT = (
     "must be run:<runId> (another run of job mnist), or an absolute path under "
     "storage.mountPath /data"
@@ -325,6 +328,127 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             'README "What your trainer gets")'
         ],
     ),
+    # Storage.
+    "file-system-id-without-nas": (
+        {"storage": {"kind": "nfs", "nfsServer": "10.0.0.2", "fileSystemId": "31a8e48eda"}},
+        ['tftrain:storage.fileSystemId = "31a8e48eda": must be empty unless storage.kind is nas'],
+    ),
+    "nfs-without-a-server": (
+        {"storage": {"kind": "nfs"}},
+        [
+            'tftrain:storage.nfsServer = "": must be the NFS server\'s address when storage.kind '
+            "is nfs"
+        ],
+    ),
+    "host-path-on-ack": (
+        on(ACK, storage={"kind": "hostPath"}),
+        [
+            'tftrain:storage.kind = "hostPath": must be nas or nfs on ack/ask (hostPath is local '
+            "to a node; pods move)"
+        ],
+    ),
+    # The OSS bucket.
+    "bucket-to-create-without-a-name": (
+        on(ACK, data={"createBucket": True}),
+        ['tftrain:data.bucket = "": must be a bucket name when createBucket is true'],
+    ),
+    "input-is-the-whole-bucket": (
+        on(ACK, data={"bucket": "tftrain-data"}),
+        [
+            'tftrain:data.inputPrefix = "": must be a prefix such as mnist/ (empty is the whole '
+            "bucket, which includes the exports)"
+        ],
+    ),
+    "export-inside-the-input": (
+        on(ACK, data={**DATA, "exportPrefix": "mnist/exports/"}),
+        [
+            'tftrain:data.exportPrefix = "mnist/exports/": must be a prefix apart from '
+            "inputPrefix mnist/ (neither inside the other): a run's export must not change "
+            "what the next run reads"
+        ],
+    ),
+    "bucket-created-from-an-existing-cluster": (
+        {"data": {**DATA, **BY_SECRET, "createBucket": True, "endpoint": ENDPOINT}},
+        [
+            "tftrain:data.createBucket = true: must be false on an existing cluster (the stack "
+            "has no cloud account)"
+        ],
+    ),
+    "existing-cluster-without-an-endpoint": (
+        {"data": {**DATA, **BY_SECRET}},
+        ['tftrain:data.endpoint = "": must be the bucket\'s OSS endpoint on an existing cluster'],
+    ),
+    "rrsa-on-ask": (
+        on(ASK, data={**DATA, "credentials": "rrsa"}),
+        [
+            'tftrain:data.credentials = "rrsa": must be secret or auto on ask (RRSA for the CSI '
+            "OSS plugin is ACK's)"
+        ],
+    ),
+    "rrsa-on-an-existing-cluster-without-a-role": (
+        {"data": {**DATA, "credentials": "rrsa", "endpoint": ENDPOINT}},
+        [
+            'tftrain:data.rrsaRoleName = "": must be the RAM role the cluster\'s CSI OSS plugin '
+            "assumes (rrsa)"
+        ],
+    ),
+    "registry-of-neither-image": (
+        {
+            "worker": {"image": "a.example.com/tftrain/trainer:1"},
+            "imageRegistry": {"server": "c.example.com", "username": "u", "password": "p"},
+        },
+        [
+            'tftrain:imageRegistry.server = "c.example.com": must be the registry of an image '
+            "the stack pulls (registry.example.com, a.example.com): the kubelet offers "
+            "credentials only to images of their host"
+        ],
+    ),
+    # Kubernetes and the network.
+    "kubernetes-without-pod-failure-policy": (
+        on(ACK, cluster={"kubernetesVersion": "1.25.6-aliyun.1"}),
+        [
+            'tftrain:cluster.kubernetesVersion = "1.25.6-aliyun.1": must be 1.26 or newer: an '
+            "older API server drops the Jobs' podFailurePolicy, so exit 2 (a bad flag, env or "
+            "TF_CONFIG) would be retried like any failure"
+        ],
+    ),
+    "vswitch-without-its-vpc": (
+        on(ACK, network={"vswitchId": "vsw-1"}),
+        [
+            'tftrain:network.vswitchId = "vsw-1": must be empty unless vpcId is set (the '
+            "existing VPC of that vSwitch)"
+        ],
+    ),
+    "no-nat-on-ack": (
+        on(ACK, network={"natGateway": False}),
+        [
+            "tftrain:network.natGateway = false: must be true on ack (ACK creates its own NAT "
+            "gateway and EIP when the stack does not: the provider cannot send "
+            "new_nat_gateway=false); ask honours false"
+        ],
+    ),
+    "vpn-joined-to-a-new-vpc": (
+        on(ACK, network={"vpnJoined": True}),
+        [
+            "tftrain:network.vpnJoined = true: must be false unless vpcId names the existing "
+            "VPC your network joins"
+        ],
+    ),
+    "terway-pods-in-the-nodes-vswitch": (
+        on(ACK, network={"podVswitchCidr": "192.168.0.0/24"}),
+        [
+            'tftrain:network.podVswitchCidr = "192.168.0.0/24": must be a block that does not '
+            "overlap vswitchCidr 192.168.0.0/20"
+        ],
+    ),
+    "a-cloud-without-a-zone": (
+        {"cluster": {"kind": "ack", "cpuPool": {"size": 2}}},
+        [
+            'tftrain:network.zoneId = "": must be set when cluster.kind is ack or ask (e.g. '
+            "cn-hangzhou-i), unless vswitchId is: the vSwitch, NAS file system and cluster are "
+            "created in it"
+        ],
+    ),
 }
 
 # Next to each refusal, what its rule lets through.
@@ -342,6 +466,15 @@ ACCEPTED: dict[str, dict[str, Any]] = {
         ACK, cluster={"gpuPool": {"size": 1, "minSize": 2}}, worker={"gpuCount": 1, "number": 1}
     ),
     "ask-with-no-cpu-pool": on(ASK, cluster={"cpuPool": {"size": 0}}),
+    "an-existing-nas-file-system": on(ACK, storage={"fileSystemId": "31a8e48eda"}),
+    "a-bucket-created-on-ack": on(ACK, data={**DATA, "createBucket": True}),
+    "an-existing-vswitch-in-its-vpc": on(ACK, network={"vswitchId": "vsw-1", "vpcId": "vpc-1"}),
+    "kubernetes-1-26": on(ACK, cluster={"kubernetesVersion": "1.26.3-aliyun.1"}),
+    # Terway's pod vSwitch is ack's alone: ask and flannel ignore podVswitchCidr.
+    "ask-ignores-the-pod-vswitch": on(ASK, network={"podVswitchCidr": "10.99.0.0/24"}),
+    "flannel-ignores-the-pod-vswitch": on(
+        ACK, cluster={"networkPlugin": "flannel"}, network={"podVswitchCidr": "192.168.0.0/24"}
+    ),
     "init-checkpoint-in-the-input": {
         "job": {"initCheckpoint": "/input/ckpt-5"},
         "data": {"localInputDir": "/srv/mnist"},
