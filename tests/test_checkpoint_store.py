@@ -4,6 +4,7 @@ the store only reads their bytes. `test_checkpoint_resume.py` runs the real trai
 
 from __future__ import annotations
 
+import errno
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -419,3 +420,57 @@ def test_a_leftover_directory_that_cannot_be_removed_does_not_fail_the_save(
     monkeypatch.setattr(os, "rmdir", refused)
     write_checkpoint(store, 40, keep=3)
     assert store.published_steps() == [40, 30, 20]
+
+
+def test_the_state_file_is_tensorflow_s_text_format(store: CheckpointStore) -> None:
+    # CheckpointState in protobuf text format, what tf.train.get_checkpoint_state parses.
+    assert (store.directory / "checkpoint").read_text() == (
+        'model_checkpoint_path: "ckpt-30"\n'
+        'all_model_checkpoint_paths: "ckpt-10"\n'
+        'all_model_checkpoint_paths: "ckpt-20"\n'
+        'all_model_checkpoint_paths: "ckpt-30"\n'
+    )
+
+
+def test_retention_acts_only_once_more_than_keep_are_published(store: CheckpointStore) -> None:
+    leftover = store.directory / "ckpt-5_temp"
+    leftover.mkdir()
+    write_checkpoint(store, 40, keep=4)  # 4 published, 4 kept: nothing to retire
+    assert store.published_steps() == [40, 30, 20, 10]
+    assert leftover.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("is_dir", "code", "tolerated"),
+    [
+        # Some file systems cannot sync a directory (EINVAL, ENOTSUP): a rename there is
+        # durable by itself. A file that cannot be synced, or any other error, is a failure.
+        (True, errno.EINVAL, True),
+        (True, errno.ENOTSUP, True),
+        (False, errno.EINVAL, False),
+        (True, errno.EIO, False),
+        (False, errno.EIO, False),
+    ],
+)
+def test_which_sync_failures_are_tolerated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, is_dir: bool, code: int, tolerated: bool
+) -> None:
+    import os
+
+    from trainer import checkpoint_store
+
+    path = tmp_path / "x"
+    if is_dir:
+        path.mkdir()
+    else:
+        path.write_bytes(b"x")
+
+    def failing(descriptor: int) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "fsync", failing)
+    if tolerated:
+        checkpoint_store._fsync(path)
+    else:
+        with pytest.raises(OSError):
+            checkpoint_store._fsync(path)

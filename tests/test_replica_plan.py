@@ -27,7 +27,7 @@ from infra.local.plan import HOST_ENV, build_plan
 from infra.manifests import build_objects
 from infra.manifests.lifecycle import EXPORT_SCRIPT_PATH, SCRIPT_PATH
 from infra.manifests.oss import EXPORT_PATH
-from infra.replica_plan import expand
+from infra.replica_plan import Place, expand, replica_plan
 from infra.topology import build_topology
 from tests.pulumi_mocks import run_stacks
 
@@ -196,3 +196,45 @@ def test_job_and_group_env_reach_the_pod_and_group_wins() -> None:
     assert chief["LEVEL"] == "job"
     assert chief["PYTHONUNBUFFERED"] == "1"
     assert chief["HOME"] == f"{config.output_dir}/replicas/mnist-chief-0/home"
+
+
+def test_one_replica_plan_worked_by_hand() -> None:
+    # 1 chief and 1 GPU worker, no ps (MultiWorkerMirrored); the place's output dir ends
+    # in "X/" so a stripped separator is told apart from a stripped name.
+    config = parse_config(
+        {"image": IMAGE, "ps": {"number": 0}, "worker": {"number": 1, "gpuCount": 1},
+         "hyperparams": {"batchSize": 128}}
+    )  # fmt: skip
+    place = Place(
+        topology=build_topology(config),
+        output_dir="/runs/X/",
+        supervisor="/s/supervise.sh",
+        export_script="/s/export.sh",
+        scratch=lambda replica: f"/scratch/{replica.name}",
+        data_env=lambda ends: {"ENDS_RUN": str(ends)},
+    )
+    chief, worker = (replica_plan(config, place, r, "g1") for r in place.topology.replicas)
+    assert chief.replica.name == "mnist-chief-0" and worker.replica.name == "mnist-worker-0"
+    assert chief.workdir == "/runs/X/replicas/mnist-chief-0/work"
+    assert chief.home == "/runs/X/replicas/mnist-chief-0/home"
+    assert worker.workdir == "/runs/X/replicas/mnist-worker-0/work"
+    # TFJob's success policy: the chief's exit ends the run; it alone exports.
+    assert (chief.ends_run, worker.ends_run) == (True, False)
+    assert chief.command[:3] == ("/bin/sh", "/s/supervise.sh", "--ends-run")
+    assert chief.command[chief.command.index("--on-success") + 1] == "/s/export.sh"
+    assert "--on-success" not in worker.command
+    assert chief.command[chief.command.index("--workdir") + 1] == chief.workdir
+    assert chief.command[-4:] == ("--", "python", "-m", "trainer")
+
+    def env(plan: Any) -> dict[str, tuple[str, str]]:
+        return {var.name: (var.value, var.field_path) for var in plan.env}
+
+    assert env(chief)["TFTRAIN_GPUS"] == ("0", "")
+    assert env(worker)["TFTRAIN_GPUS"] == ("1", "")
+    assert env(chief)["ENDS_RUN"] == ("True", "")
+    assert env(worker)["ENDS_RUN"] == ("False", "")
+    assert env(chief)["POD_NAME"] == ("", "metadata.name")
+    assert env(chief)["POD_NAMESPACE"] == ("", "metadata.namespace")
+    assert env(chief)["HOME"] == (chief.home, "")
+    assert env(worker)["TMPDIR"] == ("/scratch/mnist-worker-0", "")
+    assert env(chief)["TFTRAIN_OUTPUT_DIR"] == ("/runs/X/", "")
