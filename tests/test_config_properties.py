@@ -167,6 +167,28 @@ def _from_schema(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     return VALUES
 
 
+# Keys whose value multiplies the objects a stack makes (replicas per group, a random sweep's
+# trials): drawn up to this many, so one example stays a second of work and the default run
+# stays in its budget; the objects of a replica or a trial are alike whatever their count.
+_MULTIPLIERS = {"number", "samples"}
+_MOST_COPIES = 32
+
+
+def _typed_value(path: tuple[str, ...]) -> st.SearchStrategy[Any]:
+    schema = _key_schema(path)
+    if path[-1] not in _MULTIPLIERS:
+        return _from_schema(schema)
+    options = schema.get("anyOf", [schema])  # samples: an integer, or unset
+    return st.one_of(
+        *(
+            st.integers(option["minimum"], min(option["maximum"], _MOST_COPIES))
+            if option.get("type") == "integer"
+            else _from_schema(option)
+            for option in options
+        )
+    )
+
+
 def _key_schema(path: tuple[str, ...]) -> dict[str, Any]:
     schema = SCHEMA["properties"]["config"]["properties"][f"tftrain:{path[0]}"]
     for part in path[1:]:
@@ -215,7 +237,7 @@ def mutated_stacks(draw: Any, typed: bool = False) -> tuple[str, dict[str, Any]]
         edit = draw(st.sampled_from(edits))
         if edit == "set" or not existing:
             path = draw(st.sampled_from(TYPED_KEYS if typed else KEYS))
-            _set(config, path, draw(_from_schema(_key_schema(path)) if typed else ANY_VALUE))
+            _set(config, path, draw(_typed_value(path) if typed else ANY_VALUE))
             continue
         path = draw(st.sampled_from(existing))
         parent = config
