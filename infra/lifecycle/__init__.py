@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,19 +39,44 @@ EXPORT_SCRIPT_NAME = "export.sh"
 EXPORT_SCRIPT = Path(__file__).with_name(EXPORT_SCRIPT_NAME)
 # In the run's output dir, next to what the trainer writes there: the run's outcome records.
 OUTCOMES_DIR = ".tftrain-run"
-# The evaluator may be scoring the final checkpoint when the run ends (our trainer's
-# evaluator finishes that one on SIGTERM); ps and workers have nothing left to do.
-EVALUATOR_STOP_GRACE = 30
+# SIGTERM → SIGKILL when the run has ended, for what is left of a replica's process group:
+# ps and workers have nothing left to do; an evaluator stopped by the run's failure may be
+# writing its last summary.
 STOP_GRACE = 2
-# How long Kubernetes waits between SIGTERM and SIGKILL for a training pod. It must cover
-# the longest grace inside: the evaluator's (above) and the bundled ps's wait for the
-# chief's preemption checkpoint (trainer/preemption.py PS_GRACE_SECONDS, 25 s), plus the
+EVALUATOR_STOP_GRACE = 30
+# A replica on its last attempt whose supervisor has not beaten for this long is gone without
+# a word (its container killed whole: a group OOM kill, a lost node): the run fails. Six
+# beats fit in it (one every 5 s), so a slow NAS write or a starved CPU is not taken for a
+# death; a false "lost" would end a healthy run, a late one only costs idle seconds.
+LOST_AFTER_SECONDS = 30
+HEARTBEAT_SECONDS = LOST_AFTER_SECONDS // 6  # supervise.sh: --lost-after / 6
+# How long Kubernetes waits between SIGTERM and SIGKILL for a training pod, and the local
+# launcher's default --stop-grace: one value for both. It must cover the longest grace
+# inside: the evaluator's stop grace (above) and the bundled ps's wait for the chief's
+# preemption checkpoint (trainer/preemption.py PS_GRACE_SECONDS, 25 s), plus the
 # supervisor's own SIGTERM → SIGKILL step. A test keeps them in this order.
 TERMINATION_GRACE_SECONDS = EVALUATOR_STOP_GRACE + STOP_GRACE + 13
+
+
+def _final_exit_codes(script: Path) -> tuple[int, ...]:
+    """The line `FINAL_EXIT_CODES='2 126 127'` of supervise.sh: the one definition."""
+    found = re.search(r"^FINAL_EXIT_CODES='([0-9 ]+)'$", script.read_text(), re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"{script} does not define FINAL_EXIT_CODES")
+    return tuple(int(code) for code in found.group(1).split())
+
+
 # A usage error (argparse's convention, the trainer's "bad flag/env/TF_CONFIG/data"), or a
 # command the shell cannot run (126: not executable, 127: not found): retrying cannot help,
-# so the Job fails at once and the local launcher does not restart the replica.
-FINAL_EXIT_CODES = (2, 126, 127)
+# so the Job fails at once (podFailurePolicy) and the local launcher does not restart the
+# replica. Defined in supervise.sh, which decides on them in every replica.
+FINAL_EXIT_CODES = _final_exit_codes(SCRIPT)
+
+
+def lost_bound(stop_grace: int = STOP_GRACE) -> int:
+    """Seconds from a silent death on a last attempt until every other replica has exited:
+    the heartbeat's silence, one more beat until a watcher looks, the stop grace."""
+    return LOST_AFTER_SECONDS + HEARTBEAT_SECONDS + stop_grace
 
 
 def ends_run(replica: Replica, topology: Topology) -> bool:
@@ -95,7 +121,11 @@ class Supervision:
     replica: str
     backoff_limit: int
     stop_grace: int
+    peers: tuple[str, ...] = ()  # every replica of the run: whose heartbeats to judge
+    finish_grace: int = 0  # after the run's success, before SIGTERM (the evaluator)
     on_success: str = ""
+    awaited: tuple[str, ...] = ()  # ended before on_success runs (the evaluator)
+    await_limit: int = 0
 
     def wrap(
         self, script: str, command: Sequence[str], generation: str, workdir: str = ""
@@ -117,7 +147,14 @@ class Supervision:
             "--backoff-limit",
             str(self.backoff_limit),
             *(() if self.ends_run else ("--stop-grace", str(self.stop_grace))),
+            *(("--finish-grace", str(self.finish_grace)) if self.finish_grace else ()),
+            *(("--peers", " ".join(self.peers), "--lost-after", str(LOST_AFTER_SECONDS))),
             *(("--on-success", self.on_success) if self.on_success else ()),
+            *(
+                ("--await", " ".join(self.awaited), "--await-limit", str(self.await_limit))
+                if self.on_success and self.awaited
+                else ()
+            ),
             *(("--workdir", workdir) if workdir else ()),
             "--",
             *command,
@@ -132,14 +169,21 @@ def supervision(
     export_script: str = "",
 ) -> Supervision:
     """`export_script`: where the replica sees export.sh, when the stack exports its runs."""
-    grace = EVALUATOR_STOP_GRACE if replica.type == "evaluator" else STOP_GRACE
+    evaluator = replica.type == "evaluator"
     ends = ends_run(replica, topology)
+    finish = config.job.evaluator_finish_seconds
+    evaluators = tuple(r.name for r in topology.replicas if r.type == "evaluator")
     return Supervision(
         ends_run=ends,
         outcomes=f"{output_dir.rstrip('/')}/{OUTCOMES_DIR}",
         run_key=run_key(config),
         replica=replica.name,
         backoff_limit=config.job.backoff_limit,
-        stop_grace=grace,
+        stop_grace=EVALUATOR_STOP_GRACE if evaluator else STOP_GRACE,
+        peers=tuple(r.name for r in topology.replicas),
+        finish_grace=finish if evaluator else 0,
         on_success=export_script if ends else "",
+        awaited=evaluators if ends and export_script else (),
+        # The evaluator's finish grace, its stop grace, and a heartbeat to say it ended.
+        await_limit=finish + EVALUATOR_STOP_GRACE + HEARTBEAT_SECONDS,
     )
