@@ -21,6 +21,7 @@ local launcher runs the same file from this directory, so both behave alike.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Sequence
@@ -79,6 +80,15 @@ def lost_bound(stop_grace: int = STOP_GRACE) -> int:
     return LOST_AFTER_SECONDS + HEARTBEAT_SECONDS + stop_grace
 
 
+def settle_seconds(config: StackConfig, topology: Topology) -> int:
+    """Seconds after the run's end (its success, its failure, a silent death on a last
+    attempt) within which every replica's supervisor has ended its replica by itself."""
+    evaluator = any(r.type == "evaluator" for r in topology.replicas)
+    grace = EVALUATOR_STOP_GRACE if evaluator else STOP_GRACE
+    finish = config.job.evaluator_finish_seconds + grace + 1 if evaluator else 0
+    return max(lost_bound(grace), finish)
+
+
 def ends_run(replica: Replica, topology: Topology) -> bool:
     """TFJob's rule: the chief (or `master`), or worker 0 when there is neither."""
     types = {r.type for r in topology.replicas}
@@ -94,10 +104,24 @@ def run_key(config: StackConfig) -> str:
     continue a finished run with new settings (more epochs, a lower learning rate): that is
     a new run for the supervisor, which must not take the earlier run's outcome for its own.
     """
-    fingerprint = settings_fingerprint(config)
-    if config.job.run_id == fingerprint:
-        return fingerprint
+    if _derived(config):
+        return config.job.run_id
+    # Env names only: a secret's value may be decrypted here, and must not reach a Job's args.
+    fingerprint = settings_fingerprint(config, env_values=False)
     return f"{config.job.run_id}.{fingerprint.removeprefix('run-')}"
+
+
+def _derived(config: StackConfig) -> bool:
+    """Whether the run id is the settings' fingerprint. Which env sections held a secret when
+    it was derived (their values left out) is not known here: any choice of them may match."""
+    sections = [group.type for group in config.replica_groups if group.number and group.env] + (
+        ["job"] if config.job.env else []
+    )
+    return any(
+        settings_fingerprint(config, secret) == config.job.run_id
+        for size in range(len(sections) + 1)
+        for secret in itertools.combinations(sections, size)
+    )
 
 
 def deploy_generation(job_templates: Sequence[Any]) -> str:

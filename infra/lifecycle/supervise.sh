@@ -203,6 +203,20 @@ await_replicas() {
     done
 }
 
+# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The trap
+# is set before anything else happens: a signal that comes while the replica starts (as PID
+# 1, one without a trap would be ignored) is passed on as soon as the command runs.
+child='' signalled='' watcher='' attempt=0 term_target=''
+# shellcheck disable=SC2329 # called by the trap below
+on_signal() {
+    [ -z "$signalled" ] || return 0
+    signalled=1
+    # Said at once, for the other replicas: this attempt is stopping, it is not lost.
+    note term "signalled"
+    [ -z "$child" ] || terminate
+}
+trap on_signal TERM INT
+
 if run_succeeded; then
     say "run $run has already succeeded ($succeeded): nothing to train"
     after_success
@@ -278,9 +292,17 @@ leads_group() {
     set -- ${stat##*) }
     [ "$3" = "$$" ]
 }
-term_target=''
 leads_group && term_target=0
-terminate() { kill -TERM "${term_target:-$child}" 2>/dev/null; }
+# A command just forked may still be this shell's copy, whose trap would swallow the signal:
+# wait (up to a second) until it runs its own program. Without cmp, it is sent at once.
+terminate() {
+    tries=0
+    while cmp -s "/proc/$$/cmdline" "/proc/$child/cmdline" 2>/dev/null && [ "$tries" -lt 20 ]; do
+        nap 0.05
+        tries=$((tries + 1))
+    done
+    kill -TERM "${term_target:-$child}" 2>/dev/null
+}
 
 # The processes of CMD still running: CMD, or, when this shell leads the group, every
 # process of it but this shell, the watcher and their own helpers (a nap, a command
@@ -306,18 +328,6 @@ busy() {
     done
 }
 
-# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The trap
-# is set first: a signal that comes while the command starts is passed on right after.
-child='' signalled='' watcher=''
-# shellcheck disable=SC2329 # called by the trap below
-on_signal() {
-    [ -z "$signalled" ] || return 0
-    signalled=1
-    # Said at once, for the other replicas: this attempt is stopping, it is not lost.
-    note term "signalled"
-    [ -z "$child" ] || terminate
-}
-trap on_signal TERM INT
 # The one place CMD starts.
 "$@" &
 child=$!
@@ -344,7 +354,7 @@ stop_child() {
 # The watcher: beats for this attempt, ends a follower's command with the run's success
 # (after --finish-grace), every command with the run's failure, judges the peers' heartbeats;
 # and if this shell is SIGKILLed (the local launcher's parent-death signal reaches only this
-# shell), the command goes with it. Started from a command substitution, it is no job of this
+# shell), the command's whole group goes with it. Started from a command substitution, it is no job of this
 # shell, so no shell reports its end ("Killed") when it is stopped.
 watcher=$(
     (
@@ -375,7 +385,10 @@ watcher=$(
             tick=$((tick + 1))
             nap 0.5
         done
-        kill -KILL "$child" 2>/dev/null
+        # This shell was killed (the launcher's death signal): nothing of the replica may
+        # outlive it, not even what a wrapper started. The group is this replica's own when
+        # this shell leads it; the watcher goes with it.
+        kill -KILL "${term_target:-$child}" 2>/dev/null
     ) >/dev/null &
     echo "$!"
 )

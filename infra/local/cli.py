@@ -17,7 +17,13 @@ from pathlib import Path
 from types import FrameType
 
 from infra.config import ConfigError, StackConfig
-from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, run_key
+from infra.lifecycle import (
+    FINAL_EXIT_CODES,
+    SCRIPT,
+    TERMINATION_GRACE_SECONDS,
+    run_key,
+    settle_seconds,
+)
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
 from infra.local.plan import (
@@ -88,15 +94,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--grace",
         type=float,
-        default=30.0,
-        help="seconds the other replicas get to exit by themselves once the chief has "
-        "succeeded (default: 30)",
+        help="seconds the replicas get to end by themselves once the run has ended, before "
+        "the launcher stops them (default: what their supervisors need, plus 5)",
     )
     parser.add_argument(
         "--stop-grace",
         type=float,
-        default=5.0,
-        help="seconds between SIGTERM and SIGKILL when stopping replicas (default: 5)",
+        default=float(TERMINATION_GRACE_SECONDS),
+        help="seconds between SIGTERM and SIGKILL when stopping replicas (default: "
+        f"{TERMINATION_GRACE_SECONDS}, a pod's terminationGracePeriodSeconds)",
     )
     parser.add_argument(
         "--fresh",
@@ -147,6 +153,13 @@ def _timeout(args: argparse.Namespace, plan: LocalPlan) -> float | None:
         return float(args.timeout)
     deadline = plan.config.job.active_deadline_seconds
     return float(deadline) if deadline else None
+
+
+def _grace(args: argparse.Namespace, plan: LocalPlan) -> float:
+    """--grace, else a safety net just past what the supervisors need to end every replica."""
+    if args.grace is not None:
+        return float(args.grace)
+    return float(settle_seconds(plan.config, plan.topology) + 5)
 
 
 def _data_lines(config: StackConfig) -> list[str]:
@@ -201,12 +214,9 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
     supervisor = Supervisor(
         plan.replicas,
         plan.primary,
-        # Where each replica starts, as a pod starts in its image's WORKDIR: the supervisor
-        # moves to the replica's own directory and keeps this one for the code.
-        REPO,
         output,
         ports,
-        Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
+        Timing(grace=_grace(args, plan), stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
         RunFailures(plan.outcomes, plan.generation),

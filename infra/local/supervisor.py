@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.lifecycle import FINAL_EXIT_CODES
+from infra.lifecycle import FINAL_EXIT_CODES, TERMINATION_GRACE_SECONDS, lost_bound
 from infra.local import process
 from infra.local.plan import ProcessSpec
 from infra.local.ports import PortReservation
@@ -83,8 +83,10 @@ def exited(returncode: int) -> str:
 
 @dataclass(frozen=True)
 class Timing:
-    grace: float = 30.0  # after the job succeeded, for ps/workers to exit by themselves
-    stop_grace: float = 5.0  # SIGTERM → SIGKILL
+    grace: float = float(
+        lost_bound() + 5
+    )  # after the run ended, for replicas to exit by themselves
+    stop_grace: float = float(TERMINATION_GRACE_SECONDS)  # SIGTERM → SIGKILL, as a pod's
     timeout: float | None = None  # of the whole job
 
 
@@ -138,7 +140,6 @@ class Supervisor:
         self,
         replicas: Sequence[ProcessSpec],
         primary: str,
-        cwd: Path,
         output: process.PrefixedOutput,
         ports: PortReservation,
         timing: Timing,
@@ -150,7 +151,6 @@ class Supervisor:
         self._specs = {spec.name: spec for spec in replicas}
         self._sidecar_specs = list(sidecars)
         self._primary = primary
-        self._cwd = cwd
         self._output = output
         self._ports = ports
         self._timing = timing
@@ -181,7 +181,7 @@ class Supervisor:
         # The port is freed for this replica only now; see ports.py.
         self._ports.release(spec.name)
         try:
-            child = process.spawn(spec.name, spec.argv, spec.env, self._cwd, self._output)
+            child = process.spawn(spec.name, spec.argv, spec.env, spec.cwd, self._output)
         except OSError as error:
             raise CannotStart(spec.name, error) from error
         # The pid is for whoever wants to inject a fault (`kill -9 <pid>`) or attach a tool.
