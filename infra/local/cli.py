@@ -40,6 +40,7 @@ from infra.local.plan import (
 )
 from infra.local.ports import HOST, PortReservation
 from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
+from infra.topology import hang_warnings
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
 # SIGHUP too: closing the terminal must not orphan a training cluster.
@@ -275,7 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    # Absolute: the replicas run in the repo root, not in the caller's directory.
+    for warning in hang_warnings(config):
+        print(f"python -m infra.local: {warning}", file=sys.stderr)
+    # Absolute: the replicas work in their own directories, not in the caller's.
     output_dir = (
         args.output_dir.resolve() if args.output_dir else default_output_dir(args.stack, config)
     )

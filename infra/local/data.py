@@ -61,7 +61,9 @@ def local_data(config: StackConfig, output_dir: Path) -> LocalData:
     init = resolve_init_checkpoint(
         config, str(volume), str(input_dir) if input_dir else config.data.input_path
     )
-    if init and not CheckpointStore(OutputPaths(output_dir).checkpoints).published_steps():
+    # The checkpoint's naming is the bundled trainer's rule: a user's trainer reads its own.
+    resumes = CheckpointStore(OutputPaths(output_dir).checkpoints).published_steps()
+    if init and config.runs_bundled_trainer and not resumes:
         try:
             check_init_checkpoint(Path(init))
         except InitCheckpointError as error:

@@ -113,7 +113,7 @@ class Backoff:
 @dataclass(frozen=True)
 class RunFailure:
     replica: str
-    exit_code: int
+    exit_code: int | None  # None: lost (it stopped beating on its last attempt, no exit seen)
     attempt: str
 
 
@@ -128,10 +128,13 @@ class RunFailures:
 
     def read(self) -> RunFailure | None:
         for record in self.outcomes.glob(f"failed.*.{self.generation}"):
-            # "<replica> exit <code> attempt <n> on <host>", written by supervise.sh.
+            # "<replica> exit <code> attempt <n> on <host>" or "<replica> lost attempt <n> on
+            # <host>: ...", written by supervise.sh.
             words = record.read_text(errors="replace").split()
             if len(words) >= 5 and words[1] == "exit" and words[2].isdigit():
                 return RunFailure(words[0], int(words[2]), words[4])
+            if len(words) >= 4 and words[1] == "lost":
+                return RunFailure(words[0], None, words[3])
         return None
 
 
@@ -293,6 +296,13 @@ class Supervisor:
         failure = self._run_failures.read() if self._run_failures else None
         if failure is not None and failure.replica in self.replicas:
             self.failed = self.replicas[failure.replica]
+            if failure.exit_code is None:
+                lost = self.failed.returncode
+                how = describe(lost) if lost is not None else "silent"
+                return (
+                    f"FAILED: {self.failed.name} lost on its last attempt ({how}, its "
+                    "supervisor with it: no heartbeat)"
+                )
             child, returncode = self.failed, failure.exit_code
         why = self._final_note(returncode) or self._limit_note()
         return f"FAILED: {child.name} {describe(returncode)}{why}"
