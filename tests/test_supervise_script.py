@@ -649,3 +649,64 @@ def test_a_silent_death_before_the_last_attempt_is_left_to_the_retry(
     assert ps.poll() is None and not run.failed.exists()
     assert finish(run.start("--ends-run", "true", replica="r-chief-0", backoff=1))[0] == 0
     assert finish(ps)[0] == 0
+
+
+# --- Outcome records on NFS: the other client sees them late ------------------------------
+# The NAS PV mounts with `lookupcache=positive` (infra/manifests/storage.py), so a new record
+# is found by its first lookup, and records are read by opening them (close-to-open): the
+# delay left is an RPC's. These cases give the other client a modelled delay instead (1 s
+# here for tens of seconds of default caching) and check the bounds stretch by that delay
+# and no more, and that a late heartbeat is not taken for a death.
+NFS_DELAY = 1.0
+
+
+def test_a_success_seen_late_stops_the_followers_by_the_delay_later(tmp_path: Path) -> None:
+    from tests.nfs_view import DelayedView
+
+    run = Run(tmp_path / "server" / ".tftrain-run", SHELLS["dash"], pid1=False)
+    view = tmp_path / "client" / ".tftrain-run"
+    flag = tmp_path / "ps-started"
+    with DelayedView(run.outcomes.parent, view.parent, NFS_DELAY):
+        run.outcomes.mkdir(parents=True)
+        ps = run.start("--follows-run", "sh", "-c", started(flag), replica="r-ps-0", outcomes=view)
+        assert wait_until(flag.exists, 10)
+        assert finish(run.start("--ends-run", "true", replica="r-chief-0"))[0] == 0
+        published = time.monotonic()
+        status, out = finish(ps)
+        elapsed = time.monotonic() - published
+    assert status == 0 and "run r1 succeeded: stopping" in out, out
+    # The delay, a watcher's look (0.5 s), the stop (a second at most for `sh`).
+    assert NFS_DELAY - 0.1 < elapsed < NFS_DELAY + 0.5 + 1.5, elapsed
+
+
+@pytest.mark.slow
+def test_late_heartbeats_are_no_death_and_a_real_one_is_seen_a_delay_later(
+    tmp_path: Path,
+) -> None:
+    from tests.nfs_view import DelayedView
+
+    run = Run(tmp_path / "server" / ".tftrain-run", SHELLS["dash"], pid1=False)
+    view = tmp_path / "client" / ".tftrain-run"
+    peers = ("--peers", "r-chief-0 r-ps-0", "--lost-after", "3")
+    flags = (tmp_path / "chief", tmp_path / "ps")
+    with DelayedView(run.outcomes.parent, view.parent, NFS_DELAY):
+        run.outcomes.mkdir(parents=True)
+        chief = run.start(
+            "--ends-run", "sh", "-c", started(flags[0]), replica="r-chief-0", backoff=0,
+            options=peers,
+        )  # fmt: skip
+        ps = run.start(
+            "--follows-run", "sh", "-c", started(flags[1]), replica="r-ps-0", backoff=0,
+            grace=1, options=peers, outcomes=view,
+        )  # fmt: skip
+        assert wait_until(lambda: all(flag.exists() for flag in flags), 10)
+        time.sleep(5)  # beats arrive a second late, for longer than --lost-after
+        assert ps.poll() is None, "a late heartbeat was taken for a death"
+        os.killpg(chief.pid, signal.SIGKILL)  # the chief's container, whole
+        killed = time.monotonic()
+        finish(chief)
+        status, out = finish(ps)
+        elapsed = time.monotonic() - killed
+    assert status == 2 and "r-chief-0 lost attempt 1" in out, out
+    # --lost-after 3, its last beat up to 1 s old, the delay, one look per beat, the stop.
+    assert elapsed < 3 + 1 + NFS_DELAY + 1 + 1.5, elapsed
