@@ -8,7 +8,9 @@ unchanged) wraps the stack's command in every replica:
 - the replica that ends the run publishes the run's success on the shared volume when its
   command exits 0; every other replica then stops its command and exits 0;
 - a final failure (exit 2/126/127, or any failure on a replica's last attempt) is published
-  too, and every replica stops and exits 2, so every Job fails within seconds.
+  too, and every replica stops and exits 2, so every Job fails within seconds;
+- every attempt beats on the volume; a replica on its last attempt that stops beating
+  (killed with its whole container) fails the run within `lost_bound()` seconds.
 Outcomes are records per run key (below) and deploy generation, so another run's outcome is
 ignored, and a replica (re)started after its run has ended exits at once. The supervisor
 passes SIGTERM on to the command and exits with the command's status, so preemption and
