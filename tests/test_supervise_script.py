@@ -369,20 +369,6 @@ def test_the_evaluator_finishes_its_last_evaluation_and_the_export_waits_for_it(
     assert "SIGTERM, SIGKILL" not in out  # it ended by itself
 
 
-def test_an_evaluator_past_its_finish_grace_is_stopped(run: Run, tmp_path: Path) -> None:
-    flag = tmp_path / "evaluating"
-    evaluator = run.start(
-        "--follows-run", "sh", "-c", started(flag), replica="r-evaluator-0",
-        options=("--finish-grace", "1"),
-    )  # fmt: skip
-    assert wait_until(flag.exists, 10)
-    assert finish(run.start("--ends-run", "true", replica="r-chief-0"))[0] == 0
-    begun = time.monotonic()
-    status, out = finish(evaluator)
-    assert status == 0 and "stopping sh (SIGTERM" in out, out
-    assert 0.9 < time.monotonic() - begun < 3.5, out
-
-
 def test_a_lost_peer_after_the_success_does_not_fail_the_run(run: Run, tmp_path: Path) -> None:
     # The evaluator still scores after the success while a ps's node is lost (it never beats
     # again, on its last attempt): the run has succeeded, and stays so.
@@ -450,19 +436,27 @@ def test_a_command_ignoring_sigterm_is_killed_after_the_grace_and_it_is_said(
     assert not any(word in out for word in NOISE), out
 
 
-def test_the_stop_grace_is_the_one_given(pid1_run: Run, tmp_path: Path) -> None:
-    # Scores the final checkpoint for 1 s after SIGTERM, then exits: inside a 2 s grace.
+def test_an_evaluator_past_its_finish_grace_is_stopped_within_its_stop_grace(
+    pid1_run: Run, tmp_path: Path
+) -> None:
+    # Still scoring when its finish grace (1 s) is over: SIGTERM; it saves for 1 s and exits,
+    # inside its stop grace (2 s), so no SIGKILL.
     run = pid1_run
     done, flag = tmp_path / "scored", tmp_path / "evaluating"
     command = trapping(flag, f"sleep 1; touch {done}; exit 0")
-    evaluator = run.start("--follows-run", *command, replica="r-evaluator-0", grace=2)
+    evaluator = run.start(
+        "--follows-run", *command, replica="r-evaluator-0", grace=2,
+        options=("--finish-grace", "1"),
+    )  # fmt: skip
     assert wait_until(flag.exists, 10)
     assert finish(run.start("--ends-run", "true", replica="r-chief-0"))[0] == 0
     begun = time.monotonic()
     status, out = finish(evaluator)
     assert status == 0 and done.exists(), out
+    assert "may finish by itself (up to 1s" in out and "stopping sh (SIGTERM" in out, out
     assert "did not stop within" not in out
-    assert time.monotonic() - begun < 2.5, "it ended as soon as its command did"
+    # The finish grace, a look, the 1 s save: it ended as soon as its command did.
+    assert 1.9 < time.monotonic() - begun < 3.5, out
 
 
 def test_sigterm_reaches_a_trainer_behind_a_shell_wrapper(pid1_run: Run, tmp_path: Path) -> None:
