@@ -18,6 +18,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +150,25 @@ def started(path: Path) -> str:
 def trapping(path: Path, action: str) -> tuple[str, ...]:
     """A command that traps TERM with `action`, records that it has in `path`, serves."""
     return ("sh", "-c", f"trap '{action}' TERM; touch {path}; while :; do sleep 0.05; done")
+
+
+def at_once(scenario: Callable[[Run, Path], None], tmp_path: Path, pid1: bool) -> None:
+    """`scenario` under every installed shell, all at the same time: a case bound by waits
+    (a grace, a heartbeat's silence) costs one wait, not one per shell."""
+    if pid1 and not CAN_UNSHARE:
+        pytest.skip("unshare --pid needs root and util-linux: CI runs as root")
+    shells = {name: argv for name, argv in SHELLS.items() if shutil.which(argv[0])}
+    with ThreadPoolExecutor(len(shells)) as pool:
+        futures = {}
+        for name, argv in shells.items():
+            (tmp_path / name).mkdir()
+            run = Run(tmp_path / name / "out" / ".tftrain-run", argv, pid1)
+            futures[name] = pool.submit(scenario, run, tmp_path / name)
+    for name, future in futures.items():
+        try:
+            future.result()
+        except AssertionError as error:
+            raise AssertionError(f"under {name}: {error}") from error
 
 
 @pytest.fixture(params=_shell_params())
@@ -369,7 +390,11 @@ def test_the_evaluator_finishes_its_last_evaluation_and_the_export_waits_for_it(
     assert "SIGTERM, SIGKILL" not in out  # it ended by itself
 
 
-def test_a_lost_peer_after_the_success_does_not_fail_the_run(run: Run, tmp_path: Path) -> None:
+def test_a_lost_peer_after_the_success_does_not_fail_the_run(tmp_path: Path) -> None:
+    at_once(_a_lost_peer_after_the_success_does_not_fail_the_run, tmp_path, pid1=False)
+
+
+def _a_lost_peer_after_the_success_does_not_fail_the_run(run: Run, tmp_path: Path) -> None:
     # The evaluator still scores after the success while a ps's node is lost (it never beats
     # again, on its last attempt): the run has succeeded, and stays so.
     flag = tmp_path / "evaluating"
@@ -420,9 +445,16 @@ def test_the_pod_grace_covers_every_grace_inside() -> None:
 
 
 def test_a_command_ignoring_sigterm_is_killed_after_the_grace_and_it_is_said(
-    pid1_run: Run, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    run = pid1_run
+    at_once(
+        _a_command_ignoring_sigterm_is_killed_after_the_grace_and_it_is_said, tmp_path, pid1=True
+    )
+
+
+def _a_command_ignoring_sigterm_is_killed_after_the_grace_and_it_is_said(
+    run: Run, tmp_path: Path
+) -> None:
     flag = tmp_path / "trapped"
     follower = run.start("--follows-run", *trapping(flag, ""), replica="r-ps-0", grace=2)
     assert wait_until(flag.exists, 10)
@@ -437,11 +469,18 @@ def test_a_command_ignoring_sigterm_is_killed_after_the_grace_and_it_is_said(
 
 
 def test_an_evaluator_past_its_finish_grace_is_stopped_within_its_stop_grace(
-    pid1_run: Run, tmp_path: Path
+    tmp_path: Path,
+) -> None:
+    at_once(
+        _an_evaluator_past_its_finish_grace_is_stopped_within_its_stop_grace, tmp_path, pid1=True
+    )
+
+
+def _an_evaluator_past_its_finish_grace_is_stopped_within_its_stop_grace(
+    run: Run, tmp_path: Path
 ) -> None:
     # Still scoring when its finish grace (1 s) is over: SIGTERM; it saves for 1 s and exits,
     # inside its stop grace (2 s), so no SIGKILL.
-    run = pid1_run
     done, flag = tmp_path / "scored", tmp_path / "evaluating"
     command = trapping(flag, f"sleep 1; touch {done}; exit 0")
     evaluator = run.start(
@@ -597,13 +636,20 @@ def test_a_signal_during_the_start_is_passed_on(run: Run) -> None:
 
 
 def test_a_group_kill_on_the_last_attempt_ends_every_replica_within_the_bound(
-    pid1_run: Run, tmp_path: Path
+    tmp_path: Path,
+) -> None:
+    at_once(
+        _a_group_kill_on_the_last_attempt_ends_every_replica_within_the_bound, tmp_path, pid1=True
+    )
+
+
+def _a_group_kill_on_the_last_attempt_ends_every_replica_within_the_bound(
+    run: Run, tmp_path: Path
 ) -> None:
     # cgroup v2 group OOM kill (Kubernetes >= 1.28), or a lost node: the chief's container
     # dies whole, supervisor included, on its last attempt; nothing is said. No launcher:
     # the other supervisors must notice. Bound (infra.lifecycle.lost_bound): --lost-after (1 s
     # here), one heartbeat (1 s), the stop grace (1 s), and a second and a half of polling.
-    run = pid1_run
     peers = ("--peers", "r-chief-0 r-ps-0 r-worker-0", "--lost-after", "1")
     flags = [tmp_path / f"started-{i}" for i in range(3)]
     chief = run.start(
