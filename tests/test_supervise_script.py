@@ -188,9 +188,11 @@ def pid1_run(request: pytest.FixtureRequest, tmp_path: Path) -> Run:
 # --- How a run ends: the records (a group-leading process) -------------------------------
 
 
-def test_the_chief_publishes_and_the_others_stop_within_two_seconds(
-    run: Run, tmp_path: Path
-) -> None:
+def test_the_chief_publishes_and_the_others_stop_within_two_seconds(tmp_path: Path) -> None:
+    at_once(_the_chief_publishes_and_the_others_stop_within_two_seconds, tmp_path, pid1=False)
+
+
+def _the_chief_publishes_and_the_others_stop_within_two_seconds(run: Run, tmp_path: Path) -> None:
     flag = tmp_path / "follower-started"
     follower = run.start("--follows-run", "sh", "-c", started(flag), replica="r-ps-0")
     assert wait_until(flag.exists, 10)
@@ -363,6 +365,16 @@ def test_an_unwritable_outcomes_dir_is_said_and_the_status_kept(run: Run, tmp_pa
 
 
 def test_the_evaluator_finishes_its_last_evaluation_and_the_export_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    at_once(
+        _the_evaluator_finishes_its_last_evaluation_and_the_export_waits_for_it,
+        tmp_path,
+        pid1=False,
+    )
+
+
+def _the_evaluator_finishes_its_last_evaluation_and_the_export_waits_for_it(
     run: Run, tmp_path: Path
 ) -> None:
     # TensorFlow's sidecar evaluator, no signal handler: it scores checkpoints as they come
@@ -510,10 +522,13 @@ def test_sigterm_reaches_a_trainer_behind_a_shell_wrapper(pid1_run: Run, tmp_pat
     assert not run.failed.exists() and not run.succeeded.exists()
 
 
-def test_a_wrapped_trainer_saving_on_sigterm_gets_its_time(pid1_run: Run, tmp_path: Path) -> None:
+def test_a_wrapped_trainer_saving_on_sigterm_gets_its_time(tmp_path: Path) -> None:
+    at_once(_a_wrapped_trainer_saving_on_sigterm_gets_its_time, tmp_path, pid1=True)
+
+
+def _a_wrapped_trainer_saving_on_sigterm_gets_its_time(run: Run, tmp_path: Path) -> None:
     # `sh -c "python train.py; echo done"`: the shell dies at SIGTERM at once, the trainer is
     # still saving; PID 1 leaving now would take it along, unsaved.
-    run = pid1_run
     wrapper = (
         f"{sys.executable} {FIXTURE} --role train --dir {tmp_path} --save-seconds 1; "
         "echo wrapper-done"
