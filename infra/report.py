@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from infra.config import StackConfig
-from infra.run_state import RunState, describe_exit, log_tail
+from infra.run_state import RunState, log_tail
 from infra.tensorboard_scalars import Point
 
 REPORT_DIR = "report"
@@ -133,7 +133,7 @@ def outcome_lines(state: RunState) -> list[str]:
         return ["**Failed** (the failure record could not be read)."]
     lines = [
         f"**Failed**: `{failure.replica}` attempt {failure.attempt} "
-        f"{describe_exit(failure.exit_code)}" + (f" on `{failure.host}`" if failure.host else "")
+        f"{failure.describe()}" + (f" on `{failure.host}`" if failure.host else "")
     ]
     attempt = state.failed_attempt()
     if attempt is not None and attempt.log is not None:

@@ -50,9 +50,14 @@ class Attempt:
 @dataclass(frozen=True)
 class Failure:
     replica: str
-    exit_code: int
+    exit_code: int | None  # None: lost (it stopped beating on its last attempt, no exit seen)
     attempt: int
     host: str
+
+    def describe(self) -> str:
+        if self.exit_code is None:
+            return "lost on its last attempt (killed with its supervisor: no heartbeat)"
+        return describe_exit(self.exit_code)
 
 
 @dataclass(frozen=True)
@@ -204,9 +209,13 @@ def read_failure(path: Path) -> Failure | None:
         words = path.read_text(errors="replace").split()
     except OSError:
         return None
-    # "<replica> exit <code> attempt <n> on <host>", written by supervise.sh.
+    # supervise.sh writes "<replica> exit <code> attempt <n> on <host>", or, for a replica
+    # that stopped beating on its last attempt, "<replica> lost attempt <n> on <host>: ...".
     if len(words) >= 5 and words[1] == "exit" and words[2].isdigit() and words[4].isdigit():
         return Failure(words[0], int(words[2]), int(words[4]), words[6] if len(words) > 6 else "")
+    if len(words) >= 4 and words[1] == "lost" and words[3].isdigit():
+        host = words[5].rstrip(":") if len(words) > 5 else ""
+        return Failure(words[0], None, int(words[3]), host)
     return None
 
 

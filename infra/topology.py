@@ -90,3 +90,21 @@ def build_topology(config: StackConfig, port: int = TF_PORT) -> Topology:
         for index in range(group.number)
     )
     return Topology(job, replicas, config.job.evaluator_in_cluster)
+
+
+def hang_warnings(config: StackConfig) -> list[str]:
+    """What would hang without an error: with the evaluator listed in every cluster
+    (Kubeflow's shape), a TF2 ParameterServerStrategy trainer that builds its cluster from
+    TF_CONFIG as is waits for the evaluator's server, which never serves. The bundled trainer
+    drops it; a user's trainer may not."""
+    groups = {group.type: group.number for group in config.replica_groups}
+    if not (config.job.evaluator_in_cluster and groups.get("evaluator") and groups.get("ps")):
+        return []
+    if config.runs_bundled_trainer:
+        return []
+    return [
+        "warning: tftrain:job.evaluatorInCluster is true with ps and an evaluator: a TF2 "
+        "ParameterServerStrategy trainer that builds its cluster from TF_CONFIG as is waits "
+        "forever for the evaluator, which serves nothing. Set it false, unless your trainer is "
+        "TF1-style or removes the evaluator from the cluster itself"
+    ]

@@ -282,3 +282,27 @@ def test_full_mnist_from_a_users_directory_then_fine_tuned_in_fewer_steps(tmp_pa
     )
     assert accuracy(tuned.out) >= 0.98 > accuracy(scratch.out)
     assert load_stack(STACK, tmp_path / "stacks").job.run_id == first.run_id
+
+
+@pytest.mark.parametrize("bundled", [True, False])
+def test_the_bundled_trainers_checkpoint_naming_binds_it_alone(
+    tmp_path: Path, bundled: bool
+) -> None:
+    # Fine-tuning a user's trainer from an earlier run: its checkpoints are its own kind (a
+    # Keras weights file), which a pod accepts; only the bundled trainer needs ckpt-<step>.
+    from infra.config import parse_config
+    from infra.local.data import LocalDataError, local_data
+
+    earlier = tmp_path / "volume" / "mnist" / "run-old" / "checkpoints"
+    earlier.mkdir(parents=True)
+    (earlier / "model.weights.h5").write_bytes(b"weights")
+    job = {"initCheckpoint": "run:run-old"}
+    if not bundled:
+        job["command"] = ["python", "-m", "trainer.task"]
+    config = parse_config({"image": "registry.example.com/tftrain/trainer:1", "job": job})
+    output = tmp_path / "volume" / "mnist" / "run-new"
+    if bundled:
+        with pytest.raises(LocalDataError, match=r"tftrain:job\.initCheckpoint"):
+            local_data(config, output)
+    else:
+        assert local_data(config, output).init_checkpoint == str(earlier)

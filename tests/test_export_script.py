@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -125,14 +126,65 @@ def test_an_exported_run_is_left_alone_and_a_partial_one_is_redone(
     assert _tree(target) == exported
 
 
+def _failing(tmp_path: Path, tool: str, when: str) -> str:
+    """A PATH whose `tool` fails (as a full disk or a lost mount would make it) when one of its
+    arguments contains `when`, and is the real one otherwise: a fault injected into one step."""
+    bin_dir = tmp_path / "faulty-bin"
+    bin_dir.mkdir(exist_ok=True)
+    real = shutil.which(tool)
+    assert real is not None
+    wrapper = bin_dir / tool
+    wrapper.write_text(
+        f'#!/bin/sh\nfor arg; do case $arg in *{when}*) echo "{tool}: injected failure" >&2; '
+        f'exit 1 ;; esac; done\nexec {real} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return f"{bin_dir}:{os.environ['PATH']}"
+
+
 @pytest.mark.parametrize("shell", _shell_params())
-def test_a_failed_copy_leaves_no_marker_and_fails(
+def test_an_export_root_that_cannot_be_made_fails_and_says_so(
     shell: tuple[str, ...], output: Path, tmp_path: Path
 ) -> None:
     blocker = tmp_path / "a-file"
-    blocker.write_text("")
+    blocker.write_text("")  # no directory under a file, not even for root
     done = export(shell, output, blocker / "exports")
-    assert done.returncode == 1 and "cannot create" in done.stderr, done.stderr
+    dest = blocker / "exports" / "mnist" / "run-1"
+    assert done.returncode == 1, done.stderr
+    # The script's own line, not mkdir's message ("cannot create directory").
+    assert f"tftrain-export: cannot create {dest}\n" in done.stderr, done.stderr
     missing = export(shell, output, tmp_path / "exports", TFTRAIN_EXPORT_DIR="")
     assert missing.returncode == 2 and "TFTRAIN_EXPORT_DIR" in missing.stderr
+    assert not (tmp_path / "exports").exists()
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+@pytest.mark.parametrize(
+    ("tool", "when", "said"),
+    [
+        ("cp", "checkpoints", "cannot copy {output}/checkpoints to {dest}"),
+        ("cp", "work", "cannot copy {output}/replicas/mnist-worker-0/work to {dest}"),
+        ("mv", MARKER, "cannot write {dest}/_TFTRAIN_EXPORTED"),
+    ],
+    ids=["copy", "replica-copy", "marker-rename"],
+)
+def test_a_failed_step_leaves_no_marker_and_fails(
+    shell: tuple[str, ...], output: Path, tmp_path: Path, tool: str, when: str, said: str
+) -> None:
+    dest = tmp_path / "exports" / "mnist" / "run-1"
+    done = export(shell, output, tmp_path / "exports", PATH=_failing(tmp_path, tool, when))
+    assert done.returncode == 1, done.stderr
+    assert f"{tool}: injected failure" in done.stderr, "the fault was not reached"
+    assert "tftrain-export: " + said.format(output=output, dest=dest) in done.stderr, done.stderr
+    assert not (dest / MARKER).exists()
+    # The next attempt (the chief's Job retries the export) copies it whole.
+    again = export(shell, output, tmp_path / "exports")
+    assert again.returncode == 0 and (dest / MARKER).exists(), again.stderr
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_missing_output_dir_exports_nothing(shell: tuple[str, ...], tmp_path: Path) -> None:
+    done = export(shell, tmp_path / "volume" / "mnist" / "run-9", tmp_path / "exports")
+    assert done.returncode == 2, done.stderr
+    assert "output dir" in done.stderr and "does not exist" in done.stderr
     assert not (tmp_path / "exports").exists()

@@ -59,6 +59,18 @@ def test_every_job_runs_its_command_under_the_supervisor(name: str) -> None:
         assert command[command.index("--outcomes") + 1] == f"{config.output_dir}/.tftrain-run"
         assert command[command.index("--replica") + 1] == replica.name
         assert command[command.index("--backoff-limit") + 1] == str(config.job.backoff_limit)
+        # Every replica judges every other's heartbeat; the evaluator may finish after the
+        # success, for job.evaluatorFinishSeconds; the export waits for it.
+        peers = command[command.index("--peers") + 1].split()
+        assert peers == [r.name for r in topology.replicas]
+        assert command[command.index("--lost-after") + 1] == "30"
+        finish = ["--finish-grace", str(config.job.evaluator_finish_seconds)]
+        assert (finish[0] in command) is (replica.type == "evaluator")
+        if replica.type == "evaluator":
+            assert command[command.index("--finish-grace") :][:2] == finish
+        evaluators = [r.name for r in topology.replicas if r.type == "evaluator"]
+        if "--on-success" in command and evaluators:
+            assert command[command.index("--await") + 1].split() == evaluators
         assert pod["terminationGracePeriodSeconds"] == TERMINATION_GRACE_SECONDS
         workdir = f"{config.output_dir}/replicas/{replica.name}/work"
         assert command[command.index("--workdir") + 1] == workdir
@@ -80,10 +92,12 @@ def test_every_job_fails_fast_ignores_disruptions_and_keeps_the_deadline(name: s
         assert spec["template"]["spec"]["restartPolicy"] == "Never"  # podFailurePolicy needs it
         fail, ignore = spec["podFailurePolicy"]["rules"]
         assert fail["action"] == "FailJob"
+        # The shell's (126 not executable, 127 not found) and argparse's (2) codes: what
+        # supervise.sh treats as final (FINAL_EXIT_CODES, read from it) is what fails the Job.
         assert fail["onExitCodes"] == {
-            "containerName": "tensorflow", "operator": "In", "values": list(FINAL_EXIT_CODES)
+            "containerName": "tensorflow", "operator": "In", "values": [2, 126, 127]
         }  # fmt: skip
-        assert 2 in fail["onExitCodes"]["values"]
+        assert list(FINAL_EXIT_CODES) == [2, 126, 127]
         assert ignore == {
             "action": "Ignore",
             "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],

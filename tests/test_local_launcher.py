@@ -6,8 +6,11 @@ here have `job.backoffLimit: 0`, so a failure ends the job at once.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
+import subprocess
+import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +19,7 @@ import pytest
 
 from infra.config import load_stack
 from infra.local.cli import main
+from infra.local.plan import REPO
 from infra.topology import build_topology
 from infra.trainer_env import hyperparam_env
 from tests.cluster_helpers import (
@@ -280,3 +284,52 @@ def test_a_finished_run_says_so_and_fresh_trains_again_keeping_the_old_output(
     [aside] = stacks_dir.glob("out.before-*")
     assert (aside / "chief-0.json").exists()  # the earlier run, moved, not deleted
     assert (output / "chief-0.json").exists()  # and trained again
+
+
+def test_sigkill_of_the_launcher_leaves_no_wrapped_trainer_behind(tmp_path: Path) -> None:
+    # `sh -c "python train.py; ..."`, as Kubeflow's examples wrap trainers: the launcher's
+    # death signal reaches each supervisor only; its watcher takes the replica's whole
+    # process group along, the trainer under the wrapper included.
+    stacks_dir = fake_stacks_dir(tmp_path)
+    wrapped = f"python {tmp_path / 'fake.py'} --hang; echo wrapper-done"
+    write_stack(stacks_dir, {"job": {"command": ["sh", "-c", wrapped], "runId": "test",
+                                     "backoffLimit": 0}})  # fmt: skip
+    with reaping(stacks_dir):
+        launcher = Launcher(stacks_dir, "--timeout", "120")
+        try:
+            assert wait_until(lambda: len(records(stacks_dir)) == 4)
+            pids = [record["pid"] for record in records(stacks_dir).values()]
+            launcher.popen.kill()
+            launcher.finish()
+            assert_all_gone(pids)
+        finally:
+            launcher.close()
+
+
+def test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout(tmp_path: Path) -> None:
+    # Google Cloud's layout: trainer/task.py, run as `python -m trainer.task` from the
+    # project's directory (a pod's image WORKDIR). The checkout has a `trainer` package too.
+    project = tmp_path / "project"
+    (project / "trainer").mkdir(parents=True)
+    (project / "trainer" / "__init__.py").write_text("")
+    (project / "trainer" / "task.py").write_text(
+        "import json, os, time\n"
+        "task = json.loads(os.environ['TF_CONFIG'])['task']\n"
+        "print('users-own-trainer', task['type'], flush=True)\n"
+        "if task['type'] != 'chief':\n"
+        "    while True: time.sleep(0.1)\n"
+    )
+    stacks_dir = tmp_path / "stacks"
+    stacks_dir.mkdir()
+    write_stack(stacks_dir, {"job": {"command": ["python", "-m", "trainer.task"],
+                                     "runId": "own", "backoffLimit": 0}})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.local", *launcher_args(stacks_dir, "--timeout", "60")],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("users-own-trainer") == 4, done.stdout

@@ -170,3 +170,60 @@ def test_the_launcher_runs_a_run_stack_and_refuses_a_platform(tmp_path: Path) ->
     )
     assert platform.returncode == 2
     assert "platform-ack is a platform stack (tftrain:cluster.role platform)" in platform.stderr
+
+
+def _plan(tmp_path: Path, raw: dict, base_env: dict | None = None, start_dir: Path | None = None):
+    config = parse_config({**IMAGE, **raw})
+    names = [replica.name for replica in build_topology(config).replicas]
+    ports = {name: 40000 + i for i, name in enumerate(names)}
+    return build_plan(
+        config, ports, tmp_path, tmp_path / "scratch", base_env or {}, start_dir=start_dir
+    )
+
+
+def test_var_references_expand_from_the_containers_env_only(tmp_path: Path) -> None:
+    # Kubernetes: `$(VAR_NAME)` is expanded from the container's own env (its `env` list);
+    # an unresolvable reference is left unchanged. The launcher's LANG or PATH is not in a
+    # pod's spec, so it stays as written, as the kubelet leaves it.
+    args = ["--lang=$(LANG)", "--path=$(PATH)", "--lr=$(MY_LR)", "--me=$(POD_NAME)", "$$(X)"]
+    raw = {"job": {"command": ["python", "t.py"], "args": args, "env": {"MY_LR": "0.1"}}}
+    plan = _plan(tmp_path, raw, base_env={"LANG": "C.UTF-8", "PATH": "/usr/bin"})
+    for spec in plan.replicas:
+        assert spec.argv[-5:] == (
+            "--lang=$(LANG)", "--path=$(PATH)", "--lr=0.1", f"--me={spec.name}", "$(X)"
+        )  # fmt: skip
+        assert spec.env["LANG"] == "C.UTF-8"  # the process still runs with it
+
+
+def test_the_checkout_is_the_code_dir_only_for_the_bundled_trainer(tmp_path: Path) -> None:
+    project = tmp_path / "my-project"
+    bundled = _plan(tmp_path, {}, start_dir=project)
+    assert {spec.cwd for spec in bundled.replicas} == {REPO}
+    own = _plan(tmp_path, {"job": {"command": ["python", "-m", "trainer.task"]}}, start_dir=project)
+    assert {spec.cwd for spec in own.replicas} == {project}
+
+
+def test_a_stack_that_would_hang_is_warned_of_by_render_and_launcher(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from infra.local.cli import main as launch
+    from infra.render.__main__ import main as render
+    from infra.topology import hang_warnings
+
+    own = {"command": ["python", "-m", "trainer.task"], "evaluatorInCluster": True}
+    raw = {"job": own, "evaluator": {"number": 1}}
+    assert hang_warnings(parse_config({**IMAGE, **raw})) != []
+    # Without ps (MultiWorkerMirrored) or out of the cluster: no hang. (The bundled trainer
+    # with ps refuses an evaluator in the cluster: a config rule.)
+    for quiet in (
+        {**raw, "ps": {"number": 0}},
+        {**raw, "job": {**own, "evaluatorInCluster": False}},
+    ):
+        assert hang_warnings(parse_config({**IMAGE, **quiet})) == [], quiet
+    stack = {"config": {f"tftrain:{key}": value for key, value in {**IMAGE, **raw}.items()}}
+    (tmp_path / "Pulumi.hang.yaml").write_text(json.dumps(stack))
+    assert render(["hang", "--stacks-dir", str(tmp_path), "--only", "kubernetes"]) == 0
+    assert "warning: tftrain:job.evaluatorInCluster is true" in capsys.readouterr().err
+    assert launch(["hang", "--stacks-dir", str(tmp_path), "--dry-run"]) == 0
+    out = capsys.readouterr()
+    assert "evaluatorInCluster" in out.out + out.err

@@ -14,6 +14,7 @@ import pytest
 
 from infra.config import load_stack_file, parse_config
 from infra.config.types import SECRET_PLACEHOLDER
+from infra.lifecycle import run_key
 from infra.local.plan import resolve_secret_env
 from tests.pulumi_mocks import run_program
 
@@ -31,10 +32,29 @@ def test_offline_a_secure_value_is_a_placeholder_and_the_run_id_ignores_values(
     )
     offline = load_stack_file(stack)
     assert offline.job.env == {"TOKEN": SECRET_PLACEHOLDER, "PLAIN": "x"}
-    # What the program sees (decrypted): the same run id, so render and deploy agree.
-    deployed = parse_config({"image": IMAGE, "job": {"env": {"TOKEN": TOKEN, "PLAIN": "x"}}})
+    # What the program sees: decrypted, with the whole `job` key marked secret by the engine
+    # (`pulumi config set --secret --path`): the same run id, so render and deploy agree.
+    raw = {"image": IMAGE, "job": {"env": {"TOKEN": TOKEN, "PLAIN": "x"}}}
+    deployed = parse_config(raw, secret_keys=["job"])
     assert offline.job.run_id == deployed.job.run_id
-    assert TOKEN not in deployed.job.run_id
+    # The secret's value never reaches the id: another token, the same id.
+    other = parse_config({**raw, "job": {"env": {"TOKEN": "another", "PLAIN": "x"}}}, ["job"])
+    assert other.job.run_id == deployed.job.run_id
+    assert run_key(deployed) == run_key(offline) == deployed.job.run_id
+
+
+def test_a_plain_env_value_is_part_of_the_run_id() -> None:
+    # How users tune their own trainers: another value is another run.
+    one = parse_config({"image": IMAGE, "job": {"env": {"MY_LR": "0.1"}}})
+    two = parse_config({"image": IMAGE, "job": {"env": {"MY_LR": "0.01"}}})
+    grouped = parse_config({"image": IMAGE, "worker": {"number": 2, "env": {"MY_LR": "0.01"}}})
+    assert one.job.run_id != two.job.run_id
+    assert (
+        grouped.job.run_id
+        != parse_config(
+            {"image": IMAGE, "worker": {"number": 2, "env": {"MY_LR": "0.1"}}}
+        ).job.run_id
+    )
 
 
 def test_the_program_makes_every_job_with_secret_env_a_secret() -> None:

@@ -27,7 +27,7 @@ from infra.config.model import BUNDLED_COMMAND, INTERNAL_KEYS, StackConfig
 from infra.config.roles import misplaced_keys
 from infra.config.rules import check_rules
 from infra.config.sweep import expand
-from infra.config.types import SECRET_KEYS, is_secure
+from infra.config.types import SECRET_KEYS, SECRET_PLACEHOLDER, is_secure
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
 # The stack file's names every reader of a stack needs; the sections are in `model`.
@@ -118,12 +118,26 @@ def _parse_run(data: Any, secret_keys: frozenset[str]) -> StackConfig:
         raise ConfigError(problems)
     if stack.job.run_id:
         return stack
-    return replace(stack, job=replace(stack.job, run_id=settings_fingerprint(stack)))
+    fingerprint = settings_fingerprint(stack, secret_keys)
+    return replace(stack, job=replace(stack.job, run_id=fingerprint))
 
 
-def settings_fingerprint(stack: StackConfig) -> str:
+def settings_fingerprint(
+    stack: StackConfig, secret_sections: Iterable[str] = (), env_values: bool = True
+) -> str:
     """A digest of what the training computes, from the validated values: 20 or 20.0, a default
-    written out or not, `auto` or what it resolves to, one `image` or the same per group agree."""
+    written out or not, `auto` or what it resolves to, one `image` or the same per group agree.
+
+    Env values are how users tune their own trainers, so they count (`env_values`), except
+    in a section holding a secret (`secret_sections`: marked so by the engine, or a secret's
+    placeholder offline), which counts by its names only: a digest of a short secret could
+    be brute-forced back from the run id, a label anyone may read."""
+    secret = set(secret_sections)
+
+    def env_of(section: str, env: Mapping[str, str]) -> Any:
+        hidden = section in secret or SECRET_PLACEHOLDER in env.values() or not env_values
+        return sorted(env) if hidden else sorted(env.items())
+
     job = stack.job
     relevant: dict[str, Any] = {
         "job": {
@@ -145,16 +159,14 @@ def settings_fingerprint(stack: StackConfig) -> str:
                 # Only when set, so a stack without them keeps the run id it had.
                 **({"command": group.command} if group.command else {}),
                 **({"args": group.args} if group.args is not None else {}),
-                **({"env": sorted(group.env)} if group.env else {}),
+                **({"env": env_of(group.type, group.env)} if group.env else {}),
             }
             for group in stack.replica_groups
             if group.number
         },
     }
     if job.env:
-        # Names only: a value may be a secret (never hashed into a label), and reads as a
-        # placeholder offline; a changed value is a new deploy of the same run.
-        relevant["env"] = sorted(job.env)
+        relevant["env"] = env_of("job", job.env)
     if stack.uses_oss:
         # Other data is another run, as another job.dataDir is (a stack without OSS input
         # keeps the run id it had). A derived or platform bucket is the stack's own.

@@ -65,6 +65,9 @@ class JobConfig:
     )
     gang_scheduling: t.Bool = True  # ACK's coscheduling: all replicas start together or none
     evaluator_in_cluster: t.Bool = False  # Kubeflow's TF_CONFIG shape: evaluator in `cluster`
+    # After the run's success the evaluator may still be scoring the final checkpoint: it gets
+    # this long to end by itself before SIGTERM (infra/lifecycle), and the export waits for it.
+    evaluator_finish_seconds: t.integer(0, 86400) = 600
 
 
 @section

@@ -8,7 +8,9 @@ unchanged) wraps the stack's command in every replica:
 - the replica that ends the run publishes the run's success on the shared volume when its
   command exits 0; every other replica then stops its command and exits 0;
 - a final failure (exit 2/126/127, or any failure on a replica's last attempt) is published
-  too, and every replica stops and exits 2, so every Job fails within seconds.
+  too, and every replica stops and exits 2, so every Job fails within seconds;
+- every attempt beats on the volume; a replica on its last attempt that stops beating
+  (killed with its whole container) fails the run within `lost_bound()` seconds.
 Outcomes are records per run key (below) and deploy generation, so another run's outcome is
 ignored, and a replica (re)started after its run has ended exits at once. The supervisor
 passes SIGTERM on to the command and exits with the command's status, so preemption and
@@ -21,7 +23,9 @@ local launcher runs the same file from this directory, so both behave alike.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,19 +42,53 @@ EXPORT_SCRIPT_NAME = "export.sh"
 EXPORT_SCRIPT = Path(__file__).with_name(EXPORT_SCRIPT_NAME)
 # In the run's output dir, next to what the trainer writes there: the run's outcome records.
 OUTCOMES_DIR = ".tftrain-run"
-# The evaluator may be scoring the final checkpoint when the run ends (our trainer's
-# evaluator finishes that one on SIGTERM); ps and workers have nothing left to do.
-EVALUATOR_STOP_GRACE = 30
+# SIGTERM → SIGKILL when the run has ended, for what is left of a replica's process group:
+# ps and workers have nothing left to do; an evaluator stopped by the run's failure may be
+# writing its last summary.
 STOP_GRACE = 2
-# How long Kubernetes waits between SIGTERM and SIGKILL for a training pod. It must cover
-# the longest grace inside: the evaluator's (above) and the bundled ps's wait for the
-# chief's preemption checkpoint (trainer/preemption.py PS_GRACE_SECONDS, 25 s), plus the
+EVALUATOR_STOP_GRACE = 30
+# A replica on its last attempt whose supervisor has not beaten for this long is gone without
+# a word (its container killed whole: a group OOM kill, a lost node): the run fails. Six
+# beats fit in it (one every 5 s), so a slow NAS write or a starved CPU is not taken for a
+# death; a false "lost" would end a healthy run, a late one only costs idle seconds.
+LOST_AFTER_SECONDS = 30
+HEARTBEAT_SECONDS = LOST_AFTER_SECONDS // 6  # supervise.sh: --lost-after / 6
+# How long Kubernetes waits between SIGTERM and SIGKILL for a training pod, and the local
+# launcher's default --stop-grace: one value for both. It must cover the longest grace
+# inside: the evaluator's stop grace (above) and the bundled ps's wait for the chief's
+# preemption checkpoint (trainer/preemption.py PS_GRACE_SECONDS, 25 s), plus the
 # supervisor's own SIGTERM → SIGKILL step. A test keeps them in this order.
 TERMINATION_GRACE_SECONDS = EVALUATOR_STOP_GRACE + STOP_GRACE + 13
+
+
+def _final_exit_codes(script: Path) -> tuple[int, ...]:
+    """The line `FINAL_EXIT_CODES='2 126 127'` of supervise.sh: the one definition."""
+    found = re.search(r"^FINAL_EXIT_CODES='([0-9 ]+)'$", script.read_text(), re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"{script} does not define FINAL_EXIT_CODES")
+    return tuple(int(code) for code in found.group(1).split())
+
+
 # A usage error (argparse's convention, the trainer's "bad flag/env/TF_CONFIG/data"), or a
 # command the shell cannot run (126: not executable, 127: not found): retrying cannot help,
-# so the Job fails at once and the local launcher does not restart the replica.
-FINAL_EXIT_CODES = (2, 126, 127)
+# so the Job fails at once (podFailurePolicy) and the local launcher does not restart the
+# replica. Defined in supervise.sh, which decides on them in every replica.
+FINAL_EXIT_CODES = _final_exit_codes(SCRIPT)
+
+
+def lost_bound(stop_grace: int = STOP_GRACE) -> int:
+    """Seconds from a silent death on a last attempt until every other replica has exited:
+    the heartbeat's silence, one more beat until a watcher looks, the stop grace."""
+    return LOST_AFTER_SECONDS + HEARTBEAT_SECONDS + stop_grace
+
+
+def settle_seconds(config: StackConfig, topology: Topology) -> int:
+    """Seconds after the run's end (its success, its failure, a silent death on a last
+    attempt) within which every replica's supervisor has ended its replica by itself."""
+    evaluator = any(r.type == "evaluator" for r in topology.replicas)
+    grace = EVALUATOR_STOP_GRACE if evaluator else STOP_GRACE
+    finish = config.job.evaluator_finish_seconds + grace + 1 if evaluator else 0
+    return max(lost_bound(grace), finish)
 
 
 def ends_run(replica: Replica, topology: Topology) -> bool:
@@ -68,10 +106,24 @@ def run_key(config: StackConfig) -> str:
     continue a finished run with new settings (more epochs, a lower learning rate): that is
     a new run for the supervisor, which must not take the earlier run's outcome for its own.
     """
-    fingerprint = settings_fingerprint(config)
-    if config.job.run_id == fingerprint:
-        return fingerprint
+    if _derived(config):
+        return config.job.run_id
+    # Env names only: a secret's value may be decrypted here, and must not reach a Job's args.
+    fingerprint = settings_fingerprint(config, env_values=False)
     return f"{config.job.run_id}.{fingerprint.removeprefix('run-')}"
+
+
+def _derived(config: StackConfig) -> bool:
+    """Whether the run id is the settings' fingerprint. Which env sections held a secret when
+    it was derived (their values left out) is not known here: any choice of them may match."""
+    sections = [group.type for group in config.replica_groups if group.number and group.env] + (
+        ["job"] if config.job.env else []
+    )
+    return any(
+        settings_fingerprint(config, secret) == config.job.run_id
+        for size in range(len(sections) + 1)
+        for secret in itertools.combinations(sections, size)
+    )
 
 
 def deploy_generation(job_templates: Sequence[Any]) -> str:
@@ -95,7 +147,11 @@ class Supervision:
     replica: str
     backoff_limit: int
     stop_grace: int
+    peers: tuple[str, ...] = ()  # every replica of the run: whose heartbeats to judge
+    finish_grace: int = 0  # after the run's success, before SIGTERM (the evaluator)
     on_success: str = ""
+    awaited: tuple[str, ...] = ()  # ended before on_success runs (the evaluator)
+    await_limit: int = 0
 
     def wrap(
         self,
@@ -123,8 +179,15 @@ class Supervision:
             "--backoff-limit",
             str(self.backoff_limit),
             *(() if self.ends_run else ("--stop-grace", str(self.stop_grace))),
+            *(("--finish-grace", str(self.finish_grace)) if self.finish_grace else ()),
+            *(("--peers", " ".join(self.peers), "--lost-after", str(LOST_AFTER_SECONDS))),
             *(("--on-success", self.on_success) if self.on_success else ()),
             *(("--logs", logs) if logs else ()),
+            *(
+                ("--await", " ".join(self.awaited), "--await-limit", str(self.await_limit))
+                if self.on_success and self.awaited
+                else ()
+            ),
             *(("--workdir", workdir) if workdir else ()),
             "--",
             *command,
@@ -139,14 +202,21 @@ def supervision(
     export_script: str = "",
 ) -> Supervision:
     """`export_script`: where the replica sees export.sh, when the stack exports its runs."""
-    grace = EVALUATOR_STOP_GRACE if replica.type == "evaluator" else STOP_GRACE
+    evaluator = replica.type == "evaluator"
     ends = ends_run(replica, topology)
+    finish = config.job.evaluator_finish_seconds
+    evaluators = tuple(r.name for r in topology.replicas if r.type == "evaluator")
     return Supervision(
         ends_run=ends,
         outcomes=f"{output_dir.rstrip('/')}/{OUTCOMES_DIR}",
         run_key=run_key(config),
         replica=replica.name,
         backoff_limit=config.job.backoff_limit,
-        stop_grace=grace,
+        stop_grace=EVALUATOR_STOP_GRACE if evaluator else STOP_GRACE,
+        peers=tuple(r.name for r in topology.replicas),
+        finish_grace=finish if evaluator else 0,
         on_success=export_script if ends else "",
+        awaited=evaluators if ends and export_script else (),
+        # The evaluator's finish grace, its stop grace, and a heartbeat to say it ended.
+        await_limit=finish + EVALUATOR_STOP_GRACE + HEARTBEAT_SECONDS,
     )

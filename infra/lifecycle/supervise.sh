@@ -2,33 +2,53 @@
 # POSIX sh (dash, busybox ash, bash): it runs in whatever image the stack names, as PID 1.
 #
 #   sh supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G
-#                   --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE]
-#                   [--workdir DIR] [--logs DIR [--log-cap BYTES]] -- CMD...
+#                   --replica NAME [--backoff-limit N] [--stop-grace S] [--finish-grace S]
+#                   [--peers "NAME..."] [--lost-after S] [--on-success FILE]
+#                   [--await "NAME..."] [--await-limit S] [--workdir DIR]
+#                   [--logs DIR [--log-cap BYTES]] -- CMD...
 #
 # The run's outcome lives in DIR (on the shared volume), as records no replica overwrites:
 #   succeeded.KEY           the run succeeded (written by the replica that ends the run)
-#   failed.KEY.G            the run cannot succeed in deploy generation G, and why
-#   attempts/KEY.G.NAME.N/  attempt N of replica NAME in generation G (claimed by mkdir)
+#   failed.KEY.G            the run cannot succeed in deploy generation G, and why:
+#                           "<replica> exit <code> attempt <n> on <host>", or
+#                           "<replica> lost attempt <n> on <host>: ..." (no heartbeat)
+#   attempts/KEY.G.NAME.N/  attempt N of replica NAME in generation G (claimed by mkdir), with
+#     beat                  the attempt's heartbeat: the writer's clock (date +%s), every
+#                           --lost-after/6 s (at least 1 s) while its supervisor lives
+#     exit                  written once the attempt has ended: "<status> <how>" (how: exited,
+#                           signalled: it was told to stop from outside)
+#     term                  written when the attempt receives SIGTERM/SIGINT from outside
 # A record is written under a name unique to this pod and this shell (uname -n is the pod's
 # name; $$ is 1 in every container), then renamed into place: never half-written, and two
-# replicas publishing at once cannot take each other's temp file.
+# replicas publishing at once cannot take each other's temp file. Records are only ever
+# looked up by name and read whole (no directory listing, no attribute times): on NFS a
+# lookup and an open revalidate with the server (close-to-open; README "Lifecycle").
 #
 # --ends-run     the chief / master (or worker 0 without one): CMD exiting 0 ends the run
-#                successfully: publish succeeded.KEY, then run FILE (--on-success) if given
-#                and exit with its status (a failed export is retried as the next attempt).
-# --follows-run  every other replica: once the run has succeeded, stop CMD and exit 0,
-#                whatever CMD returns when stopped.
+#                successfully: publish succeeded.KEY, wait for the --await replicas' last
+#                attempts to end (at most --await-limit s), then run FILE (--on-success) if
+#                given and exit with its status (a failed export is retried as the next attempt).
+# --follows-run  every other replica: once the run has succeeded, stop CMD (after letting it
+#                finish by itself for up to --finish-grace s) and exit 0, whatever CMD returns.
 # A run fails, in every replica within a second, when a replica's CMD exits
-#   - 2, 126 or 127 (final: a usage error, a command that cannot run), on any attempt, or
-#   - non-zero on its last attempt (attempt N > --backoff-limit, as its Job allows no more).
-# Its supervisor publishes failed.KEY.G; every other replica stops CMD and exits 2, and a
-# replica that starts (or restarts) later exits 2 at once. A failure of another generation
-# (an earlier deploy of the same run) is ignored. A succeeded run is ended for good: a
-# replica started later exits 0 at once (the ends-run one runs FILE again, which is
-# idempotent). An attempt ended by SIGTERM (preemption, eviction, a drain: Kubernetes does
-# not count those against the Job's backoffLimit either) gives its attempt number back.
-# SIGTERM reaches CMD's whole process group (a shell wrapper's children too); SIGKILL
-# follows after --stop-grace seconds (default 2), and says so. Usage errors exit 2.
+#   - one of FINAL_EXIT_CODES (a usage error, a command that cannot run), on any attempt, or
+#   - non-zero on its last attempt (attempt N > --backoff-limit, as its Job allows no more),
+# and within --lost-after s (+ one heartbeat) when a replica of --peers on its last attempt
+# stops beating without a word (its container was killed whole: a group OOM kill, node loss).
+# The supervisor that sees it publishes failed.KEY.G; every other replica stops CMD and exits
+# 2, and a replica that starts (or restarts) later exits 2 at once. A failure of another
+# generation (an earlier deploy of the same run) is ignored. A succeeded run is ended for
+# good: a replica started later exits 0 at once (the ends-run one runs FILE again, which is
+# idempotent).
+# An attempt told to stop from outside (SIGTERM or SIGINT: preemption, eviction, a drain, a
+# deleted pod; Kubernetes does not count those against the Job's backoffLimit either) gives
+# its attempt number back and never publishes the run's success: it exits with CMD's status,
+# or 143 (128 + SIGTERM) if CMD exited 0, so that its Job is not complete and runs it again.
+# SIGTERM reaches CMD's whole process group (a shell wrapper's children too), and the
+# supervisor waits while any process of that group is still running: up to --stop-grace s
+# (default 2) when the run ended, then SIGKILL, said; as long as the platform allows (the
+# pod's terminationGracePeriodSeconds, the launcher's --stop-grace) when told from outside.
+# Usage errors exit 2.
 # --workdir DIR  CMD runs in DIR (created, with $HOME and $TMPDIR when set): the replica's
 #                writable directory. First, each argument of CMD naming a file of the
 #                directory the supervisor started in (the image's WORKDIR) is made absolute,
@@ -44,6 +64,10 @@
 #                mkfifo or tee, or a log that cannot be written (a full volume), leaves the
 #                output on stdout only; the command never waits for the log.
 
+# Exit codes no retry can fix: a usage error (argparse's and the trainer's), a command that
+# is not executable (126) or not found (127). infra/lifecycle reads this line: one definition.
+FINAL_EXIT_CODES='2 126 127'
+
 # Also into the attempt's log, once there is one.
 log=''
 say() {
@@ -53,17 +77,19 @@ say() {
 
 usage() {
     say "$1"
-    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] [--workdir DIR] [--logs DIR [--log-cap BYTES]] -- CMD [ARG...]"
+    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--finish-grace S] [--peers NAMES] [--lost-after S] [--on-success FILE] [--await NAMES] [--await-limit S] [--workdir DIR] [--logs DIR [--log-cap BYTES]] -- CMD [ARG...]"
     exit 2
 }
 
 role='' outcomes='' run='' generation='' replica='' backoff_limit='' grace=2 on_success=''
-workdir='' logs='' log_cap=33554432
+workdir='' finish_grace=0 peers='' lost_after=30 awaited='' await_limit=0 logs='' log_cap=33554432
 while [ "$#" -gt 0 ]; do
     case $1 in
     --ends-run) role=ends ;;
     --follows-run) role=follows ;;
-    --outcomes | --run | --generation | --replica | --backoff-limit | --stop-grace | --on-success | --workdir | --logs | --log-cap)
+    --outcomes | --run | --generation | --replica | --backoff-limit | --stop-grace | \
+        --finish-grace | --peers | --lost-after | --on-success | --await | --await-limit | \
+        --workdir | --logs | --log-cap)
         [ "$#" -ge 2 ] || usage "$1 needs a value"
         case $1 in
         --outcomes) outcomes=$2 ;;
@@ -72,7 +98,12 @@ while [ "$#" -gt 0 ]; do
         --replica) replica=$2 ;;
         --backoff-limit) backoff_limit=$2 ;;
         --stop-grace) grace=$2 ;;
+        --finish-grace) finish_grace=$2 ;;
+        --peers) peers=$2 ;;
+        --lost-after) lost_after=$2 ;;
         --on-success) on_success=$2 ;;
+        --await) awaited=$2 ;;
+        --await-limit) await_limit=$2 ;;
         --workdir) workdir=$2 ;;
         --logs) logs=$2 ;;
         --log-cap) log_cap=$2 ;;
@@ -88,21 +119,31 @@ done
 [ -n "$outcomes" ] && [ -n "$run" ] && [ -n "$generation" ] && [ -n "$replica" ] ||
     usage "--outcomes, --run, --generation and --replica are required"
 [ "$#" -gt 0 ] || usage "no command after --"
-case $grace in '' | *[!0-9]*) usage "--stop-grace must be whole seconds" ;; esac
+for seconds in "$grace" "$finish_grace" "$lost_after" "$await_limit"; do
+    case $seconds in '' | *[!0-9]*) usage "--stop-grace, --finish-grace, --lost-after and --await-limit must be whole seconds" ;; esac
+done
+[ "$lost_after" -gt 0 ] || usage "--lost-after must be at least 1"
 case $backoff_limit in *[!0-9]*) usage "--backoff-limit must be a whole number" ;; esac
 case $log_cap in '' | *[!0-9]*) usage "--log-cap must be a whole number of bytes" ;; esac
-case $run$generation$replica in */* | *' '*) usage "--run, --generation and --replica must not contain / or spaces" ;; esac
+case $run$generation$replica$peers$awaited in */*) usage "--run, --generation, --replica, --peers and --await must not contain /" ;; esac
+case $run$generation$replica in *' '*) usage "--run, --generation and --replica must not contain spaces" ;; esac
 
 succeeded="$outcomes/succeeded.$run"
 failed="$outcomes/failed.$run.$generation"
+attempts="$outcomes/attempts"
 host=$(uname -n 2>/dev/null) || host=unknown
+# The heartbeat's period: six beats fit in --lost-after, so a few slow writes are no loss.
+beat_every=$((lost_after / 6))
+[ "$beat_every" -ge 1 ] || beat_every=1
 
 # Fractions work with GNU and busybox sleep, else 1 s. No output: a sleep that outlives
 # the watcher must not hold the replica's stdout/stderr open.
 nap() { sleep "$1" >/dev/null 2>&1 || sleep 1 >/dev/null 2>&1; }
+now() { date +%s 2>/dev/null; }
 
 run_succeeded() { [ -e "$succeeded" ]; }
 run_failed() { [ -e "$failed" ]; }
+is_final() { case " $FINAL_EXIT_CODES " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # publish FILE TEXT: write TEXT to FILE atomically, under a temp name no other replica uses.
 publish() {
@@ -111,20 +152,89 @@ publish() {
     printf '%s\n' "$2" >"$partial" 2>/dev/null && mv -f "$partial" "$1" 2>/dev/null
 }
 
+# publish_failure TEXT WHY: the run's failure, unless it has already succeeded (a late
+# failure changes nothing then).
 publish_failure() {
-    run_succeeded && return 0 # the run already succeeded: a late failure changes nothing
-    if publish "$failed" "$replica exit $1 attempt $attempt on $host"; then
-        say "run $run cannot succeed ($replica exit $1, $2): published $failed; the other replicas stop"
+    run_succeeded && return 0
+    if publish "$failed" "$1"; then
+        say "run $run cannot succeed ($2): published $failed; the other replicas stop"
     else
-        say "run $run cannot succeed ($replica exit $1, $2), but $failed could not be written"
+        say "run $run cannot succeed ($2), but $failed could not be written"
     fi
 }
 
+exit_failure() { publish_failure "$replica exit $1 attempt $attempt on $host" "$replica exit $1, $2"; }
+
+# The latest attempt of replica $1 in this generation (0: none yet). Attempt numbers are
+# claimed in order and only the latest is ever given back, so they have no gaps; each
+# probe is one lookup of a name.
+latest_attempt() {
+    n=0
+    while [ -d "$attempts/$run.$generation.$1.$((n + 1))" ]; do n=$((n + 1)); done
+    echo "$n"
+}
+
+# An attempt that ended, or was told to stop, has said so; one that has not, is on its
+# replica's last attempt and has not beaten for --lost-after s is gone without a word.
+check_peers() {
+    [ -n "$backoff_limit" ] || return 0
+    clock=$(now) || return 0
+    for peer in $peers; do
+        [ "$peer" != "$replica" ] || continue
+        n=$(latest_attempt "$peer")
+        [ "$n" -gt "$backoff_limit" ] || continue
+        dir="$attempts/$run.$generation.$peer.$n"
+        [ -e "$dir/exit" ] || [ -e "$dir/term" ] && continue
+        beat=$(cat "$dir/beat" 2>/dev/null) || continue
+        case $beat in '' | *[!0-9]*) continue ;; esac
+        [ "$((clock - beat))" -gt "$lost_after" ] || continue
+        publish_failure "$peer lost attempt $n on $host: no heartbeat for $((clock - beat))s on its last attempt (killed with its container: an OOM group kill, a lost node)" \
+            "$peer lost on its last attempt: no heartbeat for $((clock - beat))s"
+        return 0
+    done
+}
+
+# Attempt records: written only when this attempt has a claim.
+note() { [ "$attempt" -gt 0 ] && printf '%s\n' "$2" >"$claim/$1" 2>/dev/null; }
+
+finish_attempt() { note exit "$1 $2"; }
+
 after_success() {
     [ "$role" = ends ] && [ -n "$on_success" ] || exit 0
+    await_replicas
     /bin/sh "$on_success"
     exit $?
 }
+
+# The --await replicas (the evaluator) may still be scoring the final checkpoint: the export
+# waits until their latest attempt has ended, or for --await-limit s.
+await_replicas() {
+    [ -n "$awaited" ] || return 0
+    waited=0
+    for name in $awaited; do
+        while [ "$waited" -lt "$((await_limit * 5))" ]; do
+            n=$(latest_attempt "$name")
+            [ "$n" -eq 0 ] || [ -e "$attempts/$run.$generation.$name.$n/exit" ] && break
+            [ "$waited" -gt 0 ] || say "waiting for $name to finish (up to ${await_limit}s)"
+            nap 0.2
+            waited=$((waited + 1))
+        done
+    done
+}
+
+# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The trap
+# is set before anything else happens: a signal that comes while the replica starts (as PID
+# 1, one without a trap would be ignored) is passed on as soon as the command runs.
+child='' signalled='' watcher='' attempt=0 term_target=''
+# shellcheck disable=SC2329 # called by the trap below
+on_signal() {
+    [ -z "$signalled" ] || return 0
+    signalled=1
+    # Said at once, for the other replicas: this attempt is stopping, it is not lost.
+    note term "signalled"
+    [ -z "$child" ] || terminate
+}
+trap on_signal TERM INT
 
 if run_succeeded; then
     say "run $run has already succeeded ($succeeded): nothing to train"
@@ -137,24 +247,26 @@ fi
 
 # Claim this attempt's number: mkdir is atomic, also on NFS, so two attempts never share one.
 attempt=1
-mkdir -p "$outcomes/attempts" 2>/dev/null
-while ! mkdir "$outcomes/attempts/$run.$generation.$replica.$attempt" 2>/dev/null; do
-    if [ ! -d "$outcomes/attempts/$run.$generation.$replica.$attempt" ]; then
-        say "cannot write to $outcomes: attempts are not counted (only exit 2, 126, 127 end the run)"
+mkdir -p "$attempts" 2>/dev/null
+while ! mkdir "$attempts/$run.$generation.$replica.$attempt" 2>/dev/null; do
+    if [ ! -d "$attempts/$run.$generation.$replica.$attempt" ]; then
+        say "cannot write to $outcomes: attempts are not counted (only exit $FINAL_EXIT_CODES end the run)"
         attempt=0
         break
     fi
     attempt=$((attempt + 1))
 done
-claim="$outcomes/attempts/$run.$generation.$replica.$attempt"
+claim="$attempts/$run.$generation.$replica.$attempt"
 last=''
 [ -n "$backoff_limit" ] && [ "$attempt" -gt "$backoff_limit" ] && last=1
+note beat "$(now)"
 
 # The replica's own writable directory; the code stays where the replica started.
 if [ -n "$workdir" ]; then
     if ! mkdir -p -- "$workdir" ${HOME:+"$HOME"} ${TMPDIR:+"$TMPDIR"} 2>/dev/null; then
         say "cannot create $workdir, HOME $HOME or TMPDIR $TMPDIR"
-        publish_failure 2 "final"
+        exit_failure 2 "final"
+        finish_attempt 2 exited
         exit 2
     fi
     start=$(pwd)
@@ -178,24 +290,64 @@ fi
 
 command -v "$1" >/dev/null 2>&1 || {
     say "cannot run $1: command not found"
-    publish_failure 127 "final"
+    exit_failure 127 "final"
+    finish_attempt 127 exited
     exit 127
 }
 
 # SIGTERM goes to this shell's whole process group when this shell leads it (a container's
 # PID 1 does; the local launcher starts it as a group leader too), so a shell wrapper's
 # children hear it as well; this shell and its watcher ignore the echo. Started inside
-# someone else's group, it signals CMD alone. SIGKILL goes to CMD alone: what is left of the
-# group dies with this shell (the container, or the launcher, kills the rest).
+# someone else's group, it signals CMD alone.
+stat_of() { read -r stat 2>/dev/null <"/proc/$1/stat"; }
+alive() {
+    stat_of "$1" || return 1
+    state=${stat##*) }
+    [ "${state%% *}" != Z ]
+}
 leads_group() {
-    stat=$(cat "/proc/$$/stat" 2>/dev/null) || return 1
+    stat_of $$ || return 1
     # shellcheck disable=SC2086 # split on purpose: state, ppid, pgrp follow the name
     set -- ${stat##*) }
     [ "$3" = "$$" ]
 }
-term_target=''
 leads_group && term_target=0
-terminate() { kill -TERM "${term_target:-$child}" 2>/dev/null; }
+# A command just forked may still be this shell's copy, whose trap would swallow the signal:
+# wait (up to a second) until it runs its own program. Without cmp, it is sent at once.
+terminate() {
+    tries=0
+    while cmp -s "/proc/$$/cmdline" "/proc/$child/cmdline" 2>/dev/null && [ "$tries" -lt 20 ]; do
+        nap 0.05
+        tries=$((tries + 1))
+    done
+    kill -TERM "${term_target:-$child}" 2>/dev/null
+}
+
+# The processes of CMD still running: CMD, or, when this shell leads the group, every
+# process of it but this shell, the watcher and their own helpers (a nap, a command
+# substitution). A trainer that a dying wrapper left to this shell (PID 1 adopts orphans)
+# still counts.
+busy() {
+    if [ -z "$term_target" ]; then
+        kill -0 "$child" 2>/dev/null && echo "$child"
+        return 0
+    fi
+    stat_of self && helper=${stat%% *}
+    for entry in /proc/[0-9]*; do
+        stat_of "${entry#/proc/}" || continue
+        pid=${stat%% *} name=${stat#*\(}
+        name=${name%\)*}
+        # shellcheck disable=SC2086 # split on purpose, as in leads_group
+        set -- ${stat##*) }
+        [ "$3" = "$$" ] && [ "$1" != Z ] || continue
+        case $pid in "$$" | "$helper" | "${watcher:-}" | "${copier:-}") continue ;; esac
+        # The watcher's and the log copier's own helpers (a nap, tee) are not CMD's.
+        [ "$pid" != "$child" ] && [ "$2" = "${watcher:-}" ] && continue
+        [ "$pid" != "$child" ] && [ -n "$copier" ] && [ "$2" = "$copier" ] && continue
+        [ "$pid" != "$child" ] && [ "$2" = "$$" ] && [ "$name" = sleep ] && continue
+        echo "$pid"
+    done
+}
 
 # The attempt's log: CMD writes into a FIFO whose reader (the copier) copies to this script's
 # stdout and appends to the log. The copier ignores SIGTERM and SIGINT (it must copy what CMD
@@ -250,16 +402,7 @@ end_log() {
     printf 'tftrain-supervise: %s attempt %s ended: exit %s\n' "$replica" "$attempt" "$1" >>"$log" 2>/dev/null
 }
 
-# An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The trap
-# is set first: a signal that comes while the command starts is passed on right after.
-child='' signalled=''
-# shellcheck disable=SC2329 # called by the trap below
-on_signal() {
-    [ -z "$signalled" ] || return 0
-    signalled=1
-    [ -z "$child" ] || terminate
-}
-trap on_signal TERM INT
+# The one place CMD starts: its output through the attempt's log when there is one.
 if start_log; then
     "$@" >"$fifo" 2>&1 &
 else
@@ -270,32 +413,43 @@ child=$!
 supervisor=$$
 
 # From the watcher: SIGTERM goes through this shell's trap, so the command hears it once,
-# however many reasons there are to stop it.
+# however many reasons there are to stop it; then up to --stop-grace s for the whole group.
 stop_child() {
     kill -TERM "$supervisor" 2>/dev/null
-    ticks=$((grace * 10))
-    while [ "$ticks" -gt 0 ] && kill -0 "$child" 2>/dev/null; do
-        nap 0.1
+    ticks=$((grace * 5))
+    while [ "$ticks" -gt 0 ] && [ -n "$(busy)" ]; do
+        nap 0.2
         ticks=$((ticks - 1))
     done
-    if kill -0 "$child" 2>/dev/null; then
+    left=$(busy)
+    if [ -n "$left" ]; then
         say "$1 did not stop within ${grace}s of SIGTERM: SIGKILL"
-        kill -KILL "$child" 2>/dev/null
+        # shellcheck disable=SC2086 # one pid per word
+        kill -KILL $left 2>/dev/null
     fi
 }
 
-# The watcher: a follower's command ends with the run's success, every command with the
-# run's failure; and if this shell is SIGKILLed (the local launcher's parent-death signal
-# reaches only this shell), the command goes with it. Started from a command substitution,
-# it is no job of this shell, so no shell reports its end ("Killed") when it is stopped.
+# The watcher: beats for this attempt, ends a follower's command with the run's success
+# (after --finish-grace), every command with the run's failure, judges the peers' heartbeats;
+# and if this shell is SIGKILLed (the local launcher's parent-death signal reaches only this
+# shell), the command's whole group goes with it. Started from a command substitution, it is no job of this
+# shell, so no shell reports its end ("Killed") when it is stopped.
 watcher=$(
     (
-        trap '' TERM
+        trap '' TERM INT
+        stat_of self && watcher=${stat%% *}
+        tick=0 finishing=0
         while kill -0 "$supervisor" 2>/dev/null; do
             if [ "$role" = follows ] && run_succeeded; then
-                say "run $run succeeded: stopping $1 (SIGTERM, SIGKILL after ${grace}s)"
-                stop_child "$1"
-                exit 0
+                if [ "$finishing" -eq 0 ] && [ "$finish_grace" -gt 0 ]; then
+                    say "run $run succeeded: $1 may finish by itself (up to ${finish_grace}s, then SIGTERM)"
+                fi
+                finishing=$((finishing + 1))
+                if [ "$finishing" -gt "$((finish_grace * 2))" ]; then
+                    say "run $run succeeded: stopping $1 (SIGTERM, SIGKILL after ${grace}s)"
+                    stop_child "$1"
+                    exit 0
+                fi
             fi
             if run_failed; then
                 say "run $run failed in another replica ($(cat "$failed" 2>/dev/null)): stopping $1"
@@ -303,9 +457,17 @@ watcher=$(
                 exit 0
             fi
             cap_log
+            if [ "$((tick % (beat_every * 2)))" -eq 0 ]; then
+                note beat "$(now)"
+                check_peers
+            fi
+            tick=$((tick + 1))
             nap 0.5
         done
-        kill -KILL "$child" 2>/dev/null
+        # This shell was killed (the launcher's death signal): nothing of the replica may
+        # outlive it, not even what a wrapper started. The group is this replica's own when
+        # this shell leads it; the watcher goes with it.
+        kill -KILL "${term_target:-$child}" 2>/dev/null
     ) >/dev/null &
     echo "$!"
 )
@@ -316,14 +478,44 @@ while :; do
     # A trapped signal interrupts `wait` (status > 128) while the child still runs.
     kill -0 "$child" 2>/dev/null || break
 done
+if [ "$status" -gt 128 ]; then
+    # The child may have ended between the interrupted `wait` and the check: its own status
+    # is still held by this shell (dash, busybox; bash answers 127 for one already reported).
+    wait "$child" 2>/dev/null
+    again=$?
+    [ "$again" -eq 127 ] || status=$again
+fi
+if [ -n "$signalled" ]; then
+    # The group heard SIGTERM: its other processes (a wrapper's trainer saving a checkpoint)
+    # get their time. When the run ended, the watcher bounds it with --stop-grace and exits;
+    # told from outside, the platform bounds it (the pod's grace, the launcher's).
+    while { run_succeeded || run_failed; } && alive "$watcher"; do
+        nap 0.2
+    done
+    while [ -n "$(busy)" ]; do nap 0.2; done
+fi
 # SIGKILL: the watcher ignores SIGTERM.
 kill -KILL "$watcher" 2>/dev/null
 end_log "$status"
 
 # The run's success first: whatever a stopped follower's command returned, it is done.
 if run_succeeded && [ "$role" = follows ]; then
+    finish_attempt "$status" exited
     exit 0
 fi
+if run_failed; then
+    finish_attempt "$status" exited
+    exit 2 # stopped because another replica failed: this Job fails at once too
+fi
+if [ -n "$signalled" ]; then
+    # Preempted or deleted: not the run's end and not a failure of the replica. Its number is
+    # given back, and an exit 0 after the signal (a trainer's graceful shutdown) must not
+    # complete the Job: the work is not done.
+    [ "$attempt" -gt 0 ] && rm -f "$claim/beat" "$claim/term" "$claim/exit" 2>/dev/null && rmdir "$claim" 2>/dev/null
+    [ "$status" -ne 0 ] || status=143
+    exit "$status"
+fi
+finish_attempt "$status" exited
 if [ "$role" = ends ] && [ "$status" -eq 0 ]; then
     if publish "$succeeded" "$run $replica attempt $attempt on $host"; then
         say "run $run succeeded: published $succeeded"
@@ -333,17 +525,11 @@ if [ "$role" = ends ] && [ "$status" -eq 0 ]; then
     fi
     after_success
 fi
-if run_failed; then
-    exit 2 # stopped because another replica failed: this Job fails at once too
+if [ "$status" -ne 0 ]; then
+    if is_final "$status"; then
+        exit_failure "$status" "final"
+    elif [ -n "$last" ]; then
+        exit_failure "$status" "attempt $attempt, its last of $((backoff_limit + 1))"
+    fi
 fi
-if [ -n "$signalled" ] && [ "$status" -ne 0 ]; then
-    # Preempted or deleted: not a failure of the replica, so the next attempt keeps this number.
-    [ "$attempt" -gt 0 ] && rmdir "$claim" 2>/dev/null
-    exit "$status"
-fi
-case $status in
-0) ;;
-2 | 126 | 127) publish_failure "$status" "final" ;;
-*) [ -z "$last" ] || publish_failure "$status" "attempt $attempt, its last of $((backoff_limit + 1))" ;;
-esac
 exit "$status"

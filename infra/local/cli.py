@@ -18,7 +18,13 @@ from pathlib import Path
 from infra.config import ConfigError, StackConfig
 from infra.config.sweep_points import point_text
 from infra.config.types import SECRET_PLACEHOLDER
-from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, run_key
+from infra.lifecycle import (
+    FINAL_EXIT_CODES,
+    SCRIPT,
+    TERMINATION_GRACE_SECONDS,
+    run_key,
+    settle_seconds,
+)
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
 from infra.local.plan import (
@@ -48,6 +54,7 @@ from infra.local.supervisor import (
 from infra.local.sweep import add_trial_option, refused_options, run_sweep
 from infra.report import config_that_ran, write_report
 from infra.run_state import read_run
+from infra.topology import hang_warnings
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
 EXIT_CONFIG = 2
@@ -100,15 +107,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--grace",
         type=float,
-        default=30.0,
-        help="seconds the other replicas get to exit by themselves once the chief has "
-        "succeeded (default: 30)",
+        help="seconds the replicas get to end by themselves once the run has ended, before "
+        "the launcher stops them (default: what their supervisors need, plus 5)",
     )
     parser.add_argument(
         "--stop-grace",
         type=float,
-        default=5.0,
-        help="seconds between SIGTERM and SIGKILL when stopping replicas (default: 5)",
+        default=float(TERMINATION_GRACE_SECONDS),
+        help="seconds between SIGTERM and SIGKILL when stopping replicas (default: "
+        f"{TERMINATION_GRACE_SECONDS}, a pod's terminationGracePeriodSeconds)",
     )
     parser.add_argument(
         "--fresh",
@@ -156,6 +163,13 @@ def _timeout(args: argparse.Namespace, plan: LocalPlan) -> float | None:
         return float(args.timeout)
     deadline = plan.config.job.active_deadline_seconds
     return float(deadline) if deadline else None
+
+
+def _grace(args: argparse.Namespace, plan: LocalPlan) -> float:
+    """--grace, else a safety net just past what the supervisors need to end every replica."""
+    if args.grace is not None:
+        return float(args.grace)
+    return float(settle_seconds(plan.config, plan.topology) + 5)
 
 
 def _data_lines(config: StackConfig) -> list[str]:
@@ -234,12 +248,9 @@ def _run(
     supervisor = Supervisor(
         plan.replicas,
         plan.primary,
-        # Where each replica starts, as a pod starts in its image's WORKDIR: the supervisor
-        # moves to the replica's own directory and keeps this one for the code.
-        REPO,
         output,
         ports,
-        Timing(grace=args.grace, stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
+        Timing(grace=_grace(args, plan), stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
         RunFailures(plan.outcomes, plan.generation),
@@ -306,7 +317,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
-    # Absolute: the replicas run in the repo root, not in the caller's directory.
+    for warning in hang_warnings(config):
+        print(f"python -m infra.local: {warning}", file=sys.stderr)
+    # Absolute: the replicas work in their own directories, not in the caller's.
     output_dir = (
         args.output_dir.resolve() if args.output_dir else default_output_dir(args.stack, config)
     )

@@ -9,6 +9,7 @@ mistake is one line naming the key and exit 2.
 
 from __future__ import annotations
 
+import glob
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,21 @@ def _apart(one: Path, other: Path) -> bool:
     return not (one.is_relative_to(other) or other.is_relative_to(one))
 
 
+def _check_init_checkpoint(config: StackConfig, init: Path) -> None:
+    """The bundled trainer's checkpoint rules (its naming) for it alone; a user's trainer
+    reads its own kind of checkpoint, which only has to be there (a file, a directory, or a
+    prefix of files)."""
+    try:
+        if config.runs_bundled_trainer:
+            check_init_checkpoint(init)
+        elif not (init.exists() or any(init.parent.glob(f"{glob.escape(init.name)}*"))):
+            raise InitCheckpointError(f"{init} does not exist")
+    except InitCheckpointError as error:
+        raise LocalDataError(
+            f"{INIT_KEY} = {config.job.init_checkpoint!r} (here {init}): {error}"
+        ) from None
+
+
 def local_data(config: StackConfig, output_dir: Path) -> LocalData:
     """The local directories for `config`'s data keys, checked; `output_dir` is the run's."""
     input_dir = _directory(config.data.local_input_dir)
@@ -61,11 +77,7 @@ def local_data(config: StackConfig, output_dir: Path) -> LocalData:
     init = resolve_init_checkpoint(
         config, str(volume), str(input_dir) if input_dir else config.data.input_path
     )
-    if init and not CheckpointStore(OutputPaths(output_dir).checkpoints).published_steps():
-        try:
-            check_init_checkpoint(Path(init))
-        except InitCheckpointError as error:
-            raise LocalDataError(
-                f"{INIT_KEY} = {config.job.init_checkpoint!r} (here {init}): {error}"
-            ) from None
+    resumes = CheckpointStore(OutputPaths(output_dir).checkpoints).published_steps()
+    if init and not resumes:
+        _check_init_checkpoint(config, Path(init))
     return LocalData(input_dir, export_dir, init)

@@ -26,6 +26,7 @@ from infra.config import (
     read_stack_file,
     stack_file,
 )
+from infra.config.model import is_bundled_command
 from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run
 from infra.local.data import LocalData
@@ -59,6 +60,11 @@ class ProcessSpec:
     name: str
     argv: tuple[str, ...]
     env: Mapping[str, str]
+    # Where it starts: what a pod's image WORKDIR is, whose code the supervisor puts first on
+    # PYTHONPATH. The checkout for the bundled trainer; for a user's command, the directory
+    # the launcher was started in (the user's project), so the checkout's own `trainer`
+    # package never shadows the user's.
+    cwd: Path = REPO
 
 
 @dataclass(frozen=True)
@@ -231,9 +237,11 @@ def build_plan(
     base_env: Mapping[str, str] | None = None,
     data: LocalData | None = None,
     stack: str = "",
+    start_dir: Path | None = None,
 ) -> LocalPlan:
     """`scratch_root`: where the replicas' TMPDIRs and the interpreter shims go (made by
-    the launcher, `write_interpreters`)."""
+    the launcher, `write_interpreters`); `start_dir`: where a user's command starts
+    (default: this process's working directory)."""
     topology = build_topology(config)
     local = topology.with_addresses({name: (LOCALHOST, port) for name, port in ports.items()})
     base = os.environ if base_env is None else base_env
@@ -245,8 +253,12 @@ def build_plan(
     replicas = []
     for replica in local.replicas:
         plan = replica_plan(config, place, replica, generation)
-        env = process_env(base, local_env(plan, config.job.namespace), scratch_root)
-        replicas.append(ProcessSpec(replica.name, expand_argv(plan.argv, env), env))
+        own = local_env(plan, config.job.namespace)
+        env = process_env(base, own, scratch_root)
+        bundled = is_bundled_command(config.command_of(plan.group))
+        cwd = REPO if bundled else (start_dir or Path.cwd())
+        # `$(VAR)` from the container's own env only, as the kubelet: not the launcher's.
+        replicas.append(ProcessSpec(replica.name, expand_argv(plan.argv, own), env, cwd))
     outcomes = output_dir / OUTCOMES_DIR
     return LocalPlan(
         config,

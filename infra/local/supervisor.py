@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from infra.lifecycle import FINAL_EXIT_CODES
+from infra.lifecycle import FINAL_EXIT_CODES, TERMINATION_GRACE_SECONDS, lost_bound
 from infra.local import process
 from infra.local.plan import ProcessSpec
 from infra.local.ports import PortReservation
@@ -94,8 +94,10 @@ def exited(returncode: int) -> str:
 
 @dataclass(frozen=True)
 class Timing:
-    grace: float = 30.0  # after the job succeeded, for ps/workers to exit by themselves
-    stop_grace: float = 5.0  # SIGTERM → SIGKILL
+    grace: float = float(
+        lost_bound() + 5
+    )  # after the run ended, for replicas to exit by themselves
+    stop_grace: float = float(TERMINATION_GRACE_SECONDS)  # SIGTERM → SIGKILL, as a pod's
     timeout: float | None = None  # of the whole job
 
 
@@ -141,7 +143,6 @@ class Supervisor:
         self,
         replicas: Sequence[ProcessSpec],
         primary: str,
-        cwd: Path,
         output: process.PrefixedOutput,
         ports: PortReservation,
         timing: Timing,
@@ -153,7 +154,6 @@ class Supervisor:
         self._specs = {spec.name: spec for spec in replicas}
         self._sidecar_specs = list(sidecars)
         self._primary = primary
-        self._cwd = cwd
         self._output = output
         self._ports = ports
         self._timing = timing
@@ -184,7 +184,7 @@ class Supervisor:
         # The port is freed for this replica only now; see ports.py.
         self._ports.release(spec.name)
         try:
-            child = process.spawn(spec.name, spec.argv, spec.env, self._cwd, self._output)
+            child = process.spawn(spec.name, spec.argv, spec.env, spec.cwd, self._output)
         except OSError as error:
             raise CannotStart(spec.name, error) from error
         # The pid is for whoever wants to inject a fault (`kill -9 <pid>`) or attach a tool.
@@ -296,6 +296,13 @@ class Supervisor:
         failure = self._run_failures.read() if self._run_failures else None
         if failure is not None and failure.replica in self.replicas:
             self.failed = self.replicas[failure.replica]
+            if failure.exit_code is None:
+                lost = self.failed.returncode
+                how = describe(lost) if lost is not None else "silent"
+                return (
+                    f"FAILED: {self.failed.name} lost on its last attempt ({how}, its "
+                    "supervisor with it: no heartbeat)"
+                )
             child, returncode = self.failed, failure.exit_code
         why = self._final_note(returncode) or self._limit_note()
         return f"FAILED: {child.name} {describe(returncode)}{why}"

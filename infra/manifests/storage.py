@@ -28,8 +28,15 @@ from infra.manifests.common import metadata, stable_labels, volume_labels
 
 NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 # ACK's recommended NFS options for NAS: v3, no lock daemon, TCP, no reserved source port
-# (so a reconnecting node can reuse its connection).
-NAS_MOUNT_OPTIONS = ("nolock,tcp,noresvport", "vers=3")
+# (so a reconnecting node can reuse its connection); and `lookupcache=positive`: nfs(5) says
+# the client then "always revalidates negative entries before an application can use them",
+# where by default a name found missing stays missing until the directory's cached
+# attributes expire (acdirmin 30 s to acdirmax 60 s). The run's outcome records, heartbeats
+# and the ps's preemption notice are new names another pod looks for: with it, one lookup
+# RPC sees them at once. Their contents are read by opening the file, which close-to-open
+# consistency (the default `cto`) revalidates with the server; attribute caching stays on
+# for checkpoints and event files (README "Lifecycle").
+NAS_MOUNT_OPTIONS = ("nolock,tcp,noresvport", "vers=3", "lookupcache=positive")
 # The stacks' directory on a NAS file system; one sub-directory per namespace, so stacks of
 # different namespaces sharing a file system cannot see each other's runs through the PV.
 NAS_SUBDIR_ROOT = "/tftrain"

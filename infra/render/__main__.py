@@ -11,9 +11,10 @@ import io
 import sys
 from pathlib import Path
 
-from infra.config import ConfigError
+from infra.config import ConfigError, load_stack_file, stack_file
 from infra.render import SECTIONS, render_stack
 from infra.render.diff import DiffError, RevisionRenderError, diff_stack
+from infra.topology import hang_warnings
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.diff is None:
             text = render_stack(args.stack, args.stacks_dir, args.only)
+            config = load_stack_file(stack_file(args.stack, args.stacks_dir))
+            for warning in hang_warnings(config) if config.has_run else ():
+                print(warning, file=sys.stderr)
         else:
             text, notes = diff_stack(args.diff, args.stack, args.stacks_dir, args.only)
             for note in notes:

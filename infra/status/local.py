@@ -12,7 +12,7 @@ from pathlib import Path
 
 from infra.lifecycle import OUTCOMES_DIR
 from infra.report import REPORT_DIR, REPORT_FILE, series
-from infra.run_state import RunState, describe_exit, log_tail
+from infra.run_state import RunState, log_tail
 
 FAILURE_LINES = 10
 # The metric a reader looks for first, when metrics.txt has it.
@@ -48,10 +48,7 @@ def _ago(epoch: float | None) -> str:
 def _outcome(state: RunState) -> str:
     failure = state.failure
     if state.outcome == "failed" and failure is not None:
-        return (
-            f"FAILED: {failure.replica} attempt {failure.attempt} "
-            f"{describe_exit(failure.exit_code)}"
-        )
+        return f"FAILED: {failure.replica} attempt {failure.attempt} {failure.describe()}"
     if state.outcome == "running":
         return f"running (last output {_ago(state.last_activity)})"
     if state.outcome == "stopped":
