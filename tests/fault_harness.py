@@ -9,7 +9,7 @@ checkpoint: after a SIGKILL the last periodic one, after a SIGTERM the one the c
 its current step (`trainer.preemption`). `run` returns what happened (`Outcome`).
 
 tests/test_fault_tolerance.py asserts on what it returns; `python -m bench.fault_runs`
-draws the fault steps and prints the table in BENCHMARKS.md.
+draws the fault steps and prints the table in docs/benchmarks.md.
 """
 
 from __future__ import annotations

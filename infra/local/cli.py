@@ -78,6 +78,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="override a stack value for this run, e.g. hyperparams.maxSteps=200 "
         "(YAML value; repeatable)",
     )
+    _add_data_options(parser)
+    _add_timing_options(parser)
+    parser.add_argument(
+        "--tensorboard",
+        action="store_true",
+        help="serve TensorBoard over all runs of the job while training",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="train this run again from scratch: its output dir (checkpoints, outcome) is "
+        "first moved aside to <dir>.before-<UTC time>, never deleted",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
+    )
+    add_trial_option(parser)
+    return parser.parse_args(argv)
+
+
+def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output-dir", type=Path, help="default: runs/<stack>/<job>/<run id> in the repo"
     )
@@ -94,11 +115,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where a succeeded run is copied, as <DIR>/<job>/<run id>/, in place of the "
         "bucket's export prefix (data.localExportDir)",
     )
-    parser.add_argument(
-        "--tensorboard",
-        action="store_true",
-        help="serve TensorBoard over all runs of the job while training",
-    )
+
+
+def _add_timing_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
@@ -117,17 +136,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="seconds between SIGTERM and SIGKILL when stopping replicas (default: "
         f"{TERMINATION_GRACE_SECONDS}, a pod's terminationGracePeriodSeconds)",
     )
-    parser.add_argument(
-        "--fresh",
-        action="store_true",
-        help="train this run again from scratch: its output dir (checkpoints, outcome) is "
-        "first moved aside to <dir>.before-<UTC time>, never deleted",
-    )
-    parser.add_argument(
-        "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
-    )
-    add_trial_option(parser)
-    return parser.parse_args(argv)
 
 
 def _data_overrides(args: argparse.Namespace) -> list[str]:
