@@ -90,7 +90,7 @@ class CheckpointStore:
         """Every step with any file here, published or not, newest first."""
         try:
             names = os.listdir(self.directory)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # no directory: no checkpoint yet
             return []
         by_step: defaultdict[int, list[Path]] = defaultdict(list)
         for name in names:

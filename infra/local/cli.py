@@ -326,7 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_CONFIG
     for warning in hang_warnings(config):
-        print(f"python -m infra.local: {warning}", file=sys.stderr)
+        print(f"tftrain run: {warning}", file=sys.stderr)
     # Absolute: the replicas work in their own directories, not in the caller's.
     output_dir = (
         args.output_dir.resolve() if args.output_dir else default_output_dir(args.stack, config)
@@ -364,12 +364,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfig | int:
     """The trial `--trial` names, or the whole sweep run (its exit status)."""
     if not config.trials:
-        print(f"python -m infra.local: --trial: {args.stack} has no sweep", file=sys.stderr)
+        print(f"tftrain run: --trial: {args.stack} has no sweep", file=sys.stderr)
         return EXIT_CONFIG
     if args.trial is None:
         refused = refused_options(args)
         if refused:
-            print(f"python -m infra.local: a sweep cannot take {refused}", file=sys.stderr)
+            print(f"tftrain run: a sweep cannot take {refused}", file=sys.stderr)
             return EXIT_CONFIG
         if args.dry_run:
             for trial in config.trials:
@@ -380,7 +380,7 @@ def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfi
     if trial is None:
         known = ", ".join(t.job.run_id for t in config.trials)
         print(
-            f"python -m infra.local: --trial {args.trial}: not a trial of {args.stack} "
+            f"tftrain run: --trial {args.trial}: not a trial of {args.stack} "
             f"(its trials: {known})",
             file=sys.stderr,
         )
@@ -388,7 +388,7 @@ def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfi
     try:
         return resolve_secret_env(trial, os.environ)  # the trial's own env, as the stack's
     except ValueError as error:
-        print(f"python -m infra.local: {error}", file=sys.stderr)
+        print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
 
 

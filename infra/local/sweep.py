@@ -64,9 +64,11 @@ def trial_argv(args: argparse.Namespace, run_dir: Path, run_id: str) -> list[str
     for flag, path in (("--input", args.input), ("--export", args.export)):
         if path:
             argv += [flag, str(path.resolve())]
-    if args.timeout is not None:
-        argv += ["--timeout", str(args.timeout)]
-    argv += ["--grace", str(args.grace), "--stop-grace", str(args.stop_grace)]
+    # Unset options keep their defaults in the trial too (--grace is derived from the run).
+    for flag, value in (("--timeout", args.timeout), ("--grace", args.grace)):
+        if value is not None:
+            argv += [flag, str(value)]
+    argv += ["--stop-grace", str(args.stop_grace)]
     return argv + (["--fresh"] if args.fresh else [])
 
 
