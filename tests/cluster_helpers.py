@@ -244,6 +244,12 @@ class Launcher:
                     return match
         raise AssertionError(f"no line matching {pattern!r} in:\n{''.join(self.out)}")
 
+    def text(self) -> str:
+        """Everything it printed so far."""
+        while not self.lines.empty():
+            self.out.append(self.lines.get_nowait())
+        return "".join(self.out)
+
     def finish(self) -> int:
         """The launcher's exit status; still running after WAIT, it is stopped (see `close`)
         and the test fails with what it printed."""

@@ -333,3 +333,29 @@ def test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout(tmp_path: P
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("users-own-trainer") == 4, done.stdout
+
+
+@pytest.mark.slow
+def test_a_chief_killed_whole_on_its_last_attempt_ends_the_run_locally_too(
+    stacks_dir: Path,
+) -> None:
+    # The group OOM kill as the launcher sees it: the chief's supervisor and command die
+    # together (kill -9 of its process group), backoffLimit 0. The other supervisors notice
+    # by its heartbeat and end their replicas within the stated bound, before the launcher's
+    # safety net; the failure is recorded as a lost replica.
+    with reaping(stacks_dir):
+        launcher = Launcher(stacks_dir, "--set", "job.args=[--hang]", "--timeout", "120")
+        try:
+            assert wait_until(lambda: len(records(stacks_dir)) == 4)
+            chief = records(stacks_dir)["chief-0"]["pid"]
+            os.killpg(os.getpgid(chief), signal.SIGKILL)
+            assert launcher.finish() != 0
+        finally:
+            launcher.close()
+    out = launcher.text()
+    assert "FAILED: mnist-chief-0 killed by SIGKILL" in out, out
+    for name in ("mnist-worker-0", "mnist-worker-1", "mnist-ps-0"):
+        line = summary_line(out, name)
+        assert "exit 2" in line and "stopped by the launcher" not in line, line
+    [record] = (stacks_dir / "out" / ".tftrain-run").glob("failed.*")
+    assert record.read_text().startswith("mnist-chief-0 lost attempt 1 on "), record.read_text()

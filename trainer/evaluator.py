@@ -5,9 +5,10 @@ and restart at any time without disturbing training. It knows the run's final st
 exits 0 by itself once it has evaluated that checkpoint.
 
 It learns nothing else about the run's end. When the chief succeeds, the replica supervisor
-(`infra/lifecycle`) sends SIGTERM and allows the evaluator a longer grace than ps and
-workers get; the final checkpoint was saved before the chief's evaluation and export, so
-it is there: on SIGTERM the evaluator evaluates the latest checkpoint if it has not yet,
+(`infra/lifecycle`) lets the evaluator finish by itself for `job.evaluatorFinishSeconds`,
+then sends SIGTERM with a longer stop grace than ps and workers get; the final checkpoint
+was saved before the chief's evaluation and export, so it is there: on SIGTERM the
+evaluator evaluates the latest checkpoint if it has not yet,
 then exits 0 if that was the final step, else 143 (interrupted, e.g. preempted, which the
 Job retries). A restart after the run has ended never gets here: its supervisor exits 0.
 """
