@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import StackConfig
-from infra.platform import NAS_DOMAIN, OSS_ROLE_NAME, REGION, placeholder
+from infra.platform import NAS_DOMAIN, OSS_BUCKET, OSS_ROLE_NAME, REGION, placeholder
 
 # The ACK GPU node pool's label and taint: infra/cloud/cluster.py labels and taints the pool
 # with these, the manifests select and tolerate them; they live here so the manifests need no
@@ -33,6 +33,8 @@ LOAD_BALANCER_ACL_PLACEHOLDER = "<tensorboard-slb-acl-id>"
 # ... the OSS endpoint the program derives from alicloud:region, and the RRSA role it makes.
 OSS_ENDPOINT_PLACEHOLDER = "<oss-region-internal-endpoint>"
 OSS_ROLE_PLACEHOLDER = "<oss-rrsa-role-name>"
+# ... and the bucket it names from the account (data.createBucket without data.bucket).
+OSS_BUCKET_PLACEHOLDER = "<tftrain-<stack>-<account-id>>"
 
 
 def internal_oss_endpoint(region: str) -> str:
@@ -52,10 +54,11 @@ class ClusterFacts:
     # The CLB access-control list of TensorBoard's load balancer ("" when the program makes
     # none: no allowedSourceRanges, or an existing cluster).
     load_balancer_acl_id: Fact = ""
-    # The OSS input/export (data.bucket set): the endpoint host, and the RAM role the CSI
+    # The OSS input/export (StackConfig.uses_oss): the endpoint host, and the RAM role the CSI
     # plugin assumes when data.credentials is rrsa ("" otherwise).
     oss_endpoint: Fact = ""
     oss_role_name: Fact = ""
+    oss_bucket: Fact = ""  # data.bucket, the name the stack derives, or the platform's
 
 
 def needs_load_balancer_acl(config: StackConfig) -> bool:
@@ -75,6 +78,7 @@ def cluster_facts(
     load_balancer_acl_id: Fact | None = None,
     oss_endpoint: Fact | None = None,
     oss_role_name: Fact | None = None,
+    oss_bucket: Fact | None = None,
 ) -> ClusterFacts:
     """Facts for `config`; a fact the program does not pass gets its offline placeholder (a
     run stack's: the platform output it comes from)."""
@@ -83,6 +87,7 @@ def cluster_facts(
         if oss_endpoint is None:
             oss_endpoint = internal_oss_endpoint(placeholder(REGION))
         oss_role_name = placeholder(OSS_ROLE_NAME) if oss_role_name is None else oss_role_name
+        oss_bucket = placeholder(OSS_BUCKET) if oss_bucket is None else oss_bucket
     storage = config.storage
     if storage.kind == "nas":
         server: Fact = NAS_DOMAIN_PLACEHOLDER if nas_domain is None else nas_domain
@@ -98,11 +103,13 @@ def cluster_facts(
     data = config.data
     endpoint: Fact = ""
     role: Fact = ""
-    if data.bucket:
+    bucket: Fact = ""
+    if config.uses_oss:
         endpoint = data.endpoint or (
             OSS_ENDPOINT_PLACEHOLDER if oss_endpoint is None else oss_endpoint
         )
-    if data.bucket and config.oss_credentials == "rrsa":
+        bucket = data.bucket or (OSS_BUCKET_PLACEHOLDER if oss_bucket is None else oss_bucket)
+    if config.uses_oss and config.oss_credentials == "rrsa":
         role = data.rrsa_role_name or (
             OSS_ROLE_PLACEHOLDER if oss_role_name is None else oss_role_name
         )
@@ -112,4 +119,5 @@ def cluster_facts(
         load_balancer_acl_id=acl_id,
         oss_endpoint=endpoint,
         oss_role_name=role,
+        oss_bucket=bucket,
     )

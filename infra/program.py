@@ -20,12 +20,14 @@ from pulumi.runtime import config as runtime_config
 from infra.cluster_facts import cluster_facts, internal_oss_endpoint, needs_load_balancer_acl
 from infra.config import (
     KUBECONFIG_KEY,
+    PLAINTEXT_KUBECONFIG,
     PROJECT,
     ConfigError,
     StackConfig,
     parse_config,
     strip_project_prefix,
 )
+from infra.config.sweep_platform import platform_problems
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
@@ -38,10 +40,15 @@ from infra.platform import (
     CLUSTER_KIND,
     KUBECONFIG,
     NAS_DOMAIN,
+    OSS_BUCKET,
+    OSS_EXPORT_PREFIX,
+    OSS_INPUT_PREFIX,
     OSS_ROLE_NAME,
     REGION,
     placeholder,
+    platform_data_problem,
     required_outputs,
+    uses_platform_role,
 )
 from infra.stack_file import namespace_problem, program_value
 from infra.topology import build_topology
@@ -84,6 +91,8 @@ def read_stack_config() -> tuple[dict[str, Any], str | None]:
         raise ConfigError(misspelt)
     raw = strip_project_prefix(values)
     kubeconfig = raw.pop(KUBECONFIG_KEY, None)
+    if kubeconfig and KUBECONFIG_KEY not in secret_sections([KUBECONFIG_KEY]):
+        raise ConfigError([PLAINTEXT_KUBECONFIG])
     return {key: program_value(value) for key, value in raw.items()}, kubeconfig or None
 
 
@@ -102,7 +111,7 @@ class ClusterAccess:
     nas_domain: pulumi.Input[str] | None = None  # its mount target, or the platform's
     load_balancer_acl: LoadBalancerAcl | None = None  # when needs_load_balancer_acl
     exports: dict[str, Any] = field(default_factory=dict)
-    data: DataAccess | None = None  # when data.bucket is set
+    data: DataAccess | None = None  # when the stack uses OSS (StackConfig.uses_oss)
 
 
 @dataclass
@@ -110,6 +119,7 @@ class DataAccess:
     """The OSS input/export as the Kubernetes layer needs it (infra/manifests/oss.py)."""
 
     endpoint: pulumi.Input[str]
+    bucket: pulumi.Input[str]  # data.bucket, the name derived from the account, or the platform's
     role_name: pulumi.Output[str] | None = None  # rrsa with the stack's (or platform's) role
     # What the PVs wait for: the bucket, the role and its policy attachment.
     ready: list[pulumi.Resource] = field(default_factory=list)
@@ -132,29 +142,51 @@ def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
     least-privilege policy to attach to the RAM user or role the plugin authenticates as."""
     from infra.cloud.oss import access_policy
 
-    exports: dict[str, Any] = {"ossEndpoint": data.endpoint}
+    exports: dict[str, Any] = {"ossEndpoint": data.endpoint, OSS_BUCKET: data.bucket}
+    if not config.has_run:
+        # What a run stack using this platform's role is held to (infra.platform).
+        exports[OSS_INPUT_PREFIX] = config.data.input_prefix
+        exports[OSS_EXPORT_PREFIX] = config.data.export_prefix
     if data.role_name is not None:
         exports["ossRoleName"] = data.role_name
-    else:
-        exports["ossAccessPolicy"] = json.dumps(access_policy(config.data))
+    if data.role_name is None or config.data.bucket_owner == "another-account":
+        # What a RAM user (or another account's bucket policy) must allow.
+        exports["ossAccessPolicy"] = pulumi.Output.from_input(data.bucket).apply(
+            lambda bucket: json.dumps(access_policy(config.data, bucket))
+        )
     return exports
 
 
-def provision_data(config: StackConfig, cluster: Any, endpoint: str) -> DataAccess:
+def rrsa_field(metadata: Any, name: str) -> str:
+    """A field of the cluster's `rrsa_metadata`, or a message naming what to check: ACK leaves
+    it empty when RRSA did not come on, and the role would trust nothing."""
+    value = getattr(metadata, name, None) if metadata is not None else None
+    if not value:
+        raise pulumi.RunError(
+            f"{PROJECT}:data.credentials = rrsa: the cluster reports no RRSA {name} (its "
+            "rrsa_metadata is empty), so the OSS volumes' RAM role could not be trusted. Check "
+            "in the ACK console that RRSA is on for the cluster, then `pulumi up` again, or use "
+            "data.credentials: secret"
+        )
+    return str(value)
+
+
+def provision_data(config: StackConfig, cluster: Any, endpoint: str, bucket: str) -> DataAccess:
     """The bucket (when the stack creates it) and, on ACK with rrsa, the plugin's RAM role."""
     from infra import cloud
 
     data = config.data
-    access = DataAccess(endpoint=endpoint)
+    access = DataAccess(endpoint=endpoint, bucket=bucket)
     if data.create_bucket:
-        access.ready.append(cloud.OssBucket("data", data))
+        access.ready.append(cloud.OssBucket("data", data, bucket))
     if config.oss_credentials == "rrsa" and config.cluster.kind == "ack":
         metadata = cluster.rrsa_metadata
         rrsa = cloud.OssRrsaAccess(
             "oss-access",
             data,
-            oidc_provider_arn=metadata.apply(lambda m: m.ram_oidc_provider_arn),
-            issuer_url=metadata.apply(lambda m: m.rrsa_oidc_issuer_url),
+            bucket,
+            oidc_provider_arn=metadata.apply(lambda m: rrsa_field(m, "ram_oidc_provider_arn")),
+            issuer_url=metadata.apply(lambda m: rrsa_field(m, "rrsa_oidc_issuer_url")),
             opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
         )
         access.role_name = rrsa.role_name
@@ -168,23 +200,11 @@ def existing_cluster_identity(config: StackConfig) -> str:
     return f"existing/{config.cluster.name or 'default'}"
 
 
-def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
-    if config.cluster.kind == "existing":
-        # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
-        secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
-        identity = existing_cluster_identity(config)
-        # Validated: an existing cluster names its endpoint and brings its own credentials.
-        if not config.data.bucket:
-            return ClusterAccess(kubeconfig=secret, identity=identity)
-        data = DataAccess(endpoint=config.data.endpoint)
-        exports = data_exports(config, data)
-        return ClusterAccess(kubeconfig=secret, identity=identity, data=data, exports=exports)
-
-    # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
+def preflight(config: StackConfig) -> tuple[str | None, str, str]:
+    """Before anything is registered: the version, a reachable API server, the zone's stock,
+    the bucket. Returns the provider's region, the bucket's name and the OSS endpoint."""
     from infra import cloud
 
-    # Before anything is registered: the version, a reachable API server, the zone's stock,
-    # the bucket, the OSS endpoint.
     cloud.require_offered_version(config.cluster)
     if config.has_run:  # a platform sends no Kubernetes object: nothing to reach
         cloud.require_reachable_api_server(
@@ -193,8 +213,28 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     cloud.require_zone_offers(config)
     # The provider's own fallback for its region is this environment variable.
     region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
-    cloud.require_usable_bucket(config.data, region)
-    endpoint = oss_endpoint(config, region) if config.data.bucket else ""
+    cloud.require_usable_bucket(config, region)
+    if not config.uses_oss:
+        return region, "", ""
+    return region, cloud.stack_bucket(config.data), oss_endpoint(config, region)
+
+
+def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
+    if config.cluster.kind == "existing":
+        # Without a kubeconfig the provider uses the ambient one (~/.kube/config, KUBECONFIG).
+        secret = pulumi.Output.secret(kubeconfig) if kubeconfig else None
+        identity = existing_cluster_identity(config)
+        # Validated: an existing cluster names its endpoint and brings its own credentials.
+        if not config.uses_oss:
+            return ClusterAccess(kubeconfig=secret, identity=identity)
+        data = DataAccess(endpoint=config.data.endpoint, bucket=config.data.bucket)
+        exports = data_exports(config, data)
+        return ClusterAccess(kubeconfig=secret, identity=identity, data=data, exports=exports)
+
+    # Imported here: an existing-cluster stack needs no Alibaba Cloud provider at all.
+    from infra import cloud
+
+    region, bucket, endpoint = preflight(config)
     network = cloud.Network(
         "network", config.network, pod_vswitch=cloud.needs_pod_vswitch(config.cluster)
     )
@@ -206,7 +246,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
             network,
             # A platform's GPU pools serve its run stacks' replicas, which it cannot see.
             uses_gpu=config.uses_gpu or not config.has_run,
-            enable_rrsa=bool(config.data.bucket) and config.oss_credentials == "rrsa",
+            enable_rrsa=config.uses_oss and config.oss_credentials == "rrsa",
         )
     else:
         cluster = cloud.AskCluster("cluster", config.cluster, network)
@@ -232,7 +272,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     if nas is not None:
         exports[NAS_DOMAIN] = nas.mount_target_domain
         exports["nasFileSystemId"] = nas.file_system_id
-    data = provision_data(config, cluster, endpoint) if config.data.bucket else None
+    data = provision_data(config, cluster, endpoint, bucket) if config.uses_oss else None
     if data is not None:
         exports.update(data_exports(config, data))
     kubeconfig_out, public = cluster.kubeconfig, config.cluster.public_api_server
@@ -272,6 +312,10 @@ def _check_platform(config: StackConfig, values: Mapping[str, Any]) -> bool:
             f"{', '.join(missing)}, which this run needs: is it a platform stack "
             "(cluster.role: platform) that has been deployed, with the storage this run uses?"
         )
+    if uses_platform_role(config):
+        problem = platform_data_problem(config, dict(values))
+        if problem is not None:
+            raise pulumi.RunError(f"{PROJECT}:{problem}")
     return True
 
 
@@ -306,9 +350,9 @@ def platform_access(config: StackConfig) -> ClusterAccess:
     output = reference.get_output
     data = None
     exports: dict[str, Any] = {"platformStack": config.cluster.platform_stack}
-    if config.data.bucket:
+    if config.uses_oss:
         endpoint = config.data.endpoint or output(REGION).apply(internal_oss_endpoint)
-        data = DataAccess(endpoint=endpoint)
+        data = DataAccess(endpoint=endpoint, bucket=config.data.bucket or output(OSS_BUCKET))
         if OSS_ROLE_NAME in names:
             data.role_name = output(OSS_ROLE_NAME)
         exports.update(data_exports(config, data))
@@ -352,6 +396,12 @@ def _dependencies(
         deps.append(registered[("Namespace", "", namespace)])
     if kind == "PersistentVolumeClaim":
         deps += by_kind.get("PersistentVolume", [])
+    if kind == "PersistentVolume":
+        # The node publish Secret exists before any node mounts the volume; a Secret the
+        # stack does not make is the user's (data.credentialsSecret, checked by the config).
+        ref = obj["spec"].get("csi", {}).get("nodePublishSecretRef")
+        if ref and ("Secret", ref["namespace"], ref["name"]) in registered:
+            deps.append(registered[("Secret", ref["namespace"], ref["name"])])
     if kind in _POD_OWNERS:
         for kind_used, source, name_key in _VOLUME_SOURCES:
             deps += [
@@ -396,21 +446,47 @@ def secret_env_sections(config: StackConfig) -> list[str]:
     return [section for section, env in envs.items() if env and section in secret]
 
 
+def user_secret_reads(
+    objects: list[dict[str, Any]], provider: k8s.Provider
+) -> list[pulumi.Resource]:
+    """A read of each Secret a volume names that the stack does not make
+    (`data.credentialsSecret`): every object waits for them, so a missing one fails its read
+    and nothing is created in the cluster (pods would otherwise wait in ContainerCreating)."""
+    made = {(o["metadata"].get("namespace", ""), o["metadata"]["name"])
+            for o in objects if o["kind"] == "Secret"}  # fmt: skip
+    named = {
+        (ref["namespace"], ref["name"])
+        for o in objects
+        if o["kind"] == "PersistentVolume"
+        and (ref := o["spec"].get("csi", {}).get("nodePublishSecretRef"))
+    }
+    return [
+        k8s.core.v1.Secret.get(
+            f"existing-secret-{namespace}/{name}",
+            f"{namespace}/{name}",
+            opts=pulumi.ResourceOptions(provider=provider),
+        )
+        for namespace, name in sorted(named - made)
+    ]
+
+
 def register_objects(
     objects: list[dict[str, Any]],
     provider: k8s.Provider,
     storage_ready: list[pulumi.Resource],
     secret_jobs: bool = False,
 ) -> dict[tuple[str, str, str], pulumi.Resource]:
-    """Each layer-3 object as its typed resource, keyed by (kind, namespace, name);
-    `secret_jobs`: the Jobs' specs carry secret env values, so they are Pulumi secrets (in
-    the state, the preview and the outputs)."""
+    """Each layer-3 object as its typed resource, keyed by (kind, namespace, name), after the
+    Secrets they need that the stack does not make; `secret_jobs`: the Jobs' specs carry
+    secret env values, so they are Pulumi secrets (in the state, the preview and the
+    outputs)."""
+    prerequisites = user_secret_reads(objects, provider)
     registered: dict[tuple[str, str, str], pulumi.Resource] = {}
     # Per-kind lists keep dependency lookups constant-time: 512 workers mean 1,000+ objects.
     by_kind: dict[str, list[pulumi.Resource]] = {}
     for obj in objects:
         kind, meta = obj["kind"], obj["metadata"]
-        deps = _dependencies(obj, registered, by_kind)
+        deps = [*prerequisites, *_dependencies(obj, registered, by_kind)]
         if kind == "PersistentVolume":
             deps += storage_ready  # e.g. the NAS access rule, before any node mounts it
         opts = pulumi.ResourceOptions(
@@ -450,23 +526,39 @@ def _tensorboard_url(service: k8s.core.v1.Service) -> pulumi.Output[str]:
     return service.status.apply(url)
 
 
+def _run_outputs(config: StackConfig) -> dict[str, Any]:
+    """What a user needs next about one run: where it writes, how to follow it."""
+    namespace, job, run_id = config.job.namespace, config.job.name, config.job.run_id
+    lead = build_topology(config).replicas[0].name  # the chief, or worker 0 without one
+    outputs: dict[str, Any] = {
+        "outputDir": config.output_dir,
+        "kubectl": {
+            "logs": f"kubectl -n {namespace} logs -f job/{lead}",
+            "status": (
+                f"kubectl -n {namespace} get jobs,pods -l {JOB_LABEL}={job},{RUN_ID_LABEL}={run_id}"
+            ),
+        },
+    }
+    if config.trial_point:
+        outputs["point"] = config.trial_point
+    return outputs
+
+
 def export_outputs(
     config: StackConfig,
     access: ClusterAccess,
     registered: Mapping[tuple[str, str, str], pulumi.Resource],
 ) -> None:
-    namespace, job = config.job.namespace, config.job.name
-    lead = build_topology(config).replicas[0].name  # the chief, or worker 0 without one
+    namespace = config.job.namespace
     pulumi.export("namespace", namespace)
-    pulumi.export("runId", config.job.run_id)
-    pulumi.export("outputDir", config.output_dir)
-    kubectl = {
-        "logs": f"kubectl -n {namespace} logs -f job/{lead}",
-        "status": (
-            f"kubectl -n {namespace} get jobs,pods "
-            f"-l {JOB_LABEL}={job},{RUN_ID_LABEL}={config.job.run_id}"
-        ),
-    }
+    if config.trials:
+        # Each trial is a run: its id, point, directory and commands, by run id.
+        pulumi.export("trials", {run.job.run_id: _run_outputs(run) for run in config.trials})
+        kubectl = {"status": f"kubectl -n {namespace} get jobs -l {JOB_LABEL}={config.job.name}"}
+    else:
+        pulumi.export("runId", config.job.run_id)
+        pulumi.export("outputDir", config.output_dir)
+        kubectl = _run_outputs(config)["kubectl"]
     if access.kubeconfig is not None:
         kubectl["kubeconfig"] = (
             "pulumi stack output --show-secrets kubeconfig > kubeconfig.yaml"
@@ -512,6 +604,8 @@ def build() -> None:
     try:
         raw, kubeconfig = read_stack_config()
         config = parse_config(raw, secret_sections(raw))
+        if problems := platform_problems(config):  # what the cluster cannot hold back
+            raise ConfigError(problems)
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.
         raise pulumi.RunError(str(error)) from error
@@ -538,6 +632,7 @@ def build() -> None:
         load_balancer_acl_id=acl.acl_id if acl else None,
         oss_endpoint=data.endpoint if data else None,
         oss_role_name=data.role_name if data else None,
+        oss_bucket=data.bucket if data else None,
     )
     storage_ready = [access.nas] if access.nas is not None else []
     if data is not None:

@@ -14,6 +14,7 @@ Every replica works in its own writable directory on the run's volume, so relati
 restart of the replica, and leave the image (or the project checkout) untouched:
   <output dir>/replicas/<replica>/work   the working directory
   <output dir>/replicas/<replica>/home   HOME
+  <output dir>/replicas/<replica>/logs   each attempt's output, kept by the supervisor
 The supervisor creates them and moves there just before it starts the command; a command
 argument naming a file of the directory the replica started in (the image's WORKDIR, the
 launcher's directory here) is made absolute first, and that directory leads PYTHONPATH, so
@@ -31,10 +32,9 @@ from infra.topology import Replica, Topology
 from infra.trainer_env import replica_env
 
 REPLICAS_DIR = "replicas"
+LOGS_DIR = "logs"
 # The downward API fields a pod's env carries, and what stands for them here.
 DOWNWARD_FIELDS = (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace"))
-# Names the stack sets for every replica; job.env and <group>.env may not set them.
-RESERVED_ENV = ("TF_CONFIG", "HOME", "TMPDIR", *(name for name, _ in DOWNWARD_FIELDS))
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def replica_plan(
     topology = place.topology
     ends = ends_run(replica, topology)
     own = workspace(place.output_dir, replica)
-    workdir, home = f"{own}/work", f"{own}/home"
+    workdir, home, logs = f"{own}/work", f"{own}/home", f"{own}/{LOGS_DIR}"
     supervisor = supervision(config, topology, replica, place.output_dir, place.export_script)
     contract = {
         **replica_env(config, topology, replica, place.output_dir),
@@ -106,7 +106,7 @@ def replica_plan(
         EnvVar("PYTHONUNBUFFERED", "1"),
         *(EnvVar(name, value) for name, value in config.env_of(group).items()),
     )
-    command = supervisor.wrap(place.supervisor, config.command_of(group), generation, workdir)
+    command = supervisor.wrap(place.supervisor, config.command_of(group), generation, workdir, logs)
     args = config.args_of(group)
     return ReplicaPlan(replica, group, tuple(command), args, env, workdir, home, ends)
 

@@ -13,12 +13,10 @@ reads the same env (names in trainer/settings.py and infra/lifecycle/export.sh):
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # infra.config's rules use `under` and RUN_PREFIX from here
-    from infra.config import StackConfig
+from infra.config import StackConfig
+from infra.config.paths import RUN_PREFIX, under
 
-RUN_PREFIX = "run:"
 CHECKPOINTS_DIR = "checkpoints"  # trainer/output_dir.py OutputPaths.checkpoints
 
 
@@ -69,16 +67,6 @@ def resolve_init_checkpoint(config: StackConfig, volume_root: str, input_root: s
         if relative is not None:
             return posixpath.join(root, relative) if relative else root
     return wanted
-
-
-def under(path: str, directory: str) -> str | None:
-    """`path` relative to `directory` ("" for the directory itself), or None if outside it."""
-    path, directory = posixpath.normpath(path), posixpath.normpath(directory)
-    if path == directory:
-        return ""
-    if path.startswith(directory.rstrip("/") + "/"):
-        return path[len(directory.rstrip("/")) + 1 :]
-    return None
 
 
 def init_checkpoint_env(path: str) -> dict[str, str]:

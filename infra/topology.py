@@ -8,7 +8,7 @@ Kubeflow's TFJob is the contract, so a trainer written for TFJob runs unchanged 
   lists it like any replica, the shape Kubeflow's training-operator has generated since
   its PR #1146, for trainers written against that;
 - each replica is reachable at `<job>-<type>-<index>.<namespace>.svc:<port>` through a
-  headless Service of the same name;
+  headless Service of the same name (a sweep's trial: `<job>-<run id>-<type>-<index>`);
 - every replica's `TF_CONFIG` is `{"cluster", "task": {"type", "index"}, "environment": "cloud"}`.
 """
 
@@ -76,7 +76,8 @@ def replica_name(job: str, replica_type: str, index: int) -> str:
 
 
 def build_topology(config: StackConfig, port: int = TF_PORT) -> Topology:
-    job, namespace = config.job.name, config.job.namespace
+    # A sweep's trial names its replicas after its run (`StackConfig.run_name`).
+    job, namespace = config.run_name, config.job.namespace
     replicas = tuple(
         Replica(
             type=group.type,

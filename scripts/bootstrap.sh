@@ -23,12 +23,21 @@ ensure_venv() {
     echo "tftrain: installing $requirements into $venv" >&2
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip
     "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$repo/$requirements"
+    if [[ "$venv" == "$repo/.venv" ]]; then
+      # The `tftrain` command (pyproject.toml [project.scripts]), running this checkout's code.
+      # setuptools warns about editable installs at length: shown only if the install fails.
+      local log
+      log="$(mktemp)"
+      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -e "$repo" \
+        >"$log" 2>&1 || { cat "$log" >&2; rm -f "$log"; return 1; }
+      rm -f "$log"
+    fi
     echo "$want" > "$stamp"
   fi
 }
 
 ensure_venv "$repo/.venv" requirements-dev.txt \
-  requirements-dev.txt requirements.txt requirements-trainer.txt
+  requirements-dev.txt requirements.txt requirements-trainer.txt pyproject.toml
 ensure_venv "$repo/.venv-program" requirements.txt requirements.txt
 
 # The supervisor tests run the script under dash, bash and busybox sh, as images ship them.

@@ -38,7 +38,34 @@ parser.add_argument("--fail-starts", default="", help="TYPE:INDEX:N: exits 3 on 
 parser.add_argument("--hang", action="store_true", help="every replica runs until killed")
 parser.add_argument("--ignore-sigterm", action="store_true")
 parser.add_argument("--chief-seconds", type=float, default=0.3, help="the chief's run time")
+parser.add_argument("--kill-starts", default="", help="TYPE:INDEX:N: SIGKILLed on its first N")
+parser.add_argument("--scalars", action="store_true",
+                    help="the chief writes TF2-style loss/accuracy events and metrics.txt")
 args, _unknown = parser.parse_known_args()  # a real trainer has flags of its own
+
+SCALARS = {"loss": (2.0, 1.0, 0.5), "accuracy": (0.5, 0.8, 0.9)}  # at steps 10, 20, 30
+
+
+def write_scalars(output):
+    # What a TF2 trainer's tf.summary.scalar writes (a rank-0 float tensor of the scalars
+    # plugin, its metadata on the first value only), with TensorBoard's writer: no TensorFlow.
+    from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    writer = EventFileWriter(str(output / "train"))
+    for i, step in enumerate((10, 20, 30)):
+        values = []
+        for tag, series in SCALARS.items():
+            tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[series[i]])
+            value = summary_pb2.Summary.Value(tag=tag, tensor=tensor)
+            if i == 0:
+                value.metadata.plugin_data.plugin_name = "scalars"
+            values.append(value)
+        summary = summary_pb2.Summary(value=values)
+        writer.add_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
+    writer.close()
+    (output / "metrics.txt").write_text("test_accuracy 0.9\\nglobal_step 30\\n")
+
 
 tf_config = json.loads(os.environ["TF_CONFIG"])
 task = tf_config["task"]
@@ -70,12 +97,18 @@ flaky_role, _, failing_starts = args.fail_starts.rpartition(":")
 if flaky_role == role and start_number <= int(failing_starts):
     print(f"failing on start {start_number}")
     sys.exit(3)
+killed_role, _, killed_starts = args.kill_starts.rpartition(":")
+if killed_role == role and start_number <= int(killed_starts):
+    print(f"killing myself on start {start_number}", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
 chief = task["type"] == "chief" or (
     "chief" not in tf_config["cluster"] and task["type"] == "worker" and task["index"] == 0)
 if args.hang or not chief:
     while True:
         time.sleep(1)
 time.sleep(args.chief_seconds)
+if args.scalars:
+    write_scalars(output)
 print("chief done")
 """
 

@@ -31,6 +31,7 @@ __all__ = [
     "EXISTING_VSWITCHES",
     "EXISTING_VSWITCH_ZONE",
     "FAKE_KUBECONFIG",
+    "MOCK_ACCOUNT_ID",
     "MOCK_DEFAULT_K8S_VERSION",
     "MOCK_INTERNET_API",
     "MOCK_INTRANET_API",
@@ -80,6 +81,8 @@ MOCK_OFFERED_K8S_VERSIONS = ("1.35.1-aliyun.1", MOCK_DEFAULT_K8S_VERSION, "1.33.
 # The RAM roles ACK asks an account to grant; the first is the cluster autoscaler's.
 MOCK_ROLES = ("AliyunCSManagedAutoScalerRole", "AliyunCSDefaultRole")
 MOCK_LB_IP = "192.168.10.20"
+# The account `pulumi up` runs as (alicloud.get_caller_identity).
+MOCK_ACCOUNT_ID = "1234567890123456"
 MOCK_OIDC_PROVIDER_ARN = "acs:ram::1234567890123456:oidc-provider"
 MOCK_RRSA_ISSUER = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou-internal.aliyuncs.com"
 
@@ -329,6 +332,13 @@ class PlausibleCloud:
             }
         if token == "alicloud:oss/getBuckets:getBuckets":
             return _buckets_result(args)
+        if token == "alicloud:index/getCallerIdentity:getCallerIdentity":
+            return {
+                "id": MOCK_ACCOUNT_ID,
+                "accountId": MOCK_ACCOUNT_ID,
+                "arn": f"acs:ram::{MOCK_ACCOUNT_ID}:user/deployer",
+                "identityType": "RAMUser",
+            }
         if token == "alicloud:ram/getRoles:getRoles":
             names = [r for r in MOCK_ROLES if self.autoscaler_role or r != MOCK_ROLES[0]]
             return {"id": "roles", "ids": names, "names": names, "roles": []}

@@ -22,6 +22,13 @@ ACK: dict[str, Any] = {
     "cluster": {"kind": "ack", "cpuPool": {"size": 2}},
     "network": {"zoneId": "cn-hangzhou-i"},
 }
+# An ASK stack with the keys every ASK stack needs.
+ASK: dict[str, Any] = {
+    **BASE,
+    "cluster": {"kind": "ask"},
+    "network": {"zoneId": "cn-hangzhou-i"},
+    "storage": {"kind": "nas"},
+}
 
 
 class Bad(NamedTuple):
@@ -508,16 +515,70 @@ CASES: dict[str, Bad] = {
         "tftrain:data.bucket",
         "an OSS bucket name",
     ),
-    "ask-without-credentials-secret": Bad(
+    "ask-without-oss-credentials": Bad(
         {
-            **BASE,
-            "cluster": {"kind": "ask"},
-            "network": {"zoneId": "cn-hangzhou-i"},
-            "storage": {"kind": "nas"},
+            **ASK,
             "data": {"bucket": "team-data", "inputPrefix": "mnist/"},
         },
+        "tftrain:data.accessKeyId",
+        "a RAM user's AccessKey as Pulumi secrets",
+    ),
+    # Issue 27: a Secret in the namespace the stack creates cannot exist before the first up.
+    "credentials-secret-in-the-jobs-own-namespace": Bad(
+        {
+            **ASK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "credentialsSecret": "tftrain/oss-credentials",
+            },
+        },
         "tftrain:data.credentialsSecret",
-        "keys akId and akSecret",
+        "a Secret in a namespace that exists before `up`, not job.namespace tftrain",
+    ),
+    "credentials-secret-without-its-namespace": Bad(
+        {
+            **BASE,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "credentialsSecret": "oss-credentials",
+            },
+        },
+        "tftrain:data.credentialsSecret",
+        "<namespace>/<name> of a Secret you manage",
+    ),
+    "a-plaintext-access-key-secret": Bad(
+        {
+            **ASK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "accessKeyId": "LTAI5t",
+                "accessKeySecret": "typed-in-the-clear",
+            },
+        },
+        "tftrain:data.accessKeySecret",
+        "a Pulumi secret",
+    ),
+    # The README says the kubeconfig exists only as a secret: typed without --secret, refused.
+    "plaintext-kubeconfig": Bad(
+        {**BASE, "kubeconfig": "apiVersion: v1\nkind: Config\n"},
+        "tftrain:kubeconfig",
+        "must be a Pulumi secret",
+    ),
+    "another-accounts-bucket-the-stack-creates": Bad(
+        {
+            **ACK,
+            "data": {
+                "createBucket": True,
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "bucketOwner": "another-account",
+            },
+        },
+        "tftrain:data.bucketOwner",
+        "another-account only with data.bucket naming that account's bucket",
     ),
     "rrsa-on-ask": Bad(
         {
@@ -533,7 +594,11 @@ CASES: dict[str, Bad] = {
     "existing-without-endpoint": Bad(
         {
             **BASE,
-            "data": {"bucket": "team-data", "inputPrefix": "mnist/", "credentialsSecret": "oss"},
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "credentialsSecret": "oss/oss-credentials",
+            },
         },
         "tftrain:data.endpoint",
         "OSS endpoint",
@@ -551,10 +616,23 @@ CASES: dict[str, Bad] = {
         "tftrain:data.rrsaRoleName",
         "RAM role",
     ),
-    "create-bucket-without-name": Bad(
-        {**ACK, "data": {"createBucket": True}}, "tftrain:data.bucket", "a bucket name"
+    "create-bucket-without-an-input-prefix": Bad(
+        {**ACK, "data": {"createBucket": True}}, "tftrain:data.inputPrefix", "a prefix"
     ),
     # Platform and run stacks (README "Teams and many runs").
+    "platform-with-the-volumes-credentials": Bad(
+        {
+            "cluster": {"kind": "ask", "role": "platform"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "data": {
+                "createBucket": True,
+                "inputPrefix": "mnist/",
+                "credentialsSecret": "oss/oss-credentials",
+            },
+        },
+        "tftrain:data.credentialsSecret",
+        "a run's key, and a platform stack (cluster.role platform) has no run",
+    ),
     "run-stack-on-an-existing-cluster": Bad(
         {**BASE, "cluster": {"role": "run", "platformStack": "o/tftrain/p"}},
         "tftrain:cluster.role",

@@ -227,7 +227,7 @@ def unusable_output_dirs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
     ("command", "prefix"),
     [
         (["-m", "trainer", "--output-dir"], "tftrain: error: "),
-        (["-m", "infra.local", "dev", "--output-dir"], "python -m infra.local: "),
+        (["-m", "infra.local", "dev", "--output-dir"], "tftrain run: "),
     ],
     ids=["trainer", "launcher"],
 )

@@ -56,7 +56,7 @@ from tests.pulumi_mocks import (
 )
 
 # ACK "Specify a custom GPU driver version for a node": the pool label, a CUDA 12 driver.
-DRIVER_LABEL = {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"}
+DRIVER_LABEL = {"key": "ack.aliyun.com/nvidia-driver-version", "value": "570.133.20"}
 # How the SDK's docstrings say an argument is read only at creation (the provider's words).
 CREATE_ONLY = re.compile(
     r"Only works for \*\*Create\*\* Operation|cannot be modified|can not be modified|"

@@ -92,9 +92,11 @@ def test_explicit_run_id_wins() -> None:
     assert parse_config({**MINIMAL, "job": {"runId": "lr-sweep-1"}}).job.run_id == "lr-sweep-1"
 
 
-def test_kubeconfig_is_accepted_but_kept_out_of_the_model() -> None:
-    config = parse_config({**MINIMAL, "kubeconfig": "apiVersion: v1"})
-    assert config == parse_config(MINIMAL)
+def test_a_secret_kubeconfig_is_accepted_but_kept_out_of_the_model() -> None:
+    # As a stack file holds it ({secure: ...}) and as the engine hands it over (marked secret).
+    offline = parse_config({**MINIMAL, "kubeconfig": {"secure": "v1:ciphertext"}})
+    deployed = parse_config({**MINIMAL, "kubeconfig": "apiVersion: v1"}, ["kubeconfig"])
+    assert offline == deployed == parse_config(MINIMAL)
 
 
 def test_stack_files_are_read_without_foreign_namespaces() -> None:

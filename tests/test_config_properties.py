@@ -38,8 +38,16 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from infra import mock_deploy
-from infra.config import ConfigError, StackConfig, load_stack_file, parse_config, read_stack_file
+from infra.config import (
+    INTERNAL_KEYS,
+    ConfigError,
+    StackConfig,
+    load_stack_file,
+    parse_config,
+    read_stack_file,
+)
 from infra.config.roles import misplaced_keys
+from infra.config.sweep_platform import platform_problems
 from infra.config_schema import stack_file_schema
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.stack_file import engine_config, program_value
@@ -110,6 +118,8 @@ def _model_keys(section: type, prefix: tuple[str, ...] = ()) -> list[tuple[str, 
     """Every key path of the model, as typed: ("cluster", "gpuPool", "size"), ..."""
     paths = []
     for name, info in section.__pydantic_fields__.items():  # type: ignore[attr-defined]
+        if (info.alias or name) in INTERNAL_KEYS:
+            continue  # what the model holds for a sweep's trials, never a key of a file
         path = (*prefix, info.alias or name)
         paths.append(path)
         if dataclasses.is_dataclass(info.annotation):
@@ -367,8 +377,15 @@ def _check_accepted_stacks_deploy_valid_objects(mutated: tuple[str, dict[str, An
         # time, once the platform's outputs are read, before any object is registered.
         assert [r.type for r in run.resources] == ["pulumi:pulumi:StackReference"]
         assume(False)
+    if platform_problems(stack):
+        # A sweep whose `parallel` the cluster cannot hold back: refused by the program (the
+        # local launcher runs it), before registering anything.
+        assert platform_problems(stack)[0] in str(run.error) and run.resources == []
+        assume(False)
     assert run.error is None, run.error
-    assert run.outputs.get("runId") == (stack.job.run_id if stack.has_run else None)
+    single = stack.has_run and not stack.trials  # a sweep tells each trial's id instead
+    assert run.outputs.get("runId") == (stack.job.run_id if single else None)
+    assert sorted(run.outputs.get("trials", {})) == sorted(t.job.run_id for t in stack.trials)
     version = schema_version(stack)
     for obj in run.kube_objects():
         if obj["kind"] == IMAGE_CACHE_KIND:

@@ -16,7 +16,14 @@ import pytest
 from infra.config import ConfigError, parse_config, read_stack_file, stack_file
 from infra.lifecycle import EXPORT_SCRIPT
 from tests.pulumi_mocks import run_program
-from tests.test_oss_data import STACKS, deployed, in_region, raw_with_data, run_ender, training_pods
+from tests.test_oss_data import (
+    STACKS,
+    deployed,
+    in_region,
+    raw_with_data,
+    run_enders,
+    training_pods,
+)
 
 HOOK = "/etc/tftrain-lifecycle/export.sh"
 
@@ -34,12 +41,12 @@ def test_the_run_ender_alone_exports_on_success_with_what_export_sh_reads(stack:
     assert config_map["data"]["export.sh"] == EXPORT_SCRIPT.read_text()
     for name, pod in training_pods(run).items():
         command = pod["containers"][0]["command"]
-        ends = name == run_ender(config)
+        ends = name in run_enders(config)
         at = command.index("--on-success") if "--on-success" in command else None
         assert (at is not None and command[at + 1] == HOOK) is ends
         env = _env(pod)
         if ends:
-            assert env["TFTRAIN_RUN_ID"] == config.job.run_id
+            assert env["TFTRAIN_RUN_ID"] == run_enders(config)[name]
             assert env["TFTRAIN_JOB_NAME"] == config.job.name
             images = dict(pair.split("=", 1) for pair in env["TFTRAIN_IMAGES"].split())
             assert images == {g.type: g.image for g in config.replica_groups if g.number}

@@ -28,11 +28,17 @@ NEW_RUN = "<run> is stopped; <run> starts, in a directory of its own"
 UNTOUCHED = "<run> keeps running, untouched"
 FRESH_VOLUME = "<run> is stopped; it starts over from step 0 on the new, empty file system"
 NO_JOBS = "no training Jobs on either side"
-# The bucket of ack-gpu, ask-eci and run-ack (data.bucket, inputPrefix, exportPrefix);
-# ack-cpu and the platform have no bucket, so no data lines.
+# The bucket ack-gpu creates, named from the account (known only at deploy, so a placeholder
+# offline), and the platform's that run-ack uses; ack-cpu, ask-eci (bundled data) and the
+# platform itself have no data lines.
+DERIVED_BUCKET = "<tftrain-<stack>-<account-id>>"
 DATA = {
-    "Data in": "oss://tftrain-mnist-data/mnist/, unchanged",
-    "Results out": "oss://tftrain-mnist-data/exports/, unchanged",
+    "Data in": f"oss://{DERIVED_BUCKET}/mnist/, unchanged",
+    "Results out": f"oss://{DERIVED_BUCKET}/exports/, unchanged",
+}
+PLATFORM_DATA = {
+    "Data in": "oss://<platform output ossBucket>/mnist/, unchanged",
+    "Results out": "oss://<platform output ossBucket>/exports/, unchanged",
 }
 QUIET = {"New public endpoints": "none", "Idle GPU pool": "none"}
 # 2 workers x 1 GPU on ack-gpu, ask-eci and run-ack; ack-cpu and the platform request none.
@@ -98,7 +104,6 @@ EXPECTED: dict[str, dict[str, str]] = {
         ),
         "Cloud resources": "no change",
         "GPUs requested": "2 → 4",
-        **DATA,
         **QUIET,
     },
     # TensorBoard's Service becomes public behind an SLB ACL and its entry, which the stack
@@ -119,7 +124,6 @@ EXPECTED: dict[str, dict[str, str]] = {
         "Kubernetes objects": "no change",
         "Cloud resources": "no change",
         **TWO_GPUS,
-        **DATA,
         "New public endpoints": (
             "alicloud:cs/serverlessKubernetes:ServerlessKubernetes  cluster-ask"
         ),
@@ -178,20 +182,20 @@ EXPECTED: dict[str, dict[str, str]] = {
         **QUIET,
     },
     # Another zone on ASK: a new vSwitch (and SNAT entry), so a new cluster and a new file
-    # system and mount target in the zone; every object of the run (4 Jobs + 19 others, the
-    # ImageCache included: 23) created anew in the new cluster.
+    # system and mount target in the zone; every object of the run created anew in the new
+    # cluster: 4 Jobs + 15 others (ask-eci trains on the image's bundled data, so it has the
+    # output volume and its claim only, no input or export volume), the ImageCache included.
     "zone-changed": {
         "Run": FRESH_VOLUME,
         "Kubernetes objects": (
-            "replace 23 (ConfigMap 1, Deployment 1, ImageCache 1, Job 4, Namespace 1, "
-            "NetworkPolicy 4, PersistentVolume 3, PersistentVolumeClaim 3, Service 5)"
+            "replace 19 (ConfigMap 1, Deployment 1, ImageCache 1, Job 4, Namespace 1, "
+            "NetworkPolicy 4, PersistentVolume 1, PersistentVolumeClaim 1, Service 5)"
         ),
         "Cloud resources": (
             "update 2 (NatGateway 1, Provider kubernetes 1); replace 5 (FileSystem 1, "
             "MountTarget 1, ServerlessKubernetes 1, SnatEntry 1, Switch 1)"
         ),
         **TWO_GPUS,
-        **DATA,
         **QUIET,
     },
     # Other input data is another run: 5 Jobs replaced, and the input PersistentVolume (its
@@ -201,10 +205,14 @@ EXPECTED: dict[str, dict[str, str]] = {
         "Kubernetes objects": (
             "update 6 (NetworkPolicy 1, Service 5); replace 6 (Job 5, PersistentVolume 1)"
         ),
-        "Cloud resources": "update 1 (Policy 1)",
+        # The RAM policy follows the prefix; the seeded input is uploaded under the new prefix
+        # (the old objects are dropped from the state and kept in the bucket: retainOnDestroy).
+        "Cloud resources": (
+            "create 5 (BucketObject 5); update 1 (Policy 1); delete 5 (BucketObject 5)"
+        ),
         **TWO_GPUS,
-        "Data in": "oss://tftrain-mnist-data/mnist/ → oss://tftrain-mnist-data/mnist-v2/",
-        "Results out": "oss://tftrain-mnist-data/exports/, unchanged",
+        "Data in": f"oss://{DERIVED_BUCKET}/mnist/ → oss://{DERIVED_BUCKET}/mnist-v2/",
+        "Results out": f"oss://{DERIVED_BUCKET}/exports/, unchanged",
         **QUIET,
     },
     # Registry credentials on ask-eci: a new Secret; every pod template gains
@@ -217,7 +225,6 @@ EXPECTED: dict[str, dict[str, str]] = {
         ),
         "Cloud resources": "no change",
         **TWO_GPUS,
-        **DATA,
         **QUIET,
     },
     # run-ack (1 chief + 2 workers + 1 ps = 4 Jobs): a new run in its own namespace, nothing
@@ -227,7 +234,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "Kubernetes objects": "update 5 (NetworkPolicy 1, Service 4); replace 4 (Job 4)",
         "Cloud resources": "no change",
         **TWO_GPUS,
-        **DATA,
+        **PLATFORM_DATA,
         **QUIET,
     },
     # Another platform is another cluster: every one of the run's 22 objects (4 Jobs + 18) is
@@ -248,7 +255,7 @@ EXPECTED: dict[str, dict[str, str]] = {
             "is created there anew and deleted here"
         ),
         **TWO_GPUS,
-        **DATA,
+        **PLATFORM_DATA,
         **QUIET,
     },
     # A platform has no run of its own; its changes happen to every run stack on it. A bigger

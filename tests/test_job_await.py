@@ -17,7 +17,7 @@ import pytest
 from infra.cluster_facts import cluster_facts
 from infra.config import load_stack
 from infra.manifests import build_objects
-from infra.manifests.workloads import JOB_WAIT_FOR
+from infra.manifests.workloads import JOB_WAIT_FOR, TRIAL_WAIT_FOR
 from tests.pulumi_mocks import run_stacks
 
 WAIT_FOR = "pulumi.com/waitFor"
@@ -69,8 +69,28 @@ def test_a_job_counts_as_created_once_a_pod_has_run(status: dict | None, up: boo
     assert satisfied(JOB_WAIT_FOR[WAIT_FOR], job_in(status)) is up
 
 
-def test_the_annotation_parses_in_every_supported_provider() -> None:
-    annotation = JOB_WAIT_FOR[WAIT_FOR]
+# A sweep's trial may wait its turn with its pods Pending (held by gang scheduling): `up` must
+# not wait for it to run, only for its pods to exist.
+TRIAL_UP = {
+    "just created": False,
+    "started, pod in ImagePullBackOff": True,
+    "started, counters not yet written": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("status", "up"), [case[1:] for case in STATES], ids=[case[0] for case in STATES]
+)
+def test_a_trial_job_counts_as_created_once_its_pods_exist(status: dict | None, up: bool) -> None:
+    name = next(case[0] for case in STATES if case[1] == status)
+    assert satisfied(TRIAL_WAIT_FOR[WAIT_FOR], job_in(status)) is TRIAL_UP.get(name, up)
+    held = {"startTime": "t", "active": 2, "ready": 0}  # both pods Pending, held as a gang
+    assert satisfied(TRIAL_WAIT_FOR[WAIT_FOR], job_in(held))
+
+
+@pytest.mark.parametrize("wait_for", [JOB_WAIT_FOR, TRIAL_WAIT_FOR], ids=["run", "trial"])
+def test_the_annotation_parses_in_every_supported_provider(wait_for: dict[str, str]) -> None:
+    annotation = wait_for[WAIT_FOR]
     # 4.24-4.32 split the annotation on every `=` that is not `==`, and took the path up to
     # the first `}`: neither may cut this one.
     assert annotation.count("=") == 1 and annotation.count("}") == 1
@@ -83,7 +103,8 @@ def test_every_job_carries_the_wait_and_none_skips_it(stack: str) -> None:
     config = load_stack(stack)
     jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
     assert jobs
+    wanted = TRIAL_WAIT_FOR if config.trials else JOB_WAIT_FOR  # a sweep's Jobs are trials'
     for job in jobs:
         annotations = job["metadata"]["annotations"]
-        assert {key: annotations[key] for key in JOB_WAIT_FOR} == JOB_WAIT_FOR
+        assert {key: annotations[key] for key in wanted} == wanted
         assert "pulumi.com/skipAwait" not in annotations

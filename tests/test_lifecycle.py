@@ -18,6 +18,7 @@ from infra.lifecycle import (
     run_key,
 )
 from infra.manifests import build_objects
+from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.lifecycle import (
     POD_GROUP_LABEL,
     POD_GROUP_MIN_LABEL,
@@ -43,8 +44,10 @@ def test_every_job_runs_its_command_under_the_supervisor(name: str) -> None:
     assert config_map["data"]["supervise.sh"] == SCRIPT.read_text()
     # Created before any Job that mounts it.
     assert objects.index(config_map) < min(objects.index(job) for job in jobs(objects))
-    topology = build_topology(config)
-    for job, replica in zip(jobs(objects), topology.replicas, strict=True):
+    # Each run's Jobs in its topology's order (a sweep has one run per trial).
+    runs = [(run, build_topology(run)) for run in config.runs]
+    replicas = [(run, topology, r) for run, topology in runs for r in topology.replicas]
+    for job, (config, topology, replica) in zip(jobs(objects), replicas, strict=True):
         pod = job["spec"]["template"]["spec"]
         [container] = pod["containers"]
         command = container["command"]
@@ -172,11 +175,14 @@ def test_run_key_is_the_derived_run_id_or_the_pinned_one_plus_the_settings() -> 
 
 @pytest.mark.parametrize("name", CASES)
 def test_every_job_of_a_deploy_shares_one_generation(name: str) -> None:
-    generations = set()
+    generations: dict[str, set[str]] = {}  # by run: a sweep's trials are runs of their own
     for job in jobs(objects_for(name)):
         command = job["spec"]["template"]["spec"]["containers"][0]["command"]
-        generations.add(command[command.index("--generation") + 1])
-    assert len(generations) == 1 and "" not in generations
+        run = job["metadata"]["labels"][RUN_ID_LABEL]
+        generations.setdefault(run, set()).add(command[command.index("--generation") + 1])
+    assert generations
+    for found in generations.values():
+        assert len(found) == 1 and "" not in found
 
 
 def test_a_changed_job_is_a_new_generation_and_tensorboard_is_not() -> None:

@@ -209,8 +209,13 @@ def test_labels_everywhere_and_run_id_only_on_run_scoped_objects(name: str) -> N
         assert labels["app.kubernetes.io/name"] == "tftrain"
         assert labels["app.kubernetes.io/instance"] == config.job.name
         # Storage and TensorBoard outlive runs; a run id there would churn them every run.
-        run_scoped = obj["kind"] in ("Job", "ImageCache") or "tftrain.io/replica-type" in labels
-        assert labels.get("tftrain.io/run-id") == (config.job.run_id if run_scoped else None)
+        # A sweep's trials share its image cache: no one trial's id on it.
+        cache_of_a_run = obj["kind"] == "ImageCache" and not config.trials
+        run_scoped = obj["kind"] == "Job" or cache_of_a_run or "tftrain.io/replica-type" in labels
+        if run_scoped:
+            assert labels["tftrain.io/run-id"] in {run.job.run_id for run in config.runs}
+        else:
+            assert "tftrain.io/run-id" not in labels
 
 
 def test_strict_validation_catches_a_misspelt_field() -> None:

@@ -57,7 +57,14 @@ class World:
 
 
 def _variant(config: StackConfig, **job: str) -> StackConfig:
-    return dataclasses.replace(config, job=dataclasses.replace(config.job, **job))
+    """The stack with other job values, as a single run (a sweep's trials keep their own)."""
+    single = dataclasses.replace(config, sweep=None, trials=(), trial_point={})
+    return dataclasses.replace(single, job=dataclasses.replace(config.job, **job))
+
+
+def _same_run(one: Pod, other: Pod) -> bool:
+    """Two replicas of one run (a sweep's trials are runs apart)."""
+    return one.labels[RUN_ID_LABEL] == other.labels[RUN_ID_LABEL]
 
 
 def _render(config: StackConfig) -> list[dict[str, Any]]:
@@ -109,7 +116,8 @@ def test_replicas_of_the_run_reach_each_other_on_the_tf_port_only(name: str) -> 
     w = world(name)
     for source in w.training:
         for destination in w.training:
-            assert w.allowed(source, destination, TF_PORT), (source.name, destination.name)
+            pair = (source.name, destination.name)
+            assert w.allowed(source, destination, TF_PORT) == _same_run(source, destination), pair
             assert not w.allowed(source, destination, TF_PORT, "UDP")
             assert not w.allowed(source, destination, 22)
             assert not w.allowed(source, destination, TENSORBOARD_PORT)
@@ -166,22 +174,26 @@ def test_egress_keeps_dns_and_the_outside_world_but_not_the_metadata_service(nam
         assert not w.allowed(pod, METADATA, 80)
     for source in w.training:
         for peer in w.training:
-            assert w.allowed(source, peer, TF_PORT)
+            assert w.allowed(source, peer, TF_PORT) == _same_run(source, peer)
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_policies_select_with_the_pods_own_labels(name: str) -> None:
     """The training policy picks every replica of the run and nothing else of the stack."""
     w = world(name)
-    (training,) = [
-        p
-        for p in w.policies
-        if p["metadata"]["name"] == f"{w.config.job.name}-training"
-        and p["metadata"]["namespace"] == w.config.job.namespace
-    ]
-    selector = training["spec"]["podSelector"]
-    assert all(selects(selector, p.labels) for p in w.training)
-    assert not any(selects(selector, p.labels) for p in [*w.tensorboard, *w.other_run])
+    for run in w.config.runs:  # a sweep: each trial's own policy
+        (training,) = [
+            p
+            for p in w.policies
+            if p["metadata"]["name"] == f"{run.run_name}-training"
+            and p["metadata"]["namespace"] == w.config.job.namespace
+        ]
+        selector = training["spec"]["podSelector"]
+        mine = [p for p in w.training if p.labels[RUN_ID_LABEL] == run.job.run_id]
+        others = [p for p in w.training if p not in mine]
+        assert mine and all(selects(selector, p.labels) for p in mine)
+        outsiders = [*w.tensorboard, *w.other_run, *others]
+        assert not any(selects(selector, p.labels) for p in outsiders)
 
 
 # --- the evaluator itself, on cases whose answer the API reference spells out ------------

@@ -11,6 +11,7 @@ the RAM policy grammar from Alibaba's OSS RAM policy docs (docs/cloud-evidence.m
 
 from __future__ import annotations
 
+import base64
 import json
 from functools import cache
 from typing import Any
@@ -23,6 +24,7 @@ from infra.cloud.oss import OssBucket
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
 from infra.mock_deploy import Recorded
 from tests.pulumi_mocks import (
+    MOCK_ACCOUNT_ID,
     MOCK_OIDC_PROVIDER_ARN,
     deployed_outputs,
     platform_stack_of,
@@ -35,34 +37,62 @@ from tests.test_manifests_schema import schema_version
 BUCKET = "team-data-01"
 DRIVER = "ossplugin.csi.alibabacloud.com"
 FUSE_SUBJECT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
+# A RAM user's AccessKey as the engine hands the program a secret (decrypted, key marked).
+KEYS = {"accessKeyId": "LTAI5tTestKeyId", "accessKeySecret": "TestKeySecretValue"}
+CIPHERTEXT = "v1:Zm9vYmFy:YmF6cXV4"
 # What each cluster kind needs besides bucket and prefixes (see README "Bring your data").
 BY_KIND: dict[str, dict[str, Any]] = {
     "ack": {},
-    "ask": {"credentialsSecret": "oss-credentials"},
+    "ask": {key: {"secure": CIPHERTEXT} for key in KEYS},
     "existing": {
-        "credentialsSecret": "oss-credentials",
+        "credentialsSecret": "oss/oss-credentials",
         "endpoint": "oss-cn-hangzhou-internal.aliyuncs.com",
     },
 }
+# platform-ack's bucket: <project>-<stack>-<account id> (README "Bring your data"), and the
+# prefixes its role covers, which a run stack on it stays inside.
+PLATFORM_BUCKET = f"tftrain-platform-ack-{MOCK_ACCOUNT_ID}"
+PREFIXES = {"standalone": ("datasets/mnist/", "results/"), "run": ("mnist/", "exports/team-a/")}
+
+
+def role(raw: dict[str, Any]) -> str:
+    return str(raw.get("cluster", {}).get("role", "standalone"))
 
 
 @cache
 def raw_with_data(stack: str) -> dict[str, Any]:
+    """The stack with an OSS input: a bucket of the account, or on a run stack its platform's."""
     raw = read_stack_file(stack_file(stack))
     kind = raw.get("cluster", {}).get("kind", "existing")
+    input_prefix, export_prefix = PREFIXES[role(raw)]
     raw["data"] = {
-        "bucket": BUCKET,
-        "inputPrefix": "datasets/mnist/",
-        "exportPrefix": "results/",
+        **({} if role(raw) == "run" else {"bucket": BUCKET}),
+        "inputPrefix": input_prefix,
+        "exportPrefix": export_prefix,
         **BY_KIND[kind],
     }
     return raw
 
 
+def expected_bucket(stack: str) -> str:
+    return PLATFORM_BUCKET if platform_stack_of(stack) else BUCKET
+
+
+def program_run(raw: dict[str, Any], **kwargs: Any) -> Recorded:
+    """Run the program; a `data` section holding secure values reaches it as the engine hands
+    it over: decrypted JSON, the key marked secret."""
+    data = raw.get("data", {})
+    if any(isinstance(value, dict) and "secure" in value for value in data.values()):
+        plain = {key: KEYS.get(key, value) for key, value in data.items()}
+        without = {key: value for key, value in raw.items() if key != "data"}
+        return run_program(in_region(without), secrets={"data": json.dumps(plain)}, **kwargs)
+    return run_program(in_region(raw), **kwargs)
+
+
 @cache
 def deployed(stack: str) -> tuple[StackConfig, Recorded]:
     raw = raw_with_data(stack)
-    return parse_config(raw), run_program(in_region(raw))
+    return parse_config(raw), program_run(raw)
 
 
 def in_region(raw: dict[str, Any]) -> dict[str, Any]:
@@ -87,10 +117,13 @@ def training_pods(run: Recorded) -> dict[str, dict[str, Any]]:
     }
 
 
-def run_ender(config: StackConfig) -> str:
-    """TFJob: the chief (or master) ends the run, worker 0 when there is none."""
-    role = "chief" if config.chief.number else "worker"
-    return f"{config.job.name}-{role}-0"
+def run_enders(config: StackConfig) -> dict[str, str]:
+    """TFJob: the chief (or master) ends the run, worker 0 when there is none; by replica
+    name, the run id of each run (a sweep has one per trial)."""
+    return {
+        f"{run.run_name}-{'chief' if run.chief.number else 'worker'}-0": run.job.run_id
+        for run in config.runs
+    }
 
 
 STACKS = run_stacks()  # those with training pods
@@ -116,11 +149,12 @@ def test_the_input_is_the_prefix_read_only_and_each_claim_binds_its_volume(stack
     _, run = deployed(stack)
     volumes = oss_volumes(run)
     claims = run.objects_of_kind("PersistentVolumeClaim")
-    for role, prefix in (("input", "/datasets/mnist/"), ("export", "/results/")):
-        volume = volumes[role]
+    input_prefix, export_prefix = PREFIXES["run" if platform_stack_of(stack) else "standalone"]
+    for kind, prefix in (("input", input_prefix), ("export", export_prefix)):
+        volume = volumes[kind]
         attributes = volume["spec"]["csi"]["volumeAttributes"]
-        assert attributes["bucket"] == BUCKET
-        assert attributes["path"] == prefix
+        assert attributes["bucket"] == expected_bucket(stack)
+        assert attributes["path"] == "/" + prefix
         assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
         (claim,) = [
             c
@@ -132,18 +166,26 @@ def test_the_input_is_the_prefix_read_only_and_each_claim_binds_its_volume(stack
     # The plugin maps a reader-only access mode to ossfs's `ro`.
     assert volumes["input"]["spec"]["accessModes"] == ["ReadOnlyMany"]
     assert volumes["export"]["spec"]["accessModes"] == ["ReadWriteMany"]
-    # The non-root trainer (uid/gid 10000) owns what ossfs shows in the export.
-    assert (
-        "-o uid=10000 -o gid=10000"
-        in volumes["export"]["spec"]["csi"]["volumeAttributes"]["otherOpts"]
-    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_oss_volume_is_readable_by_the_trainer_uid_on_its_platform(stack: str) -> None:
+    config, run = deployed(stack)
+    for volume in oss_volumes(run).values():
+        options = volume["spec"]["csi"]["volumeAttributes"]["otherOpts"].split()
+        # ossfs shows every file as the non-root trainer's (uid/gid 10000, the pods' runAsUser).
+        assert {"uid=10000", "gid=10000"} <= set(options[1::2])
+        assert options[0::2] == ["-o"] * (len(options) // 2)
+        # ECI mounts OSS itself and adds nothing (its own example sets allow_other); ACK's
+        # plugin adds allow_other unless given (ossfs/manager.go).
+        assert ("allow_other" in options) is (config.cluster.kind == "ask")
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_pod_reads_the_input_and_only_the_run_ender_mounts_the_export(stack: str) -> None:
     config, run = deployed(stack)
     pods = training_pods(run)
-    assert run_ender(config) in pods
+    assert run_enders(config).keys() <= pods.keys()
     for name, pod in pods.items():
         claims = {
             v["name"]: v["persistentVolumeClaim"]["claimName"]
@@ -157,10 +199,29 @@ def test_every_pod_reads_the_input_and_only_the_run_ender_mounts_the_export(stac
         assert env["TFTRAIN_INPUT_DIR"] == "/input"
         # The bundled trainer reads its data from TFTRAIN_DATA_DIR (no job.dataDir here).
         assert env["TFTRAIN_DATA_DIR"] == "/input"
-        ends = name == run_ender(config)
+        ends = name in run_enders(config)
         assert ("/export" in mounts) is ends, name
         assert (env.get("TFTRAIN_EXPORT_DIR") == "/export") is ends, name
         assert (f"{config.job.name}-export" in claims.values()) is ends, name
+
+
+def test_ask_makes_the_key_secret_its_volumes_name_before_them_and_never_in_clear() -> None:
+    config, run = deployed("ask-eci")
+    (secret,) = [s for s in run.objects_of_kind("Secret") if "akId" in s.get("data", {})]
+    assert secret["metadata"] == {**secret["metadata"], "name": "mnist-oss-credentials"}
+    assert secret["metadata"]["namespace"] == config.job.namespace
+    # The keys the CSI plugin reads (pkg/oss/utils.go parseCredentialsFromSecret), base64.
+    decoded = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    assert decoded == {"akId": KEYS["accessKeyId"], "akSecret": KEYS["accessKeySecret"]}
+    (registration,) = [
+        r for r in run.resources if r.name == f"{config.job.namespace}/mnist-oss-credentials"
+    ]
+    assert "data" in registration.secret_paths
+    # Registered before every volume that names it, and nowhere in the outputs.
+    names = [r.name for r in run.resources]
+    for volume in oss_volumes(run).values():
+        assert names.index(registration.name) < names.index(volume["metadata"]["name"])
+    assert KEYS["accessKeySecret"] not in json.dumps(run.outputs)
 
 
 def test_job_data_dir_keeps_the_users_path() -> None:
@@ -168,7 +229,7 @@ def test_job_data_dir_keeps_the_users_path() -> None:
         **raw_with_data("dev"),
         "job": {**raw_with_data("dev")["job"], "dataDir": "/input/train"},
     }
-    run = run_program(in_region(raw))
+    run = program_run(raw)
     for pod in training_pods(run).values():
         env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
         assert env["TFTRAIN_DATA_DIR"] == "/input/train"
@@ -186,12 +247,15 @@ def test_credentials_follow_the_cluster_kind_and_no_key_is_anywhere(stack: str) 
             assert attributes["authType"] == "rrsa"
             assert attributes["roleName"] == rrsa_role(stack, run)
             assert "nodePublishSecretRef" not in csi
-        else:
+        elif config.cluster.kind == "ask":
+            # The stack's own Secret, from the AccessKey Pulumi secrets (next test).
             assert "authType" not in attributes
             assert csi["nodePublishSecretRef"] == {
-                "name": "oss-credentials",
+                "name": "mnist-oss-credentials",
                 "namespace": config.job.namespace,
             }
+        else:
+            assert csi["nodePublishSecretRef"] == {"name": "oss-credentials", "namespace": "oss"}
     if config.cluster.kind != "ack":
         assert not run.of_type("alicloud:ram/role:Role")
         policy = json.loads(run.outputs["ossAccessPolicy"])
@@ -263,7 +327,7 @@ def test_a_created_bucket_is_private_encrypted_versioned_and_public_access_block
         **raw_with_data("ack-gpu"),
         "data": {**raw_with_data("ack-gpu")["data"], "createBucket": True},
     }
-    run = run_program(in_region(raw))
+    run = program_run(raw)
     (bucket,) = run.of_type("alicloud:oss/bucket:Bucket")
     assert bucket.inputs["bucket"] == BUCKET
     # No acl: the provider's default is private (resource_alicloud_oss_bucket.go acl Default).
@@ -288,7 +352,7 @@ def test_an_existing_public_or_far_bucket_is_refused_before_anything_is_register
         **raw_with_data("ack-gpu"),
         "data": {**raw_with_data("ack-gpu")["data"], "bucket": bucket},
     }
-    run = run_program(in_region(raw), raise_errors=False)
+    run = program_run(raw, raise_errors=False)
     assert run.error is not None
     assert f"tftrain:data.bucket = {bucket!r}" in str(run.error)
     assert refusal in str(run.error)
@@ -304,7 +368,10 @@ def retained(raw: dict[str, Any]) -> bool | None:
 
     def build() -> dict[str, Any]:
         OssBucket(
-            "data", parse_config(raw).data, opts=pulumi.ResourceOptions(transformations=[capture])
+            "data",
+            parse_config(raw).data,
+            BUCKET,
+            opts=pulumi.ResourceOptions(transformations=[capture]),
         )
         return {}
 

@@ -22,7 +22,7 @@ import yaml
 
 from infra import mock_deploy
 from infra.cluster_facts import cluster_facts
-from infra.config import load_stack, read_stack_entries, stack_file
+from infra.config import ConfigError, load_stack, read_stack_entries, stack_file
 from infra.lifecycle import OUTCOMES_DIR
 from infra.manifests import build_objects
 from infra.render import cloud as render_cloud_module
@@ -72,14 +72,33 @@ def test_two_renders_in_one_process_are_byte_identical(stack: str) -> None:
 
 
 def test_renders_in_separate_processes_are_byte_identical() -> None:
-    """Different hash seeds too: nothing may depend on set or dict iteration order."""
+    """Different hash seeds too: nothing may depend on set or dict iteration order. One process
+    per seed renders every stack (a process per stack would only repeat the imports)."""
     expected = {stack: render_stack(stack) for stack in STACKS}
-    runs = [(stack, seed) for stack in STACKS for seed in ("1", "2")]
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        done = list(pool.map(lambda run: render_cli(PROJECT, run[0], PYTHONHASHSEED=run[1]), runs))
-    for (stack, seed), process in zip(runs, done, strict=True):
+    script = (
+        "import json, sys; from infra.render import render_stack; "
+        "json.dump({s: render_stack(s) for s in sys.argv[1:]}, sys.stdout)"
+    )
+    seeds = ("1", "2")
+    with ThreadPoolExecutor(max_workers=len(seeds)) as pool:
+        done = list(
+            pool.map(
+                lambda seed: subprocess.run(
+                    [sys.executable, "-c", script, *STACKS],
+                    cwd=PROJECT,
+                    env={**os.environ, "PYTHONPATH": str(PROJECT), "PYTHONHASHSEED": seed},
+                    capture_output=True,
+                    text=True,
+                    encoding="utf-8",
+                ),
+                seeds,
+            )
+        )
+    for seed, process in zip(seeds, done, strict=True):
         assert process.returncode == 0, process.stderr
-        assert process.stdout == expected[stack], f"{stack} differs with PYTHONHASHSEED={seed}"
+        rendered = json.loads(process.stdout)
+        for stack in STACKS:
+            assert rendered[stack] == expected[stack], f"{stack} differs with PYTHONHASHSEED={seed}"
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -134,7 +153,7 @@ def test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule() -> None:
     assert gpu_pool["taints"] == "[{effect: NoSchedule, key: nvidia.com/gpu, value: present}]"
     assert gpu_pool["labels"] == (
         "[{key: tftrain.io/accelerator, value: nvidia-gpu}, "
-        "{key: ack.aliyun.com/nvidia-driver-version, value: 550.144.03}]"
+        "{key: ack.aliyun.com/nvidia-driver-version, value: 570.133.20}]"
     )
     assert gpu_pool["instanceTypes"] == "[ecs.gn6i-c4g1.xlarge]"
     # Autoscaled from zero: a range and the autoscaler, no fixed size to bill around the clock.
@@ -177,12 +196,21 @@ def test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out(
         assert secret_line.strip() not in text
 
 
-@pytest.mark.parametrize("kubeconfig", [PLAIN_KUBECONFIG, {"secure": "v1:c2VjcmV0LWNpcGhlcg=="}])
+def test_a_plaintext_kubeconfig_is_refused_by_key_and_not_echoed(tmp_path: Path) -> None:
+    document = {"config": read_stack_entries(stack_file("dev"))}
+    document["config"]["tftrain:kubeconfig"] = PLAIN_KUBECONFIG
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
+    with pytest.raises(ConfigError) as refused:
+        render_stack("dev", tmp_path, only="cloud")
+    assert "tftrain:kubeconfig: must be a Pulumi secret" in str(refused.value)
+    assert "hunter2" not in str(refused.value)
+
+
 def test_existing_cluster_summary_says_no_cloud_resources_and_hides_the_kubeconfig(
-    tmp_path: Path, kubeconfig: Any
+    tmp_path: Path,
 ) -> None:
     document = {"config": read_stack_entries(stack_file("dev"))}
-    document["config"]["tftrain:kubeconfig"] = kubeconfig
+    document["config"]["tftrain:kubeconfig"] = {"secure": "v1:c2VjcmV0LWNpcGhlcg=="}
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
     text = render_stack("dev", tmp_path, only="cloud")
     assert "# No cloud resources: cluster.kind is existing" in text
@@ -343,7 +371,7 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     # replica, besides its learning rate: the run-id label of its Service (metadata and
     # selector) and of its Job (metadata and pod template), its output directory, the run its
     # supervisor ends with (the run key, the outcomes in the output directory), the replica's
-    # working directory and home (both in the output directory), and the three run
+    # working directory, home and logs (all in the output directory), and the three run
     # selectors of the training NetworkPolicy (its pods, their ingress and egress peers).
     assert old.job.run_id != new.job.run_id
     replicas = len(build_topology(old).replicas)
@@ -358,8 +386,9 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
                 # A derived run id is the supervisors' run key as it is.
                 f"- {config.job.run_id}": replicas,
                 **{
-                    f"- {config.output_dir}/replicas/{replica.name}/work": 1
+                    f"- {config.output_dir}/replicas/{replica.name}/{kept}": 1
                     for replica in build_topology(config).replicas
+                    for kept in ("work", "logs")
                 },
                 **{
                     f"- {{name: HOME, value: {config.output_dir}/replicas/{replica.name}/home}}": 1

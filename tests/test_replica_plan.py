@@ -88,44 +88,47 @@ def _as_pod_would(value: str, config: Any, name: str, addresses: dict[str, str])
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_pods_and_local_processes_get_the_same_replica(stack: str) -> None:
-    config = load_stack(stack)
-    pods = _pods(config)
-    ports = {name: 40000 + i for i, name in enumerate(pods)}
-    bucket = bool(config.data.bucket)
-    data = LocalData(Path(LOCAL_INPUT), Path(LOCAL_EXPORT), "") if bucket else None
-    plan = build_plan(config, ports, Path(LOCAL_OUT), Path(SCRATCH), base_env={}, stack=stack,
-                      data=data)  # fmt: skip
-    addresses = {
-        f"localhost:{ports[r.name]}": f"{r.name}.{config.job.namespace}.svc:2222"
-        for r in plan.topology.replicas
-    }
-    assert {spec.name for spec in plan.replicas} == set(pods)
-    for spec in plan.replicas:
-        pod = pods[spec.name]
-        (container,) = pod["containers"]
-        pod_argv = [*container["command"], *container.get("args", [])]
-        local_argv = [_as_pod_would(arg, config, spec.name, addresses) for arg in spec.argv]
-        # The deploy generation: a digest of the Jobs there, one per launch here.
-        at = pod_argv.index("--generation") + 1
-        local_argv[at] = pod_argv[at]
-        assert local_argv == pod_argv, spec.name
-        downward = {"metadata.name": spec.name, "metadata.namespace": config.job.namespace}
-        pod_env = {}
-        for var in container["env"]:
-            if "valueFrom" in var:
-                pod_env[var["name"]] = downward[var["valueFrom"]["fieldRef"]["fieldPath"]]
-            else:
-                pod_env[var["name"]] = var["value"]
-        local_env = {
-            key: _as_pod_would(value, config, spec.name, addresses)
-            for key, value in spec.env.items()
-            if key not in MACHINE_ONLY
+    stacked = load_stack(stack)
+    everything = _pods(stacked)
+    for config in stacked.runs:  # a sweep: each trial is a run, planned on its own
+        names = {r.name for r in build_topology(config).replicas}
+        pods = {name: pod for name, pod in everything.items() if name in names}
+        ports = {name: 40000 + i for i, name in enumerate(pods)}
+        bucket = config.uses_oss  # a named, created or platform bucket
+        data = LocalData(Path(LOCAL_INPUT), Path(LOCAL_EXPORT), "") if bucket else None
+        plan = build_plan(config, ports, Path(LOCAL_OUT), Path(SCRATCH), base_env={}, stack=stack,
+                          data=data)  # fmt: skip
+        addresses = {
+            f"localhost:{ports[r.name]}": f"{r.name}.{config.job.namespace}.svc:2222"
+            for r in plan.topology.replicas
         }
-        # What the export records of where the run ran: the images there, the stack here.
-        pod_env.pop("TFTRAIN_IMAGES", None)
-        local_env.pop("TFTRAIN_STACK", None)
-        assert local_env == pod_env, spec.name
-        assert "workingDir" not in container  # the supervisor moves to --workdir, in both
+        assert {spec.name for spec in plan.replicas} == set(pods)
+        for spec in plan.replicas:
+            pod = pods[spec.name]
+            (container,) = pod["containers"]
+            pod_argv = [*container["command"], *container.get("args", [])]
+            local_argv = [_as_pod_would(arg, config, spec.name, addresses) for arg in spec.argv]
+            # The deploy generation: a digest of the Jobs there, one per launch here.
+            at = pod_argv.index("--generation") + 1
+            local_argv[at] = pod_argv[at]
+            assert local_argv == pod_argv, spec.name
+            downward = {"metadata.name": spec.name, "metadata.namespace": config.job.namespace}
+            pod_env = {}
+            for var in container["env"]:
+                if "valueFrom" in var:
+                    pod_env[var["name"]] = downward[var["valueFrom"]["fieldRef"]["fieldPath"]]
+                else:
+                    pod_env[var["name"]] = var["value"]
+            local_env = {
+                key: _as_pod_would(value, config, spec.name, addresses)
+                for key, value in spec.env.items()
+                if key not in MACHINE_ONLY
+            }
+            # What the export records of where the run ran: the images there, the stack here.
+            pod_env.pop("TFTRAIN_IMAGES", None)
+            local_env.pop("TFTRAIN_STACK", None)
+            assert local_env == pod_env, spec.name
+            assert "workingDir" not in container  # the supervisor moves to --workdir, in both
 
 
 # Every name the stack sets for a replica itself, as README "What your trainer gets" lists

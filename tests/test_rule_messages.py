@@ -24,7 +24,7 @@ ASK: dict[str, Any] = {
 RUN: dict[str, Any] = {"cluster": {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"}}
 RANGES = ["203.0.113.0/24"]
 DATA = {"bucket": "tftrain-data", "inputPrefix": "mnist/"}
-BY_SECRET = {"credentials": "secret", "credentialsSecret": "oss-credentials"}
+BY_SECRET = {"credentials": "secret", "credentialsSecret": "oss/oss-credentials"}
 ENDPOINT = "oss-cn-hangzhou-internal.aliyuncs.com"
 INIT = (
     "must be run:<runId> (another run of job mnist), or an absolute path under "
@@ -348,10 +348,6 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         ],
     ),
     # The OSS bucket.
-    "bucket-to-create-without-a-name": (
-        on(ACK, data={"createBucket": True}),
-        ['tftrain:data.bucket = "": must be a bucket name when createBucket is true'],
-    ),
     "input-is-the-whole-bucket": (
         on(ACK, data={"bucket": "tftrain-data"}),
         [

@@ -66,3 +66,23 @@ def test_locally_a_secret_comes_from_the_shell_or_is_refused_by_key() -> None:
     assert resolved.worker.env == {"TOKEN": TOKEN}
     with pytest.raises(ValueError, match=r"tftrain:worker\.env\.TOKEN: a Pulumi secret"):
         resolve_secret_env(config, {})
+
+
+def test_a_dry_run_never_prints_a_secret_resolved_from_the_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from infra.local.cli import main
+
+    (tmp_path / "Pulumi.s.yaml").write_text(
+        f"config:\n  tftrain:image: {IMAGE}\n  tftrain:job:\n    env:\n"
+        "      TOKEN:\n        secure: v1:AAAAbase64ciphertext\n      PLAIN: visible\n"
+        "    args: [--token, $(TOKEN)]\n"
+    )
+    monkeypatch.setenv("TOKEN", TOKEN)
+    status = main(["s", "--stacks-dir", str(tmp_path), "--dry-run",
+                   "--output-dir", str(tmp_path / "out")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert TOKEN not in out
+    assert f"TOKEN={SECRET_PLACEHOLDER}" in out
+    assert "PLAIN=visible" in out

@@ -114,22 +114,25 @@ def test_tf_config_names_exactly_the_services_that_exist(stack: str) -> None:
         for svc in run.objects_of_kind("Service")
         if svc["spec"].get("clusterIP") == "None"
     }
-    jobs = run.objects_of_kind("Job")
-    assert jobs
-    trained = set()
-    for job in jobs:
-        tf_config = json.loads(env_of(job)["TF_CONFIG"])
-        addresses = {a for group in tf_config["cluster"].values() for a in group}
-        assert addresses <= headless, f"{job['metadata']['name']} dials a missing Service"
-        task = tf_config["task"]
-        name = job["metadata"]["name"]
-        assert name.endswith(f"-{task['type']}-{task['index']}")
-        assert tf_config["environment"] == "cloud"
-        if task["type"] != "evaluator":
-            trained.add(f"{name}.{namespace}.svc:{TF_PORT}")
-        cluster = tf_config["cluster"]
-        assert cluster == json.loads(env_of(jobs[0])["TF_CONFIG"])["cluster"]
-    assert trained == {a for g in cluster.values() for a in g}
+    runs: dict[str, list[dict[str, Any]]] = {}  # a sweep has one run per trial
+    for job in run.objects_of_kind("Job"):
+        runs.setdefault(job["metadata"]["labels"]["tftrain.io/run-id"], []).append(job)
+    assert runs
+    for jobs in runs.values():
+        trained = set()
+        for job in jobs:
+            tf_config = json.loads(env_of(job)["TF_CONFIG"])
+            addresses = {a for group in tf_config["cluster"].values() for a in group}
+            assert addresses <= headless, f"{job['metadata']['name']} dials a missing Service"
+            task = tf_config["task"]
+            name = job["metadata"]["name"]
+            assert name.endswith(f"-{task['type']}-{task['index']}")
+            assert tf_config["environment"] == "cloud"
+            if task["type"] != "evaluator":
+                trained.add(f"{name}.{namespace}.svc:{TF_PORT}")
+            cluster = tf_config["cluster"]
+            assert cluster == json.loads(env_of(jobs[0])["TF_CONFIG"])["cluster"]
+        assert trained == {a for g in cluster.values() for a in g}
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -303,11 +306,18 @@ def test_exports_tell_the_user_what_next(stack: str) -> None:
     config = load_stack(stack)
     outputs = recorded(stack).outputs
     assert outputs["namespace"] == config.job.namespace
-    assert outputs["runId"] == config.job.run_id
-    assert outputs["outputDir"] == config.output_dir
-    lead = f"{config.job.name}-chief-0" if config.chief.number else f"{config.job.name}-worker-0"
-    assert outputs["kubectl"]["logs"] == f"kubectl -n {config.job.namespace} logs -f job/{lead}"
-    assert config.job.run_id in outputs["kubectl"]["status"]
+    # A sweep's trials each tell theirs, by run id.
+    trials = outputs.get("trials", {})
+    assert sorted(trials) == sorted(trial.job.run_id for trial in config.trials)
+    for run in config.runs:
+        told = trials[run.job.run_id] if config.trials else outputs
+        assert told.get("runId", run.job.run_id) == run.job.run_id
+        assert told["outputDir"] == run.output_dir
+        assert told.get("point", {}) == run.trial_point
+        name = run.run_name
+        lead = f"{name}-chief-0" if run.chief.number else f"{name}-worker-0"
+        assert told["kubectl"]["logs"] == f"kubectl -n {run.job.namespace} logs -f job/{lead}"
+        assert run.job.run_id in told["kubectl"]["status"]
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -323,6 +333,7 @@ def test_registered_objects_are_the_offline_render(stack: str) -> None:
         nas_domain=outputs.get("nasDomain"),
         oss_endpoint=outputs.get("ossEndpoint"),
         oss_role_name=outputs.get("ossRoleName"),
+        oss_bucket=outputs.get("ossBucket"),
     )
     expected = {object_key(o): o for o in build_objects(config, facts)}
     actual = {object_key(o): o for o in run.kube_objects()}
@@ -343,7 +354,9 @@ def test_network_policies_are_registered_as_typed_resources(stack: str) -> None:
     assert {r.name for r in typed} == {
         f"{namespace}/{p['metadata']['name']}" for p in run.objects_of_kind("NetworkPolicy")
     }
-    assert len(typed) == (4 if load_stack(stack).tensorboard.enabled else 3)
+    # deny, egress, TensorBoard's, and one training policy per run (a sweep's trials)
+    config = load_stack(stack)
+    assert len(typed) == 2 + config.tensorboard.enabled + len(config.runs)
 
 
 DIGEST = "sha256:" + "5f" * 32

@@ -63,6 +63,9 @@ class Run:
         grace: int | None = None,
         on_success: Path | None = None,
         generation: str | None = None,
+        options: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        wrapper: tuple[str, ...] = (),
     ) -> subprocess.Popen[str]:
         argv = [*self.shell, str(SCRIPT), role, "--outcomes", str(self.outcomes)]
         argv += ["--run", self.run, "--generation", generation or self.generation]
@@ -73,11 +76,12 @@ class Run:
             argv += ["--stop-grace", str(grace)]
         if on_success is not None:
             argv += ["--on-success", str(on_success)]
-        argv += ["--", *command]
+        argv += [*options, "--", *command]
         if self.pid1:
             # runc makes a container's PID 1 a session leader (setsid() in nsexec.c's last
             # stage); setsid here does the same for the namespace's PID 1.
             argv = ["unshare", "--pid", "--fork", "--mount-proc", "setsid", *argv]
+        argv = [*wrapper, *argv]
         # A group leader, as a container's PID 1 and the local launcher's replicas are.
         return subprocess.Popen(
             argv,
@@ -85,6 +89,7 @@ class Run:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
+            env=env,
         )
 
     def signal(self, process: subprocess.Popen[str], signum: int) -> None:

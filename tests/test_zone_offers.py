@@ -15,7 +15,7 @@ from infra import mock_deploy
 from infra.cloud.zone_offers import (
     GET_INSTANCE_TYPES,
     GET_NAS_ZONES,
-    check_instance_type,
+    check_instance_types,
     check_nas_storage,
 )
 from infra.config import read_stack_file, stack_file
@@ -118,7 +118,7 @@ def test_an_existing_vswitch_brings_its_zone_and_is_not_checked() -> None:
 
 def test_the_offline_render_s_answer_checks_nothing() -> None:
     # None: no cloud was asked (a provider always answers a list).
-    check_instance_type("cluster.cpuPool.instanceTypes", "ecs.g7.xlarge", "cn-hangzhou-i", None)
+    check_instance_types("cluster.cpuPool.instanceTypes", "cn-hangzhou-i", {"ecs.g7.xlarge": None})
     check_nas_storage("Performance", "cn-hangzhou-i", None)
 
 
@@ -176,3 +176,32 @@ def test_an_nfs_offer_of_the_type_in_the_zone_passes(storage_type: str) -> None:
 def test_a_zone_offering_another_storage_type_is_refused() -> None:
     with pytest.raises(pulumi.RunError, match="zones that do: cn-hangzhou-i"):
         check_nas_storage("Capacity", "cn-hangzhou-h", SMB_ONLY_IN_H)
+
+
+def with_gpu_types(*types: str) -> dict[str, Any]:
+    raw = read_stack_file(stack_file("ack-gpu"))
+    raw["cluster"]["gpuPool"] = {**raw["cluster"]["gpuPool"], "instanceTypes": list(types)}
+    return raw
+
+
+def test_one_sold_out_type_among_several_is_not_a_refusal() -> None:
+    # The autoscaler picks among a pool's types: gn6v sells in cn-hangzhou-i, gn6i not here.
+    sold_out = {**MOCK_TYPE_ZONES, "ecs.gn6i-c4g1.xlarge": ("cn-hangzhou-h",)}
+    raw = with_gpu_types("ecs.gn6i-c4g1.xlarge", "ecs.gn6v-c8g1.2xlarge")
+    raw["worker"] = {**raw["worker"], "cpu": "2", "memory": "8Gi"}
+    recorded = run(raw, PlausibleCloud(type_zones=sold_out))
+    assert recorded.error is None
+    assert recorded.of_type("alicloud:cs/nodePool:NodePool")
+
+
+def test_a_pool_none_of_whose_types_is_on_sale_is_refused() -> None:
+    sold_out = {**MOCK_TYPE_ZONES, "ecs.gn6i-c4g1.xlarge": ("cn-hangzhou-h",),
+                "ecs.gn6v-c8g1.2xlarge": ("cn-hangzhou-k",)}  # fmt: skip
+    raw = with_gpu_types("ecs.gn6i-c4g1.xlarge", "ecs.gn6v-c8g1.2xlarge")
+    recorded = run(raw, PlausibleCloud(type_zones=sold_out))
+    assert str(recorded.error).startswith(
+        "tftrain:cluster.gpuPool.instanceTypes: none of ecs.gn6i-c4g1.xlarge, "
+        "ecs.gn6v-c8g1.2xlarge is on sale in tftrain:network.zoneId cn-hangzhou-i"
+    )
+    assert "sold in: cn-hangzhou-h, cn-hangzhou-k" in str(recorded.error)
+    assert recorded.resources == []

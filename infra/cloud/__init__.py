@@ -19,7 +19,13 @@ from infra.cloud.load_balancer_acl import LoadBalancerAcl
 from infra.cloud.naming import physical_name
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
-from infra.cloud.oss import OssBucket, OssRrsaAccess, access_policy, require_usable_bucket
+from infra.cloud.oss import (
+    OssBucket,
+    OssRrsaAccess,
+    access_policy,
+    require_usable_bucket,
+    stack_bucket,
+)
 from infra.cloud.zone_offers import require_zone_offers
 
 __all__ = [
@@ -42,4 +48,5 @@ __all__ = [
     "require_reachable_api_server",
     "require_usable_bucket",
     "require_zone_offers",
+    "stack_bucket",
 ]

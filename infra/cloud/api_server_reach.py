@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 import pulumi
 import yaml
 
+from infra.cloud.lookup import listed
 from infra.config import PROJECT
 from infra.config.model import ClusterConfig, NetworkConfig
 
@@ -97,8 +98,8 @@ def first_up_problem(network: NetworkConfig, exists: bool, machine_vpc: str | No
     )
 
 
-# cs.get_clusters' token, invoked directly: its typed wrapper cannot return the unknown result
-# an offline render gets (as for the bucket lookup in infra/cloud/oss.py).
+# cs.get_clusters, through `infra.cloud.lookup` (an offline render's unknown result checks
+# nothing; an empty list is a cluster that does not exist yet).
 GET_CLUSTERS = "alicloud:cs/getClusters:getClusters"
 
 
@@ -113,12 +114,10 @@ def require_reachable_api_server(
     creates could not be reached from this machine (see the module docstring)."""
     if cluster.public_api_server:
         return
-    found = pulumi.runtime.invoke(
-        GET_CLUSTERS, {"nameRegex": f"^{re.escape(cluster_name)}$"}, pulumi.InvokeOptions()
-    )
-    if not (found.is_known and found.value):  # the offline render: no cloud to ask
+    found = listed(GET_CLUSTERS, {"nameRegex": f"^{re.escape(cluster_name)}$"}, "clusters")
+    if found is None:  # the offline render: no cloud to ask
         return
-    exists = _cluster_exists(found.value.get("clusters") or [], cluster_name)
+    exists = _cluster_exists(found, cluster_name)
     machine_vpc = None if exists or network.vpn_joined else this_machine_vpc()
     problem = first_up_problem(network, exists, machine_vpc)
     if problem is not None:

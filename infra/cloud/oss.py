@@ -1,5 +1,7 @@
-"""The user's OSS bucket: created private and kept on destroy (when the stack makes it), and
-the least-privilege access the CSI OSS plugin gets to it.
+"""The user's OSS bucket: one of the account (looked up before anything is billed), another
+account's (said by `data.bucketOwner`), or one the stack creates private, kept on destroy and
+named from the account when `data.bucket` is empty; and the least-privilege access the CSI
+OSS plugin gets to it.
 
 Access is one RAM policy: list and read the input prefix, read and write only the export
 prefix. On ACK (`data.credentials` rrsa) the stack makes a RAM role that only the plugin's
@@ -10,17 +12,22 @@ publishes the same policy document (`ossAccessPolicy`) for the user to attach to
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pulumi
 from pulumi_alicloud import oss, ram
 
+from infra.cloud.lookup import answered, listed
 from infra.cloud.naming import physical_name, resource_tags
-from infra.config import PROJECT
+from infra.config import PROJECT, StackConfig
 from infra.config.model import DataConfig
+from infra.config.rules import local_input_root
 
 # Server-side encryption with OSS-managed keys: no KMS key to create, rotate or pay for.
 SSE_ALGORITHM = "AES256"
@@ -32,66 +39,115 @@ FUSE_SERVICE_ACCOUNT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
 RRSA_AUDIENCE = "sts.aliyuncs.com"
 PUBLIC_ACLS = ("public-read", "public-read-write")
 GET_BUCKETS = "alicloud:oss/getBuckets:getBuckets"
+GET_CALLER_IDENTITY = "alicloud:index/getCallerIdentity:getCallerIdentity"
+ACCOUNT_PLACEHOLDER = "<account-id>"
+_NOT_IN_BUCKET_NAMES = re.compile(r"[^a-z0-9-]+")
+_BUCKET_NAME_MAX = 63
+
+
+def derived_bucket_name(project: str, stack: str, account_id: str) -> str:
+    """`<project>-<stack>-<account id>`: an account id is unique, so no one else can have
+    taken the name. Lower-case letters, digits and -, at most 63 (OSS naming rules)."""
+    prefix = _NOT_IN_BUCKET_NAMES.sub("-", f"{project}-{stack}".lower()).strip("-")
+    prefix = prefix[: _BUCKET_NAME_MAX - len(account_id) - 1].rstrip("-")
+    return f"{prefix}-{account_id}"
+
+
+def stack_bucket(data: DataConfig) -> str:
+    """The bucket's name: `data.bucket`, or for a bucket the stack creates without one, the
+    derived name (`<account id>` offline, where no cloud is asked)."""
+    if data.bucket or not data.create_bucket:
+        return data.bucket
+    identity = answered(GET_CALLER_IDENTITY, {})
+    if identity is None:
+        account_id = ACCOUNT_PLACEHOLDER  # the offline render: no cloud to ask
+    elif not (account_id := str(identity.get("accountId") or "")):
+        raise pulumi.RunError(
+            f"{PROJECT}:data.bucket = '': the stack names the bucket it creates from the account "
+            "id, and the provider's caller identity gave none; set data.bucket to a name of "
+            "your choice"
+        )
+    return derived_bucket_name(pulumi.get_project(), pulumi.get_stack(), account_id)
 
 
 def check_existing_bucket(
-    bucket: str, region: str | None, found: Sequence[Mapping[str, Any]] | None
+    data: DataConfig, region: str | None, found: Sequence[Mapping[str, Any]] | None
 ) -> None:
-    """Refuse a bucket of the account whose ACL is public, or that lives in another region
-    (the internal endpoint of the stack's region cannot reach it). A bucket the account's
-    listing does not show (another account's) is not checked: the mount reports it."""
-    for entry in found or ():
-        if entry.get("name") != bucket:
-            continue
-        acl = entry.get("acl", "")
-        if acl in PUBLIC_ACLS:
-            raise pulumi.RunError(
-                f"{PROJECT}:data.bucket = {bucket!r}: its ACL is {acl}; training data and "
-                "exported models must not be public: set it private (ossutil set-acl "
-                f"oss://{bucket} private) or use another bucket"
-            )
-        location = entry.get("location", "")
-        if region and location and location != f"oss-{region}":
-            raise pulumi.RunError(
-                f"{PROJECT}:data.bucket = {bucket!r}: it is in {location}, the stack in "
-                f"{region}; use a bucket in the stack's region (internal endpoint, no traffic "
-                "charge)"
-            )
+    """Refuse a bucket the account's listing (`found`) does not show, unless it is said to be
+    another account's; one whose ACL is public; one in another region (the internal endpoint
+    of the stack's region cannot reach it). `found` None (offline) checks nothing."""
+    if found is None or data.bucket_owner == "another-account":
+        return
+    bucket = data.bucket
+    entry = next((entry for entry in found if entry.get("name") == bucket), None)
+    if entry is None:
+        raise pulumi.RunError(
+            f"{PROJECT}:data.bucket = {bucket!r}: this account has no bucket of that name (its "
+            "listing does not show it), so every pod would wait on NoSuchBucket/AccessDenied. "
+            f"Create it in the stack's region and upload your data (ossutil mb oss://{bucket}), "
+            f"or set {PROJECT}:data.createBucket true (or unset data.bucket with it: the stack "
+            f"names one from your account), or, if another account owns it, set "
+            f"{PROJECT}:data.bucketOwner another-account"
+        )
+    acl = entry.get("acl", "")
+    if acl in PUBLIC_ACLS:
+        raise pulumi.RunError(
+            f"{PROJECT}:data.bucket = {bucket!r}: its ACL is {acl}; training data and "
+            "exported models must not be public: set it private (ossutil set-acl "
+            f"oss://{bucket} private) or use another bucket"
+        )
+    location = entry.get("location", "")
+    if region and location and location != f"oss-{region}":
+        raise pulumi.RunError(
+            f"{PROJECT}:data.bucket = {bucket!r}: it is in {location}, the stack in "
+            f"{region}; use a bucket in the stack's region (internal endpoint, no traffic "
+            "charge)"
+        )
 
 
-def require_usable_bucket(data: DataConfig, region: str | None) -> None:
+def grant_needed(data: DataConfig, rrsa: bool) -> str:
+    """What the owner of another account's bucket must grant, said once at deploy."""
+    principal = (
+        "this stack's RAM role (stack output ossRoleName: acs:ram::<this account id>:role/<it>)"
+        if rrsa
+        else "the RAM user whose AccessKey the volumes use"
+    )
+    return (
+        f"{PROJECT}:data.bucketOwner = another-account: oss://{data.bucket} is not looked up. "
+        f"Its owner must grant {principal}, in the bucket's policy, the actions of the stack "
+        "output ossAccessPolicy on that bucket; until then every pod waits on AccessDenied"
+    )
+
+
+def require_usable_bucket(config: StackConfig, region: str | None) -> None:
     """A blocking lookup before anything is registered, as for the Kubernetes version. Only
     the ACL is seen: a bucket policy granting anonymous access is not (check it yourself)."""
+    data = config.data
     if not data.bucket or data.create_bucket:
         return
-    # The token oss.get_buckets invokes, called directly: its typed wrapper cannot return an
-    # unknown result, which is what an offline render (no cloud to ask) gets.
-    result = pulumi.runtime.invoke(
-        GET_BUCKETS, {"nameRegex": f"^{re.escape(data.bucket)}$"}, pulumi.InvokeOptions()
-    )
-    if result.is_known and result.value:
-        check_existing_bucket(data.bucket, region, result.value.get("buckets"))
+    if data.bucket_owner == "another-account":
+        pulumi.log.warn(grant_needed(data, config.oss_credentials == "rrsa"))
+        return
+    found = listed(GET_BUCKETS, {"nameRegex": f"^{re.escape(data.bucket)}$"}, "buckets")
+    check_existing_bucket(data, region, found)
 
 
-def access_policy(data: DataConfig) -> dict[str, Any]:
+def access_policy(data: DataConfig, bucket_name: str) -> dict[str, Any]:
     """Read the input prefix, read and write the export prefix, nothing else of the bucket."""
-    bucket = f"acs:oss:*:*:{data.bucket}"
+    bucket = f"acs:oss:*:*:{bucket_name}"
     prefixes = [data.input_prefix, data.export_prefix]
     return {
         "Version": "1",
         "Statement": [
             {
-                # ossfs lists a directory as a prefix listing; only the two prefixes may be.
+                # ossfs lists a directory as a prefix listing, always ending in "/" (1.91
+                # list_bucket; at mount CheckBucket lists "<prefix>/" with max-keys=2, 2.0
+                # oss_check_bucket likewise): only the two prefixes may be. Neither version
+                # reads the bucket's info or location, so no bucket-level action is granted.
                 "Effect": "Allow",
                 "Action": ["oss:ListObjects"],
                 "Resource": [bucket],
                 "Condition": {"StringLike": {"oss:Prefix": [f"{p}*" for p in prefixes]}},
-            },
-            {
-                # ossfs reads the bucket's metadata once when it mounts.
-                "Effect": "Allow",
-                "Action": ["oss:GetBucketInfo"],
-                "Resource": [bucket],
             },
             {
                 "Effect": "Allow",
@@ -99,6 +155,8 @@ def access_policy(data: DataConfig) -> dict[str, Any]:
                 "Resource": [f"{bucket}/{p}*" for p in prefixes],
             },
             {
+                # Writes, multipart uploads (initiate, parts, complete are oss:PutObject) and
+                # renames (a copy: GetObject on the source, PutObject on the target).
                 "Effect": "Allow",
                 "Action": [
                     "oss:PutObject",
@@ -110,6 +168,15 @@ def access_policy(data: DataConfig) -> dict[str, Any]:
             },
         ],
     }
+
+
+def input_files(data: DataConfig) -> list[tuple[str, Path]]:
+    """(object key under the input prefix, file) for every file of `data.localInputDir`."""
+    if not data.local_input_dir:
+        return []
+    root = local_input_root(data.local_input_dir)
+    files = sorted(path for path in root.rglob("*") if path.is_file())
+    return [(data.input_prefix + path.relative_to(root).as_posix(), path) for path in files]
 
 
 def rrsa_trust_policy(oidc_provider_arn: str, issuer_url: str) -> str:
@@ -141,26 +208,34 @@ class OssBucket(pulumi.ComponentResource):
     Versioning: the export writes whole runs and the user's data is the input; a mistaken
     overwrite or delete (a second `ossutil cp`, a run id reused) keeps the old version, at
     the price of storing it until a lifecycle rule or the user removes it.
+
+    With `data.localInputDir`, its files are uploaded under the input prefix (and kept on
+    destroy with the bucket), so a new bucket holds the data before any pod mounts it.
     """
 
     bucket_name: pulumi.Output[str]
 
     def __init__(
-        self, name: str, config: DataConfig, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        config: DataConfig,
+        bucket_name: str,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tftrain:cloud:OssBucket", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        kept = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
+        )
         bucket = oss.Bucket(
             f"{name}-bucket",
-            bucket=config.bucket,
+            bucket=bucket_name,
             server_side_encryption_rule=oss.BucketServerSideEncryptionRuleArgs(
                 sse_algorithm=SSE_ALGORITHM
             ),
             versioning=oss.BucketVersioningArgs(status="Enabled"),
             tags=resource_tags(name),
-            opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
-            ),
+            opts=kept,
         )
         oss.BucketPublicAccessBlock(
             f"{name}-public-access-block",
@@ -168,6 +243,16 @@ class OssBucket(pulumi.ComponentResource):
             block_public_access=True,
             opts=child,
         )
+        for key, path in input_files(config):
+            oss.BucketObject(
+                f"{name}-object-{key}",
+                bucket=bucket.bucket,
+                key=key,
+                source=str(path),
+                # OSS refuses an upload whose bytes do not match; a changed file is an update.
+                content_md5=base64.b64encode(hashlib.md5(path.read_bytes()).digest()).decode(),
+                opts=kept,
+            )
         self.bucket_name = bucket.bucket
         self.register_outputs({"bucket_name": self.bucket_name})
 
@@ -182,6 +267,7 @@ class OssRrsaAccess(pulumi.ComponentResource):
         self,
         name: str,
         config: DataConfig,
+        bucket_name: str,
         oidc_provider_arn: pulumi.Input[str],
         issuer_url: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
@@ -200,7 +286,7 @@ class OssRrsaAccess(pulumi.ComponentResource):
         policy = ram.Policy(
             f"{name}-policy",
             policy_name=physical_name(name),
-            policy_document=json.dumps(access_policy(config)),
+            policy_document=json.dumps(access_policy(config, bucket_name)),
             description="tftrain: read the input prefix, write the export prefix",
             opts=child,
         )

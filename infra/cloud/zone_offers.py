@@ -5,18 +5,18 @@ does not offer, fails with NoStock / InvalidZone after the VPC, NAT, EIP and oft
 cluster exist (~20 minutes, billed). Two blocking lookups, made before the first resource
 registers (as `kubernetes_version.require_offered_version` is), refuse such a stack at once:
 
-- `ecs.get_instance_types(instance_type=...)` (its token, invoked directly as
-  `oss.require_usable_bucket` does: the typed wrapper cannot return the offline render's
-  unknown result): ECS DescribeAvailableResource over the region,
-  sold-out zones left out (the provider skips `SoldOut` entries), then the type's
-  `availability_zones`. Asked without `availability_zone`, so a miss can name the zones that
-  do sell it.
+- `ecs.get_instance_types(instance_type=...)` (through `infra.cloud.lookup`): ECS
+  DescribeAvailableResource over the region, sold-out zones left out (the provider skips
+  `SoldOut` entries), then the type's `availability_zones`. Asked without
+  `availability_zone`, so a miss can name the zones that do sell it. A pool is refused only
+  when none of its types is on sale there (the autoscaler picks among them); a sold-out one
+  among others is a warning.
 - `nas.get_zones(file_system_type="standard")`: NAS DescribeZones, each zone with the
   (storage type, protocol) pairs it offers.
 
 An unknown result (`None` below) is the offline render's answer (it asks no cloud): nothing
 is checked and the render shows the lookups. Any answer from a provider is a list, and an
-empty one cannot confirm the offer: refused, never skipped.
+empty one cannot confirm the offer: refused, never skipped (`infra.cloud.lookup`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from typing import Any
 
 import pulumi
 
+from infra.cloud.lookup import listed
 from infra.cloud.nas import FILE_SYSTEM_TYPE
 from infra.config import PROJECT, StackConfig
 
@@ -44,21 +45,34 @@ def pools_in_use(config: StackConfig) -> Iterator[tuple[str, tuple[str, ...]]]:
         yield "cluster.gpuPool.instanceTypes", gpu.instance_types
 
 
-def check_instance_type(
-    key: str, instance_type: str, zone: str, found: Sequence[Mapping[str, Any]] | None
-) -> None:
-    """Refuse unless `found` (the lookup's `instance_types`) sells `instance_type` in `zone`."""
-    if found is None:
-        return
-    zones = sorted(
+def selling_zones(instance_type: str, found: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The zones `found` (the lookup's `instance_types`) sells `instance_type` in."""
+    return sorted(
         {z for entry in found if entry.get("id") == instance_type
          for z in entry.get("availabilityZones") or ()}
     )  # fmt: skip
-    if zone in zones:
-        return
-    where = f"sold in: {', '.join(zones)}" if zones else "ECS lists no zone here selling it"
+
+
+def check_instance_types(
+    key: str, zone: str, found: Mapping[str, Sequence[Mapping[str, Any]] | None]
+) -> list[str]:
+    """Refuse a pool none of whose types (`found`: each type's lookup) is on sale in `zone`;
+    otherwise the types that are not (the autoscaler uses the others, so only a warning)."""
+    if any(answer is None for answer in found.values()):
+        return []  # the offline render: no cloud was asked
+    zones = {name: selling_zones(name, answer or ()) for name, answer in found.items()}
+    missing = [name for name, sold_in in zones.items() if zone not in sold_in]
+    if len(missing) < len(zones):
+        return missing
+    elsewhere = sorted({z for sold_in in zones.values() for z in sold_in})
+    where = f"sold in: {', '.join(elsewhere)}" if elsewhere else "ECS lists no zone here selling it"
+    named = (
+        f"{missing[0]} is not on sale"
+        if len(missing) == 1
+        else f"none of {', '.join(missing)} is on sale"
+    )
     raise pulumi.RunError(
-        f"{PROJECT}:{key}: {instance_type} is not on sale in {PROJECT}:network.zoneId {zone} "
+        f"{PROJECT}:{key}: {named} in {PROJECT}:network.zoneId {zone} "
         f"(sold out or not offered there); {where}. Pick another instance type, or a zone "
         "that sells it (a new zone replaces the vSwitch, cluster and NAS)"
     )
@@ -96,18 +110,18 @@ def require_zone_offers(config: StackConfig) -> None:
     if network.vswitch_id or not network.zone_id:
         return
     for key, instance_types in pools_in_use(config):
-        for instance_type in instance_types:
-            found = _lookup(GET_INSTANCE_TYPES, {"instanceType": instance_type}, "instanceTypes")
-            check_instance_type(key, instance_type, network.zone_id, found)
+        found = {
+            name: listed(GET_INSTANCE_TYPES, {"instanceType": name}, "instanceTypes")
+            for name in instance_types
+        }
+        sold_out = check_instance_types(key, network.zone_id, found)
+        if sold_out:
+            pulumi.log.warn(
+                f"{PROJECT}:{key}: {', '.join(sold_out)} not on sale in {PROJECT}:network.zoneId "
+                f"{network.zone_id}; the pool's other instance types are, and its nodes will be "
+                "of those"
+            )
     # A re-attached file system (storage.fileSystemId) exists already: nothing to buy.
     if config.storage.kind == "nas" and not config.storage.file_system_id:
-        zones = _lookup(GET_NAS_ZONES, {"fileSystemType": FILE_SYSTEM_TYPE}, "zones")
+        zones = listed(GET_NAS_ZONES, {"fileSystemType": FILE_SYSTEM_TYPE}, "zones")
         check_nas_storage(config.storage.nas_storage_type, network.zone_id, zones)
-
-
-def _lookup(token: str, args: dict[str, Any], field: str) -> list[Mapping[str, Any]] | None:
-    """The lookup's list `field`; None only when the result is unknown (offline)."""
-    result = pulumi.runtime.invoke(token, args, pulumi.InvokeOptions())
-    if not result.is_known:
-        return None
-    return list((result.value or {}).get(field) or ())

@@ -22,19 +22,26 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from infra.config.errors import describe
-from infra.config.model import BUNDLED_COMMAND, StackConfig
+from infra.config.errors import describe, fields_of
+from infra.config.model import BUNDLED_COMMAND, INTERNAL_KEYS, StackConfig
 from infra.config.roles import misplaced_keys
 from infra.config.rules import check_rules
-from infra.config.types import SECRET_KEYS
+from infra.config.sweep import expand
+from infra.config.types import SECRET_KEYS, is_secure
 from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
 # The stack file's names every reader of a stack needs; the sections are in `model`.
-__all__ = ["PROJECT", "strip_project_prefix"]
+__all__ = ["INTERNAL_KEYS", "PLAINTEXT_KUBECONFIG", "PROJECT", "strip_project_prefix"]
 
 _STACK = TypeAdapter(StackConfig)
 # A secret the program reads itself (`infra.program`); never part of the model.
 KUBECONFIG_KEY = "kubeconfig"
+# Typed without --secret it would sit in the stack file and the state in the clear.
+PLAINTEXT_KUBECONFIG = (
+    f"{PROJECT}:{KUBECONFIG_KEY}: must be a Pulumi secret (pulumi config set --secret "
+    f"{PROJECT}:{KUBECONFIG_KEY} < ~/.kube/config); a plaintext kubeconfig would sit in the "
+    "stack file and the state in the clear (value not shown)"
+)
 
 
 def stack_file(stack: str, stacks_dir: Path | None = None) -> Path:
@@ -79,10 +86,28 @@ def parse_config(raw: Mapping[str, Any], secret_keys: Iterable[str] = ()) -> Sta
     `secret_keys`: the top-level keys (prefix removed) the engine marked secret, whose values
     arrive decrypted (the program's view); a stack file read offline has none.
     """
+    secret_keys = frozenset(secret_keys)
     data = _without_nulls(raw)
     if isinstance(data, dict):
-        data.pop(KUBECONFIG_KEY, None)
-    context = {SECRET_KEYS: frozenset(secret_keys)}
+        kubeconfig = data.pop(KUBECONFIG_KEY, None)
+        if kubeconfig and not is_secure(kubeconfig) and KUBECONFIG_KEY not in secret_keys:
+            raise ConfigError([PLAINTEXT_KUBECONFIG])
+    stack = _parse_run(data, secret_keys)
+    if stack.sweep is None:
+        return stack
+    # Each trial is validated as a whole stack of its own (`infra.config.sweep`).
+    return expand(stack, data, lambda trial: _parse_run(trial, secret_keys))
+
+
+def _parse_run(data: Any, secret_keys: frozenset[str]) -> StackConfig:
+    """One run's config (a sweep's own, or one trial's), with its run id."""
+    internal = [key for key in INTERNAL_KEYS if isinstance(data, Mapping) and key in data]
+    if internal:
+        known = ", ".join(sorted(set(fields_of(StackConfig)) - set(INTERNAL_KEYS)))
+        raise ConfigError(
+            [f"{PROJECT}:{key}: unknown key; known keys here: {known}" for key in internal]
+        )
+    context = {SECRET_KEYS: secret_keys}
     try:
         stack = _STACK.validate_python(data, by_alias=True, by_name=False, context=context)
     except ValidationError as error:
@@ -130,10 +155,11 @@ def settings_fingerprint(stack: StackConfig) -> str:
         # Names only: a value may be a secret (never hashed into a label), and reads as a
         # placeholder offline; a changed value is a new deploy of the same run.
         relevant["env"] = sorted(job.env)
-    if stack.data.bucket:
+    if stack.uses_oss:
         # Other data is another run, as another job.dataDir is (a stack without OSS input
-        # keeps the run id it had).
-        relevant["input"] = f"oss://{stack.data.bucket}/{stack.data.input_prefix}"
+        # keeps the run id it had). A derived or platform bucket is the stack's own.
+        bucket = stack.data.bucket or "(the stack's bucket)"
+        relevant["input"] = f"oss://{bucket}/{stack.data.input_prefix}"
     elif stack.data.local_input_dir:
         relevant["input"] = stack.data.local_input_dir  # the local launcher's stand-in
     if job.init_checkpoint:

@@ -46,7 +46,7 @@ def describe(error: ValidationError, model: type) -> list[str]:
     return problems
 
 
-def _fields(section: Any) -> dict[str, FieldInfo]:
+def fields_of(section: Any) -> dict[str, FieldInfo]:
     """A section's fields by the key a user types."""
     return {info.alias or name: info for name, info in section.__pydantic_fields__.items()}
 
@@ -55,18 +55,41 @@ def _locate(
     model: type, loc: tuple[Any, ...]
 ) -> tuple[dict[str, FieldInfo], FieldInfo | None, int]:
     """The section's fields, the key's field (None if unknown) and the parts of `loc` to it."""
-    fields = _fields(model)
+    fields = fields_of(model)
+    skip = False  # the next part is a key of a mapping of sections (`sweep.parameters.<key>`)
     for depth, part in enumerate(loc):
+        if skip:
+            skip = False
+            continue
         info = fields.get(part)
-        if info is None or not dataclasses.is_dataclass(info.annotation) or depth + 1 == len(loc):
+        section, keyed = section_of(info.annotation) if info else (None, False)
+        if keyed and depth + 2 == len(loc):
+            return fields_of(section), None, len(loc)  # one entry of the mapping: a section
+        if section is None or depth + 1 == len(loc):
             return fields, info, depth + (info is not None)
-        fields = _fields(info.annotation)
+        fields, skip = fields_of(section), keyed
     return fields, None, len(loc)
+
+
+def section_of(annotation: Any) -> tuple[Any, bool]:
+    """The section a key holds (None if it holds a value), and whether it holds a mapping of
+    them: `Section`, `Section | None` and `dict[str, Section]`."""
+    if dataclasses.is_dataclass(annotation):
+        return annotation, False
+    args = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if get_origin(annotation) is dict and len(args) == 2 and dataclasses.is_dataclass(args[1]):
+        return args[1], True
+    if len(args) == 1 and dataclasses.is_dataclass(args[0]):
+        return args[0], False
+    return None, False
 
 
 def _allowed(info: FieldInfo) -> str:
     if get_origin(info.annotation) is Literal:
         return "one of " + ", ".join(str(choice) for choice in get_args(info.annotation))
-    if dataclasses.is_dataclass(info.annotation):
-        return "a mapping with the keys " + ", ".join(sorted(_fields(info.annotation)))
-    return info.description or "valid here"
+    section, keyed = section_of(info.annotation)
+    if info.description:
+        return info.description
+    if section is not None and not keyed:
+        return "a mapping with the keys " + ", ".join(sorted(fields_of(section)))
+    return "valid here"

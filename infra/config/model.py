@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass
+from pydantic.json_schema import SkipJsonSchema
 
 from infra.config import types as t
 from infra.image_ref import ImageReferenceError, parse_image_reference
@@ -241,20 +242,29 @@ class DataConfig:
     Empty `bucket`: no OSS data (the trainer reads `job.dataDir` or its bundled MNIST).
     """
 
+    # Empty with createBucket: the stack names it tftrain-<stack>-<account id> (unique, since an
+    # account id is); empty on a run stack with an inputPrefix: its platform's bucket.
     bucket: t.BucketName = ""
     create_bucket: t.Bool = False  # the stack creates `bucket`: private, versioned, kept on destroy
+    # Who owns an existing bucket: this account (looked up before anything is billed) or another
+    # one, whose owner grants this account's role or RAM user access (README "Bring your data").
+    bucket_owner: Literal["this-account", "another-account"] = "this-account"
     input_prefix: t.ObjectPrefix = ""  # mounted read-only at inputPath in every training pod
     input_path: t.MountPath = "/input"
     export_prefix: t.ObjectPrefix = "exports/"  # a run's results: <exportPrefix><job>/<runId>/
-    local_input_dir: str = ""  # the local launcher's stand-in for the input prefix
+    # The input on this machine: the local launcher's stand-in for the input prefix, and what a
+    # stack that creates its bucket uploads there before any pod mounts it.
+    local_input_dir: str = ""
     local_export_dir: str = ""  # the local launcher's stand-in for the bucket's export prefix
     # How the CSI OSS plugin authenticates: auto is rrsa on ack (a RAM role the stack makes,
-    # assumed through the cluster's OIDC provider), secret elsewhere (credentialsSecret).
+    # assumed through the cluster's OIDC provider), secret elsewhere.
     credentials: Literal["auto", "rrsa", "secret"] = "auto"
     rrsa_role_name: t.RamRoleName = ""  # rrsa: the role (ack: empty = the stack's own role)
-    # secret: a Secret in job.namespace with keys akId and akSecret, made by the user with
-    # kubectl, so no AccessKey is ever in the stack's config or state.
-    credentials_secret: t.ResourceName = ""
+    # secret: either an AccessKey as Pulumi secrets, from which the stack makes the Secret the
+    # volumes name (before them), or `<namespace>/<name>` of a Secret you manage elsewhere.
+    access_key_id: t.secret_text("data", "accessKeyId") = ""
+    access_key_secret: t.secret_text("data", "accessKeySecret") = ""
+    credentials_secret: t.SecretRef = ""
     endpoint: t.OssEndpoint = ""  # empty: oss-<alicloud:region>-internal.aliyuncs.com
     retain_on_destroy: t.Bool = True  # a created bucket outlives `pulumi destroy`
 
@@ -270,6 +280,45 @@ class ImageRegistryConfig:
     server: t.RegistryHost = ""
     username: t.RegistryUsername = ""
     password: t.secret_text("imageRegistry", "password") = ""
+
+
+@section
+class SweepParameter:
+    """One swept key: a list of `values`, or (random only) a range `min`..`max`."""
+
+    values: tuple[Any, ...] | None = Field(
+        None, min_length=1, description="a non-empty list of the values the key takes"
+    )
+    min: t.SweepBound | None = Field(None, description="unset or a number (random only)")
+    max: t.SweepBound | None = Field(None, description="unset or a number (random only)")
+    # W&B's and Katib's names: uniform; log_uniform (min and max are values, as Katib's
+    # logUniform, not W&B's exponents); int_uniform (whole numbers, both ends included).
+    distribution: Literal["uniform", "log_uniform", "int_uniform"] = "uniform"
+
+
+@section
+class SweepMetric:
+    name: t.MetricName = "test_accuracy"
+    goal: Literal["maximize", "minimize"] = "maximize"
+
+
+@section
+class SweepConfig:
+    """A hyperparameter sweep: every point is a trial, an ordinary run (`infra.sweep`)."""
+
+    # Stack key paths (`hyperparams.learningRate`) to what each takes.
+    parameters: dict[str, SweepParameter] = Field(
+        min_length=1,
+        description="a non-empty mapping of stack key paths (hyperparams.learningRate) to "
+        "{values: [...]} or {min, max, distribution}",
+    )
+    method: Literal["grid", "random"] = "grid"
+    samples: t.integer(1, t.MAX_TRIALS) | None = Field(
+        None, description=f"unset (grid) or, for random, an integer from 1 to {t.MAX_TRIALS}"
+    )
+    seed: t.integer(0, t.INT32_MAX) = 0
+    parallel: t.integer(1, t.MAX_TRIALS) = 1
+    metric: SweepMetric = Field(default_factory=SweepMetric)
 
 
 # The bundled trainer, and the interpreters a command may name it with.
@@ -303,6 +352,10 @@ def _default(section: Any, key: str, value: Any) -> Any:
     return section
 
 
+# What the model holds for a sweep's trials (`infra.config.sweep`), never keys of a stack file.
+INTERNAL_KEYS = ("trials", "trialPoint")
+
+
 @section
 class StackConfig:
     image: t.Image = ""  # every replica group's and TensorBoard's image, unless they set one
@@ -319,6 +372,11 @@ class StackConfig:
     hyperparams: Hyperparams = Field(default_factory=Hyperparams)
     tensorboard: TensorBoardConfig = Field(default_factory=TensorBoardConfig)
     image_registry: ImageRegistryConfig = Field(default_factory=ImageRegistryConfig)
+    sweep: SweepConfig | None = None
+    # A sweep's trials, each a whole stack config of its own (`infra.sweep.trials`): set by
+    # `infra.config.parse_config`, never a key of the stack file.
+    trials: SkipJsonSchema[tuple[Any, ...]] = Field(default=(), exclude=True, repr=False)
+    trial_point: SkipJsonSchema[dict[str, Any]] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -352,6 +410,22 @@ class StackConfig:
             derived = max(on_demand, pool.min_size) if on_demand else 0
         cluster = replace(self.cluster, gpu_pool=replace(pool, max_size=derived))
         return replace(self, cluster=cluster)
+
+    @property
+    def is_trial(self) -> bool:
+        """One trial of a sweep: a run whose replicas carry its run id in their names."""
+        return self.sweep is not None and not self.trials
+
+    @property
+    def runs(self) -> tuple[StackConfig, ...]:
+        """What trains: a sweep's trials, or the stack itself."""
+        return self.trials or (self,)
+
+    @property
+    def run_name(self) -> str:
+        """What a run's replicas are named after: `<job>`, or `<job>-<run id>` for a trial,
+        so the trials of one job sit side by side in one namespace."""
+        return f"{self.job.name}-{self.job.run_id}" if self.is_trial else self.job.name
 
     @property
     def replica_groups(self) -> tuple[ReplicaGroup, ...]:
@@ -401,6 +475,14 @@ class StackConfig:
         if self.data.credentials != "auto":
             return self.data.credentials
         return "rrsa" if self.cluster.kind == "ack" else "secret"
+
+    @property
+    def uses_oss(self) -> bool:
+        """An OSS input/export: a named bucket, one the stack creates, or (a run stack with an
+        input prefix and no bucket) its platform's."""
+        data = self.data
+        from_platform = self.cluster.role == "run" and bool(data.input_prefix)
+        return bool(data.bucket or data.create_bucket or from_platform)
 
     @property
     def has_run(self) -> bool:

@@ -13,8 +13,10 @@ from typing import Any
 # Top-level sections that describe a run: a platform stack has none.
 RUN_SECTIONS = (
     "image", "job", "chief", "master", "worker", "ps", "evaluator", "hyperparams", "tensorboard",
-    "imageRegistry",
+    "imageRegistry", "sweep",
 )  # fmt: skip
+# Keys of other sections that only a run uses: the volumes' credentials (a platform has none).
+RUN_KEYS = {"data": ("accessKeyId", "accessKeySecret", "credentialsSecret")}
 # Keys that describe cloud resources: a run stack takes them from its platform stack.
 CLOUD_KEYS = {
     "network": None,  # the whole section
@@ -48,6 +50,11 @@ def misplaced_keys(raw: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         for section in RUN_SECTIONS:
             if section in raw:
                 yield section, NO_RUN
+        for section, keys in RUN_KEYS.items():
+            value = raw.get(section)
+            for key in keys if isinstance(value, Mapping) else ():
+                if key in value:
+                    yield f"{section}.{key}", NO_RUN
     if role == "run":
         for section, keys in CLOUD_KEYS.items():
             value = raw.get(section)

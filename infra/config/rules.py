@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from pydantic.alias_generators import to_snake
@@ -18,10 +19,18 @@ from infra.config.errors import problem
 from infra.config.instance_types import cpu_cores, instance_shape, memory_mib
 from infra.config.model import BUNDLED_IMAGE_REPOSITORY, StackConfig, is_bundled_image
 from infra.config.node_fit import Room, ack_node_room, eci_room
+from infra.config.paths import RUN_PREFIX, under
 from infra.config.types import DNS_LABEL, LATEST_VERSION
 from infra.image_ref import canonical_registry, registry_of
-from infra.run_data import RUN_PREFIX, under
 from infra.stack_file import PROJECT
+
+# Where a relative data.localInputDir is read from (the project: Pulumi.yaml's directory).
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+
+
+def local_input_root(local_input_dir: str) -> Path:
+    """`data.localInputDir` as the program uploads it: relative to the repository root."""
+    return REPOSITORY_ROOT / Path(local_input_dir).expanduser()
 
 
 def check_rules(stack: StackConfig) -> list[str]:
@@ -294,11 +303,10 @@ def _network_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
 
 
 def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
-    """The OSS input and export: apart from each other, with credentials the cluster can use."""
-    data, kind = stack.data, stack.cluster.kind
-    if not data.bucket:
-        if data.create_bucket:
-            yield "data.bucket", "a bucket name when createBucket is true"
+    """The OSS input and export: apart from each other, in a bucket the stack can use, with
+    credentials the cluster can use."""
+    data = stack.data
+    if not stack.uses_oss:
         return
     if not data.input_prefix:
         yield (
@@ -313,20 +321,73 @@ def _data_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
             f"a prefix apart from inputPrefix {data.input_prefix} (neither inside the other): "
             "a run's export must not change what the next run reads",
         )
+    yield from _bucket_rules(stack)
+    yield from _credential_rules(stack)
+
+
+def _bucket_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    data, kind = stack.data, stack.cluster.kind
     if data.create_bucket and kind == "existing":
         yield "data.createBucket", "false on an existing cluster (the stack has no cloud account)"
+    if kind == "existing" and not data.bucket:
+        yield "data.bucket", "the name of your bucket on an existing cluster"
     if kind == "existing" and not data.endpoint:
         yield "data.endpoint", "the bucket's OSS endpoint on an existing cluster"
+    if data.bucket_owner == "another-account" and (data.create_bucket or not data.bucket):
+        yield (
+            "data.bucketOwner",
+            "this-account when the stack creates the bucket or takes its platform's; "
+            "another-account only with data.bucket naming that account's bucket",
+        )
+    # Uploaded by the program: it must be there when `pulumi up` (or the render) runs.
+    uploaded = data.local_input_dir and data.create_bucket
+    if uploaded and not local_input_root(data.local_input_dir).is_dir():
+        yield (
+            "data.localInputDir",
+            "a directory of this machine (relative to the repository root) whose files "
+            "are uploaded to the bucket's input prefix when the stack creates the bucket",
+        )
+
+
+def _credential_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    data, kind = stack.data, stack.cluster.kind
     mode = stack.oss_credentials
+    keys = bool(data.access_key_id or data.access_key_secret)
     if mode == "rrsa" and kind == "ask":
         yield "data.credentials", "secret or auto on ask (RRSA for the CSI OSS plugin is ACK's)"
     if mode == "rrsa" and kind == "existing" and not data.rrsa_role_name:
         yield "data.rrsaRoleName", "the RAM role the cluster's CSI OSS plugin assumes (rrsa)"
-    if mode == "secret" and not data.credentials_secret and stack.has_run:
+    if mode == "rrsa" and (keys or data.credentials_secret):
+        yield (
+            "data.credentials",
+            "secret when data.accessKeyId, accessKeySecret or credentialsSecret is set (rrsa "
+            "uses a RAM role, no key)",
+        )
+    if mode != "secret" or not stack.has_run:
+        return
+    secret_ref = data.credentials_secret
+    if keys and secret_ref:
         yield (
             "data.credentialsSecret",
-            f"a Secret in namespace {stack.job.namespace} with keys akId and akSecret "
-            "(kubectl create secret generic), when credentials is secret",
+            "empty when data.accessKeyId and accessKeySecret are set (the stack then makes "
+            "the Secret): one of the two",
+        )
+    for name in ("accessKeyId", "accessKeySecret"):
+        if keys and not getattr(data, to_snake(name)):
+            yield f"data.{name}", "set when the other AccessKey key is: both or neither"
+    if not keys and not secret_ref:
+        yield (
+            "data.accessKeyId",
+            "a RAM user's AccessKey as Pulumi secrets (pulumi config set --secret --path "
+            f"{PROJECT}:data.accessKeyId / accessKeySecret) when credentials is secret, or "
+            "data.credentialsSecret naming a Secret you manage",
+        )
+    if secret_ref.split("/", 1)[0] == stack.job.namespace:
+        yield (
+            "data.credentialsSecret",
+            f"a Secret in a namespace that exists before `up`, not job.namespace "
+            f"{stack.job.namespace} (the stack creates that one, so no Secret can be in it "
+            "first); or unset, with data.accessKeyId and accessKeySecret as Pulumi secrets",
         )
 
 
@@ -336,7 +397,7 @@ def _init_checkpoint_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     wanted, job = stack.job.init_checkpoint, stack.job
     if not wanted:
         return
-    has_input = bool(stack.data.bucket or stack.data.local_input_dir)
+    has_input = bool(stack.uses_oss or stack.data.local_input_dir)
     allowed = (
         f"run:<runId> (another run of job {job.name}), or an absolute path under "
         f"storage.mountPath {stack.storage.mount_path}"

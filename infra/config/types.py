@@ -297,6 +297,14 @@ ResourceName = text(
     "empty or a Kubernetes object name such as oss-credentials",
     253,
 )
+# A Secret the user manages, as `<namespace>/<name>`: a PersistentVolume's nodePublishSecretRef
+# names both, and the namespace must exist before the stack (the job's own does not).
+SecretRef = text(
+    r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?/[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    "empty or <namespace>/<name> of a Secret you manage (keys akId, akSecret), such as "
+    "oss/oss-credentials",
+    317,
+)
 # An OSS endpoint host (no scheme): oss-<region>[-internal].aliyuncs.com or a private one.
 OssEndpoint = text(
     r"^$|^[a-z0-9][-a-z0-9.]*[a-z0-9]$",
@@ -364,3 +372,17 @@ RegistryHost = text(
 )
 # Docker's `auth` is base64(username:password), split at the first colon: none in the name.
 RegistryUsername = text(r"^$|^[^\s:]+$", "empty or a user name without spaces or :", 255)
+
+
+# Sweeps (`infra.config.model.SweepConfig`): how many trials one stack may hold, and the keys.
+MAX_TRIALS = 1000
+SweepBound = Annotated[
+    float,
+    Field(allow_inf_nan=False, description="a number"),
+    BeforeValidator(_not_bool),
+]
+MetricName = text(
+    r"^[A-Za-z0-9_.][-A-Za-z0-9_./]*$",
+    "a TensorBoard scalar tag such as test_accuracy or eval/loss",
+    256,
+)

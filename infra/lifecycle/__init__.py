@@ -98,10 +98,16 @@ class Supervision:
     on_success: str = ""
 
     def wrap(
-        self, script: str, command: Sequence[str], generation: str, workdir: str = ""
+        self,
+        script: str,
+        command: Sequence[str],
+        generation: str,
+        workdir: str = "",
+        logs: str = "",
     ) -> list[str]:
         """`command` run under the supervisor at path `script`, in deploy `generation`, in
-        `workdir` (created by the supervisor) if given."""
+        `workdir` (created by the supervisor) if given, each attempt's output kept in `logs`
+        if given."""
         return [
             "/bin/sh",
             script,
@@ -118,6 +124,7 @@ class Supervision:
             str(self.backoff_limit),
             *(() if self.ends_run else ("--stop-grace", str(self.stop_grace))),
             *(("--on-success", self.on_success) if self.on_success else ()),
+            *(("--logs", logs) if logs else ()),
             *(("--workdir", workdir) if workdir else ()),
             "--",
             *command,

@@ -13,7 +13,8 @@
 # Writes $TFTRAIN_EXPORT_DIR/<job>/<runId>/:
 #   everything under the output dir except the supervisor's and trainer's bookkeeping
 #   (top-level names starting with .tftrain) and the replicas' homes (caches: of
-#   replicas/<replica>/ only work/, what the replica wrote to its working directory), then
+#   replicas/<replica>/ only work/, what the replica wrote to its working directory, and
+#   logs/, its attempts' output so far), then
 #   tftrain-run.json      run id, job, stack, images, and the final metrics the trainer
 #                         wrote to <output>/metrics.txt ("<name> <number>" per line), then,
 #   _TFTRAIN_EXPORTED     last: the marker, listing every exported file and its size.
@@ -63,10 +64,11 @@ for entry in "$src"/* "$src"/.[!.]* "$src"/..?*; do
     case ${entry##*/} in
     .tftrain*) continue ;;
     replicas)
-        for own in "$entry"/*; do
-            [ -d "$own/work" ] || continue
-            if ! { mkdir -p "$dest/replicas/${own##*/}" && cp -R "$own/work" "$dest/replicas/${own##*/}/"; }; then
-                say "cannot copy $own/work to $dest"
+        for kept in "$entry"/*/work "$entry"/*/logs; do
+            [ -d "$kept" ] || continue
+            own=${kept%/*}
+            if ! { mkdir -p "$dest/replicas/${own##*/}" && cp -R "$kept" "$dest/replicas/${own##*/}/"; }; then
+                say "cannot copy $kept to $dest"
                 exit 1
             fi
         done

@@ -3,7 +3,7 @@
 #
 #   sh supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G
 #                   --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE]
-#                   [--workdir DIR] -- CMD...
+#                   [--workdir DIR] [--logs DIR [--log-cap BYTES]] -- CMD...
 #
 # The run's outcome lives in DIR (on the shared volume), as records no replica overwrites:
 #   succeeded.KEY           the run succeeded (written by the replica that ends the run)
@@ -34,22 +34,36 @@
 #                directory the supervisor started in (the image's WORKDIR) is made absolute,
 #                and that directory leads PYTHONPATH, so `python train.py` and `python -m pkg`
 #                still find the image's code. See README "What your trainer gets", "Lifecycle".
+# --logs DIR     each attempt's output (CMD's stdout and stderr, in order, and this script's
+#                lines) is also kept in DIR/KEY.G.NAME.N.log, the log of attempts/KEY.G.NAME.N;
+#                it still reaches this script's stdout (kubectl logs). CMD's output is
+#                followed by "... ended: exit STATUS", then what this script decided.
+#                Bounded: past --log-cap bytes (default 32 MiB) the log is copied to .log.1
+#                (replacing an older one) and starts again empty, so an attempt keeps at most
+#                about twice the cap, the newest lines always. Best effort: an image without
+#                mkfifo or tee, or a log that cannot be written (a full volume), leaves the
+#                output on stdout only; the command never waits for the log.
 
-say() { printf 'tftrain-supervise: %s\n' "$*" >&2; }
+# Also into the attempt's log, once there is one.
+log=''
+say() {
+    printf 'tftrain-supervise: %s\n' "$*" >&2
+    [ -z "$log" ] || printf 'tftrain-supervise: %s\n' "$*" >>"$log" 2>/dev/null
+}
 
 usage() {
     say "$1"
-    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] [--workdir DIR] -- CMD [ARG...]"
+    say "usage: supervise.sh --ends-run|--follows-run --outcomes DIR --run KEY --generation G --replica NAME [--backoff-limit N] [--stop-grace S] [--on-success FILE] [--workdir DIR] [--logs DIR [--log-cap BYTES]] -- CMD [ARG...]"
     exit 2
 }
 
 role='' outcomes='' run='' generation='' replica='' backoff_limit='' grace=2 on_success=''
-workdir=''
+workdir='' logs='' log_cap=33554432
 while [ "$#" -gt 0 ]; do
     case $1 in
     --ends-run) role=ends ;;
     --follows-run) role=follows ;;
-    --outcomes | --run | --generation | --replica | --backoff-limit | --stop-grace | --on-success | --workdir)
+    --outcomes | --run | --generation | --replica | --backoff-limit | --stop-grace | --on-success | --workdir | --logs | --log-cap)
         [ "$#" -ge 2 ] || usage "$1 needs a value"
         case $1 in
         --outcomes) outcomes=$2 ;;
@@ -60,6 +74,8 @@ while [ "$#" -gt 0 ]; do
         --stop-grace) grace=$2 ;;
         --on-success) on_success=$2 ;;
         --workdir) workdir=$2 ;;
+        --logs) logs=$2 ;;
+        --log-cap) log_cap=$2 ;;
         esac
         shift
         ;;
@@ -74,6 +90,7 @@ done
 [ "$#" -gt 0 ] || usage "no command after --"
 case $grace in '' | *[!0-9]*) usage "--stop-grace must be whole seconds" ;; esac
 case $backoff_limit in *[!0-9]*) usage "--backoff-limit must be a whole number" ;; esac
+case $log_cap in '' | *[!0-9]*) usage "--log-cap must be a whole number of bytes" ;; esac
 case $run$generation$replica in */* | *' '*) usage "--run, --generation and --replica must not contain / or spaces" ;; esac
 
 succeeded="$outcomes/succeeded.$run"
@@ -180,6 +197,59 @@ term_target=''
 leads_group && term_target=0
 terminate() { kill -TERM "${term_target:-$child}" 2>/dev/null; }
 
+# The attempt's log: CMD writes into a FIFO whose reader (the copier) copies to this script's
+# stdout and appends to the log. The copier ignores SIGTERM and SIGINT (it must copy what CMD
+# prints while it stops), and if its tee dies, a read loop takes over the FIFO, so CMD never
+# gets SIGPIPE nor waits on a full pipe. CMD's status is still its own (no pipeline).
+fifo='' copier=''
+start_log() {
+    [ -n "$logs" ] && [ "$attempt" -gt 0 ] || return 1
+    if ! command -v mkfifo >/dev/null 2>&1 || ! command -v tee >/dev/null 2>&1; then
+        say "no mkfifo or tee in this image: the output is not kept in $logs"
+        return 1
+    fi
+    fifo="${TMPDIR:-/tmp}/.tftrain-output.$host.$$"
+    rm -f "$fifo" 2>/dev/null
+    log="$logs/$run.$generation.$replica.$attempt.log"
+    if ! { mkdir -p "$logs" && : >>"$log"; } 2>/dev/null || [ ! -f "$log" ] ||
+        ! mkfifo "$fifo" 2>/dev/null; then
+        log=''
+        say "cannot write $logs or $fifo: the output is not kept"
+        return 1
+    fi
+    # shellcheck disable=SC2094 # the FIFO's name goes once both ends are open
+    (
+        trap '' TERM INT
+        rm -f "$fifo"
+        tee -a "$log" 2>/dev/null && exit 0
+        while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done
+    ) <"$fifo" &
+    copier=$!
+}
+
+# Called every half second: past the cap, the log is copied to .log.1 and emptied (tee
+# appends, so it carries on at the start); lines written during the copy may be lost.
+cap_log() {
+    [ -n "$log" ] || return 0
+    size=$(wc -c <"$log" 2>/dev/null) || return 0
+    [ $((size)) -le "$log_cap" ] && return 0
+    cp "$log" "$log.1" 2>/dev/null
+    : >"$log" 2>/dev/null
+}
+
+# The copier has up to a second to copy CMD's last lines (a child of CMD may hold the FIFO).
+end_log() {
+    [ -n "$copier" ] || return 0
+    ticks=10
+    while [ "$ticks" -gt 0 ] && kill -0 "$copier" 2>/dev/null; do
+        nap 0.1
+        ticks=$((ticks - 1))
+    done
+    # On a line of its own, also after output that did not end with one.
+    [ -z "$(tail -c 1 "$log" 2>/dev/null)" ] || printf '\n' >>"$log" 2>/dev/null
+    printf 'tftrain-supervise: %s attempt %s ended: exit %s\n' "$replica" "$attempt" "$1" >>"$log" 2>/dev/null
+}
+
 # An asynchronous command ignores SIGINT (POSIX), so SIGINT is passed on as SIGTERM. The trap
 # is set first: a signal that comes while the command starts is passed on right after.
 child='' signalled=''
@@ -190,7 +260,11 @@ on_signal() {
     [ -z "$child" ] || terminate
 }
 trap on_signal TERM INT
-"$@" &
+if start_log; then
+    "$@" >"$fifo" 2>&1 &
+else
+    "$@" &
+fi
 child=$!
 [ -z "$signalled" ] || terminate
 supervisor=$$
@@ -228,6 +302,7 @@ watcher=$(
                 stop_child "$1"
                 exit 0
             fi
+            cap_log
             nap 0.5
         done
         kill -KILL "$child" 2>/dev/null
@@ -243,6 +318,7 @@ while :; do
 done
 # SIGKILL: the watcher ignores SIGTERM.
 kill -KILL "$watcher" 2>/dev/null
+end_log "$status"
 
 # The run's success first: whatever a stopped follower's command returned, it is done.
 if run_succeeded && [ "$role" = follows ]; then

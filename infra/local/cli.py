@@ -14,9 +14,10 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import FrameType
 
 from infra.config import ConfigError, StackConfig
+from infra.config.sweep_points import point_text
+from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import FINAL_EXIT_CODES, SCRIPT, run_key
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
@@ -29,21 +30,32 @@ from infra.local.plan import (
     load_config,
     replica_names,
     resolve_secret_env,
+    secret_env_names,
     tensorboard_process,
     write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
-from infra.local.supervisor import LAUNCHER, Backoff, RunFailures, Stopped, Supervisor, Timing
+from infra.local.supervisor import (
+    LAUNCHER,
+    STOP_SIGNALS,
+    Backoff,
+    RunFailures,
+    Stopped,
+    Supervisor,
+    Timing,
+    raise_stopped,
+)
+from infra.local.sweep import add_trial_option, refused_options, run_sweep
+from infra.report import config_that_ran, write_report
+from infra.run_state import read_run
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
-# SIGHUP too: closing the terminal must not orphan a training cluster.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 EXIT_CONFIG = 2
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m infra.local",
+        prog="tftrain run",
         description="Run a stack's ps/worker/chief topology as processes on this machine, "
         "with the stack's own command and TF_CONFIG on localhost ports.",
     )
@@ -107,6 +119,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--dry-run", action="store_true", help="print each replica's command and env; start nothing"
     )
+    add_trial_option(parser)
     return parser.parse_args(argv)
 
 
@@ -118,12 +131,8 @@ def _data_overrides(args: argparse.Namespace) -> list[str]:
     return [f"{key}={json.dumps(str(path.resolve()))}" for key, path in pairs if path]
 
 
-def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
-    raise Stopped(signum)
-
-
 def _supervise(supervisor: Supervisor) -> int:
-    previous = {signum: signal.signal(signum, _raise_stopped) for signum in _STOP_SIGNALS}
+    previous = {signum: signal.signal(signum, raise_stopped) for signum in STOP_SIGNALS}
     atexit.register(supervisor.kill)  # if something bypasses the finally below
     try:
         return supervisor.run()
@@ -160,8 +169,16 @@ def _data_lines(config: StackConfig) -> list[str]:
     return lines
 
 
-def _print_plan(plan: LocalPlan) -> None:
-    """What would start: the env every replica shares once, then each replica's own."""
+def _print_plan(plan: LocalPlan, secret_names: frozenset[str] = frozenset()) -> None:
+    """What would start: the env every replica shares once, then each replica's own. A value
+    resolved from a Pulumi secret is shown as [secret], in the env and in the command."""
+    secrets = {v for spec in plan.replicas for k, v in spec.env.items() if k in secret_names and v}
+
+    def shown(text: str) -> str:
+        for value in sorted(secrets, key=len, reverse=True):
+            text = text.replace(value, SECRET_PLACEHOLDER)
+        return text
+
     print(f"output dir: {plan.output_dir}")
     shared = dict(
         set.intersection(*(set(spec.env.items()) for spec in plan.replicas))
@@ -170,12 +187,12 @@ def _print_plan(plan: LocalPlan) -> None:
     )
     print("env of every replica:")
     for key in sorted(shared):
-        print(f"  {key}={shared[key]}")
+        print(f"  {key}={shown(shared[key])}")
     for spec in plan.replicas:
         print(f"{spec.name}:")
         for key in sorted(spec.env.keys() - shared.keys()):
-            print(f"  {key}={spec.env[key]}")
-        print(f"  {shlex.join(spec.argv)}")
+            print(f"  {key}={shown(spec.env[key])}")
+        print(f"  {shown(shlex.join(spec.argv))}")
 
 
 def _commands(plan: LocalPlan) -> list[str]:
@@ -188,7 +205,23 @@ def _commands(plan: LocalPlan) -> list[str]:
     return [f"{'/'.join(types)}: {command}" for command, types in lines.items()]
 
 
-def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> int:
+def _report(plan: LocalPlan, shown: StackConfig, stack: str) -> str:
+    """The post-run report, rendered here (the launcher has matplotlib; the trainer's image
+    need not); a line saying where it is, or why there is none."""
+    state = read_run(plan.output_dir)
+    if state is None:
+        return "report: none (no replica started)"
+    title = f"Run {plan.config.job.run_id} of stack {stack}: {state.outcome}"
+    try:
+        path = write_report(state, title, config_that_ran(shown))
+    except (OSError, ImportError) as error:
+        return f"report: could not be written ({error})"
+    return f"report: {path}"
+
+
+def _run(
+    plan: LocalPlan, ports: PortReservation, args: argparse.Namespace, shown: StackConfig
+) -> int:
     sidecars = []
     if args.tensorboard:
         # The parent of the run dir holds every run of the job: TensorBoard overlays them.
@@ -240,6 +273,7 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
     say("summary:")
     for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
         say(line)
+    say(_report(plan, shown, args.stack))
     if finished_before and status == 0:
         say(
             f"run {config.job.run_id} had already succeeded before this launch: nothing was "
@@ -253,14 +287,21 @@ def _run(plan: LocalPlan, ports: PortReservation, args: argparse.Namespace) -> i
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        config = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
-        config = resolve_secret_env(config, os.environ)
+        # `shown` keeps Pulumi secrets as placeholders: the report shows the config that ran.
+        shown = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
+        secret_names = secret_env_names(shown)
+        config = resolve_secret_env(shown, os.environ)
     except (ConfigError, ValueError) as error:
-        print(f"python -m infra.local: {error}", file=sys.stderr)
+        print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
+    if config.trials or args.trial:
+        chosen = _sweep_or_trial(args, config)
+        if isinstance(chosen, int):
+            return chosen
+        config = chosen
     if not config.has_run:
         print(
-            f"python -m infra.local: {args.stack} is a platform stack (tftrain:cluster.role "
+            f"tftrain run: {args.stack} is a platform stack (tftrain:cluster.role "
             "platform): it has no run to launch; launch one of its run stacks",
             file=sys.stderr,
         )
@@ -272,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         data = local_data(config, output_dir)
     except LocalDataError as error:
-        print(f"python -m infra.local: {error}", file=sys.stderr)
+        print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
     if not args.dry_run:
         try:
@@ -280,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _move_aside(output_dir)
             prepare_output_dir(output_dir)
         except (OutputDirError, OSError) as error:
-            print(f"python -m infra.local: {error}", file=sys.stderr)
+            print(f"tftrain run: {error}", file=sys.stderr)
             return EXIT_CONFIG
     names = replica_names(config)
     scratch_root = Path(tempfile.mkdtemp(prefix="tftrain-"))
@@ -292,11 +333,42 @@ def main(argv: Sequence[str] | None = None) -> int:
                 config, ports_by_name, output_dir, scratch_root, None, data, args.stack
             )
             if args.dry_run:
-                _print_plan(plan)
+                _print_plan(plan, secret_names)
                 return 0
-            return _run(plan, ports, args)
+            return _run(plan, ports, args, shown)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
+
+
+def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfig | int:
+    """The trial `--trial` names, or the whole sweep run (its exit status)."""
+    if not config.trials:
+        print(f"python -m infra.local: --trial: {args.stack} has no sweep", file=sys.stderr)
+        return EXIT_CONFIG
+    if args.trial is None:
+        refused = refused_options(args)
+        if refused:
+            print(f"python -m infra.local: a sweep cannot take {refused}", file=sys.stderr)
+            return EXIT_CONFIG
+        if args.dry_run:
+            for trial in config.trials:
+                print(f"trial {trial.job.run_id}: {point_text(trial.trial_point)}")
+            return 0
+        return run_sweep(args, config, [*args.set, *_data_overrides(args)])
+    trial = next((t for t in config.trials if t.job.run_id == args.trial), None)
+    if trial is None:
+        known = ", ".join(t.job.run_id for t in config.trials)
+        print(
+            f"python -m infra.local: --trial {args.trial}: not a trial of {args.stack} "
+            f"(its trials: {known})",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
+    try:
+        return resolve_secret_env(trial, os.environ)  # the trial's own env, as the stack's
+    except ValueError as error:
+        print(f"python -m infra.local: {error}", file=sys.stderr)
+        return EXIT_CONFIG
 
 
 def _move_aside(output_dir: Path) -> None:
@@ -305,4 +377,4 @@ def _move_aside(output_dir: Path) -> None:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         aside = output_dir.with_name(f"{output_dir.name}.before-{stamp}")
         output_dir.rename(aside)
-        print(f"python -m infra.local: --fresh: the earlier output is now {aside}")
+        print(f"tftrain run: --fresh: the earlier output is now {aside}")

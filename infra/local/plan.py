@@ -139,6 +139,13 @@ def resolve_secret_env(config: StackConfig, environ: Mapping[str, str]) -> Stack
     return replace(config, job=job, **groups)
 
 
+def secret_env_names(config: StackConfig) -> frozenset[str]:
+    """The env names whose value is a Pulumi secret in any section (before resolving them)."""
+    envs = [config.job.env, *(group.env for group in config.replica_groups)]
+    return frozenset(name for env in envs for name, value in env.items()
+                     if value == SECRET_PLACEHOLDER)  # fmt: skip
+
+
 def default_output_dir(stack: str, config: StackConfig) -> Path:
     """`runs/<stack>/<job>/<run id>`: the volume's `<mount>/<job>/<run id>`, per stack."""
     return REPO / "runs" / stack / config.job.name / config.job.run_id

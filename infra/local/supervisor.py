@@ -22,11 +22,13 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 from infra.lifecycle import FINAL_EXIT_CODES
 from infra.local import process
 from infra.local.plan import ProcessSpec
 from infra.local.ports import PortReservation
+from infra.run_state import Failure, read_failure
 
 LAUNCHER = "launcher"
 EXIT_TIMEOUT = 124  # what timeout(1) returns
@@ -40,6 +42,15 @@ class Stopped(Exception):
     def __init__(self, signum: int) -> None:
         self.signum = signum
         super().__init__(signal.Signals(signum).name)
+
+
+# SIGHUP too: closing the terminal must not orphan a training cluster.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    """The launcher's handler for STOP_SIGNALS: the main thread's work ends with Stopped."""
+    raise Stopped(signum)
 
 
 class CannotStart(Exception):
@@ -109,13 +120,6 @@ class Backoff:
 
 
 @dataclass(frozen=True)
-class RunFailure:
-    replica: str
-    exit_code: int
-    attempt: str
-
-
-@dataclass(frozen=True)
 class RunFailures:
     """Where the replicas' supervisors record that this launch's run failed, and the reader of
     it: the launcher reports their decision (which replica, which code) instead of guessing it
@@ -124,12 +128,11 @@ class RunFailures:
     outcomes: Path
     generation: str
 
-    def read(self) -> RunFailure | None:
+    def read(self) -> Failure | None:
         for record in self.outcomes.glob(f"failed.*.{self.generation}"):
-            # "<replica> exit <code> attempt <n> on <host>", written by supervise.sh.
-            words = record.read_text(errors="replace").split()
-            if len(words) >= 5 and words[1] == "exit" and words[2].isdigit():
-                return RunFailure(words[0], int(words[2]), words[4])
+            failure = read_failure(record)
+            if failure is not None:
+                return failure
         return None
 
 

@@ -28,10 +28,10 @@ __all__ = ["build_objects", "object_key"]
 def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
     """Objects in creation order: namespace, registry credentials, network policies, storage,
     image cache, the supervisor script, replicas, TensorBoard. The policies come first: no pod
-    may start before its isolation exists. A platform stack has no run, so none."""
+    may start before its isolation exists. A platform stack has no run, so none. A sweep's
+    trials share everything but their own replicas and training policy."""
     if not config.has_run:
         return []
-    topology = build_topology(config)
     objects: list[dict[str, Any]] = [
         namespace(config),
         *([pull_secret(config)] if uses_registry_credentials(config) else []),
@@ -44,8 +44,11 @@ def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, An
         objects.append(image_cache(config))
     objects.append(lifecycle_config_map(config, exports=oss_enabled(config)))
     # Every replica's DNS name is registered before any replica starts dialling its peers.
-    objects += [replica_service(config, replica) for replica in topology.replicas]
-    objects += replica_jobs(config, facts, topology)
+    # A sweep: each trial is a run of its own, with its own Services and Jobs.
+    runs = [(run, build_topology(run)) for run in config.runs]
+    objects += [replica_service(run, r) for run, topology in runs for r in topology.replicas]
+    for run, topology in runs:
+        objects += replica_jobs(run, facts, topology)
     if config.tensorboard.enabled:
         objects += [tensorboard_deployment(config, facts), tensorboard_service(config, facts)]
     return objects

@@ -10,6 +10,8 @@ Two label sets, on purpose:
 
 from __future__ import annotations
 
+import base64
+
 from infra.config import StackConfig
 
 APP = "tftrain"
@@ -89,3 +91,8 @@ def namespace(config: StackConfig) -> dict[str, object]:
         "kind": "Namespace",
         "metadata": metadata(config.job.namespace, labels),
     }
+
+
+def base64_text(text: str) -> str:
+    """A Secret's `data` value: the UTF-8 bytes of `text`, base64-encoded."""
+    return base64.b64encode(text.encode()).decode()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.config import StackConfig
-from infra.manifests.common import metadata, run_labels
+from infra.manifests.common import metadata, run_labels, stable_labels
 from infra.manifests.registry import image_cache_pull_secrets
 
 API_VERSION = "eci.alibabacloud.com/v1"
@@ -29,11 +29,16 @@ def image_cache_name(config: StackConfig) -> str:
     return f"{config.job.namespace}-{config.job.name}"
 
 
+def _labels(config: StackConfig) -> dict[str, str]:
+    """A run's labels; a sweep's trials share the cache, which is no one run's."""
+    return stable_labels(config) if config.trials else run_labels(config)
+
+
 def image_cache(config: StackConfig) -> dict[str, Any]:
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": metadata(image_cache_name(config), run_labels(config), None, REUSE_ANNOTATION),
+        "metadata": metadata(image_cache_name(config), _labels(config), None, REUSE_ANNOTATION),
         "spec": {
             "images": list(config.images),
             "imageCacheSize": config.cluster.image_cache_size,

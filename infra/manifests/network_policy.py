@@ -5,8 +5,9 @@ can read and overwrite the model's variables and run ops in that pod. So:
 
 - `<job>-default-deny`: every pod of the namespace is isolated for ingress; what is not
   admitted below is dropped.
-- `<job>-training`: the current run's replicas (job + run-id labels) accept the TF port from
-  each other only (same namespace, same labels), and may open it to each other.
+- `<job>-training` (a sweep: `<job>-<run id>-training` per trial): the current run's
+  replicas (job + run-id labels) accept the TF port from each other only (same namespace,
+  same labels), and may open it to each other.
 - `<job>-tensorboard`: TensorBoard accepts its HTTP port only. A LoadBalancer Service admits
   every source: with externalTrafficPolicy Cluster (the default) the SLB's traffic arrives
   SNATed from a node, with Local or ENI-direct backends it keeps the client's address (any VPC,
@@ -38,6 +39,7 @@ KIND = "NetworkPolicy"
 DNS_PORT = 53
 # Alibaba Cloud's ECS instance metadata service (also serves the node's RAM-role STS token).
 METADATA_SERVICE = "100.100.100.200/32"
+TRAINING = "training"
 
 
 def run_selector(config: StackConfig) -> dict[str, str]:
@@ -46,7 +48,7 @@ def run_selector(config: StackConfig) -> dict[str, str]:
 
 
 def _policy(config: StackConfig, suffix: str, spec: dict[str, Any]) -> dict[str, Any]:
-    name = f"{config.job.name}-{suffix}"
+    name = f"{config.run_name if suffix == TRAINING else config.job.name}-{suffix}"
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -64,10 +66,11 @@ def default_deny(config: StackConfig) -> dict[str, Any]:
 
 
 def training_policy(config: StackConfig) -> dict[str, Any]:
+    """One per run: a sweep's trials each admit their own replicas only."""
     peers = [{"podSelector": {"matchLabels": run_selector(config)}}]
     return _policy(
         config,
-        "training",
+        TRAINING,
         {
             "podSelector": {"matchLabels": run_selector(config)},
             "policyTypes": ["Ingress", "Egress"],
@@ -110,7 +113,9 @@ def egress_policy(config: StackConfig) -> dict[str, Any]:
 
 
 def network_policies(config: StackConfig) -> list[dict[str, Any]]:
-    policies = [default_deny(config), training_policy(config), egress_policy(config)]
+    """The namespace's policies, with the training policy of every run (a sweep's trials)."""
+    training = [training_policy(run) for run in config.runs]
+    policies = [default_deny(config), *training, egress_policy(config)]
     if config.tensorboard.enabled:
         policies.append(tensorboard_policy(config))
     return policies

@@ -6,13 +6,18 @@ Cloud CSI OSS plugin, each bound by label selector by its claim, as the NAS pair
 - Read-only input: the PV and the claim are ReadOnlyMany and the pod mounts it readOnly. The
   plugin turns a reader-only access mode (or a read-only publish) into ossfs's `ro` option,
   so even the mount itself refuses writes.
-- The export target: ReadWriteMany, `<bucket>/<exportPrefix>`, with ossfs showing the files
-  as the trainer's uid/gid so the non-root supervisor can write there. Only the replica that
-  ends the run mounts it (infra.lifecycle.ends_run): no other replica can touch the bucket.
+- The export target: ReadWriteMany, `<bucket>/<exportPrefix>`. Only the replica that ends
+  the run mounts it (infra.lifecycle.ends_run): no other replica can touch the bucket.
+- Both show their files as the trainer's uid/gid, so the non-root trainer reads the input and
+  the supervisor writes the export. On ACK the plugin adds `allow_other` itself; on ASK ECI
+  mounts OSS and only does what `otherOpts` says, so it is set there.
 - Credentials: `rrsa` names a RAM role that the plugin's ossfs pods assume through the
-  cluster's OIDC provider (no key anywhere); `secret` names a Secret of the job's namespace
-  (keys akId/akSecret) that the user creates with kubectl, sent to the plugin as the node
-  publish secret. Neither puts an AccessKey in the stack's config, state or render.
+  cluster's OIDC provider (no key anywhere); `secret` names the node publish Secret: the one
+  this stack makes in the job's namespace from the AccessKey Pulumi secrets
+  (`data.accessKeyId`/`accessKeySecret`; its data is a Pulumi secret, `[secret]` offline), or
+  `data.credentialsSecret`, `<namespace>/<name>` of one the user manages.
+- The bucket's name is a fact (`ClusterFacts.oss_bucket`): the stack may derive it from the
+  account, or a run stack take its platform's.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
-from infra.manifests.common import metadata, stable_labels, volume_labels
+from infra.manifests.common import base64_text, metadata, stable_labels, volume_labels
 from infra.manifests.security import RUN_AS
 from infra.run_data import export_env, input_env
 
@@ -34,8 +39,51 @@ EXPORT_PATH = "/export"
 NOMINAL_CAPACITY = "1Ti"
 
 
+# The keys the plugin reads from a node publish Secret (pkg/oss/utils.go
+# parseCredentialsFromSecret).
+KEY_ID, KEY_SECRET = "akId", "akSecret"
+
+
 def oss_enabled(config: StackConfig) -> bool:
-    return bool(config.data.bucket)
+    return config.uses_oss
+
+
+def owns_credentials_secret(config: StackConfig) -> bool:
+    """Whether the stack makes the node publish Secret (from the AccessKey secrets)."""
+    return config.oss_credentials == "secret" and bool(config.data.access_key_id)
+
+
+def credentials_secret_ref(config: StackConfig) -> dict[str, str]:
+    """The Secret the volumes name: the stack's own, or the user's `<namespace>/<name>`."""
+    if owns_credentials_secret(config):
+        return {"name": f"{config.job.name}-oss-credentials", "namespace": config.job.namespace}
+    namespace, name = config.data.credentials_secret.split("/", 1)
+    return {"name": name, "namespace": namespace}
+
+
+def credentials_secret(config: StackConfig) -> dict[str, Any]:
+    """The node publish Secret made from `data.accessKeyId`/`accessKeySecret`."""
+    data = config.data
+    ref = credentials_secret_ref(config)
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata(ref["name"], stable_labels(config), ref["namespace"]),
+        "type": "Opaque",
+        "data": {
+            KEY_ID: base64_text(data.access_key_id),
+            KEY_SECRET: base64_text(data.access_key_secret),
+        },
+    }
+
+
+def mount_options(config: StackConfig) -> str:
+    """ossfs options: files as the trainer's uid/gid; on ASK also `allow_other`, which ECI
+    (unlike ACK's plugin) does not add, so a non-root container could not see the mount."""
+    options = [f"uid={RUN_AS}", f"gid={RUN_AS}"]
+    if config.cluster.kind == "ask":
+        options.append("allow_other")
+    return " ".join(f"-o {option}" for option in options)
 
 
 def _name(config: StackConfig, role: str) -> str:
@@ -51,16 +99,14 @@ def _labels(config: StackConfig, role: str) -> dict[str, str]:
     return {**volume_labels(config), "tftrain.io/volume": role}
 
 
-def _attributes(config: StackConfig, facts: ClusterFacts, prefix: str, writer: bool) -> dict:
-    data = config.data
+def _attributes(config: StackConfig, facts: ClusterFacts, prefix: str) -> dict:
     attributes: dict[str, Any] = {
-        "bucket": data.bucket,
+        "bucket": facts.oss_bucket,
         "url": facts.oss_endpoint,
         # ossfs mounts this directory of the bucket; "/" + a prefix ending in "/".
         "path": f"/{prefix}",
+        "otherOpts": mount_options(config),
     }
-    if writer:
-        attributes["otherOpts"] = f"-o uid={RUN_AS} -o gid={RUN_AS}"
     if config.oss_credentials == "rrsa":
         attributes["authType"] = "rrsa"
         attributes["roleName"] = facts.oss_role_name
@@ -73,13 +119,10 @@ def _persistent_volume(
     csi: dict[str, Any] = {
         "driver": OSS_CSI_DRIVER,
         "volumeHandle": _pv_name(config, role),
-        "volumeAttributes": _attributes(config, facts, prefix, writer),
+        "volumeAttributes": _attributes(config, facts, prefix),
     }
     if config.oss_credentials == "secret":
-        csi["nodePublishSecretRef"] = {
-            "name": config.data.credentials_secret,
-            "namespace": config.job.namespace,
-        }
+        csi["nodePublishSecretRef"] = credentials_secret_ref(config)
     if not writer:
         csi["readOnly"] = True
     return {
@@ -113,11 +156,13 @@ def _claim(config: StackConfig, role: str, writer: bool) -> dict[str, Any]:
 
 
 def oss_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
-    """The input PV + claim and the export PV + claim, or nothing without a bucket."""
+    """The stack's credentials Secret (if it makes one), the input PV + claim and the export
+    PV + claim; nothing without a bucket. The Secret comes first: the PVs name it."""
     if not oss_enabled(config):
         return []
     data = config.data
     return [
+        *([credentials_secret(config)] if owns_credentials_secret(config) else []),
         _persistent_volume(config, facts, INPUT_VOLUME, data.input_prefix, writer=False),
         _claim(config, INPUT_VOLUME, writer=False),
         _persistent_volume(config, facts, EXPORT_VOLUME, data.export_prefix, writer=True),

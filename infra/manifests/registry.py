@@ -14,19 +14,14 @@ as a Pulumi secret.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import Any
 
 from infra.config import StackConfig
-from infra.manifests.common import metadata, stable_labels
+from infra.manifests.common import base64_text, metadata, stable_labels
 
 SECRET_TYPE = "kubernetes.io/dockerconfigjson"
 DATA_KEY = ".dockerconfigjson"
-
-
-def _base64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
 
 
 def uses_registry_credentials(config: StackConfig) -> bool:
@@ -39,7 +34,7 @@ def pull_secret_name(config: StackConfig) -> str:
 
 def docker_config_json(server: str, username: str, password: str) -> str:
     """The Docker config file the kubelet reads, with one registry's credentials."""
-    auth = _base64(f"{username}:{password}")
+    auth = base64_text(f"{username}:{password}")
     entry = {"username": username, "password": password, "auth": auth}
     return json.dumps({"auths": {server: entry}}, separators=(",", ":"))
 
@@ -52,7 +47,7 @@ def pull_secret(config: StackConfig) -> dict[str, Any]:
         "kind": "Secret",
         "metadata": metadata(pull_secret_name(config), stable_labels(config), config.job.namespace),
         "type": SECRET_TYPE,
-        "data": {DATA_KEY: _base64(config_json)},
+        "data": {DATA_KEY: base64_text(config_json)},
     }
 
 

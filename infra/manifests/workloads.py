@@ -71,6 +71,19 @@ JOB_WAIT_FOR = {
 }
 
 
+# A sweep's trial may wait its turn (`sweep.parallel`, README "Iterate on hyperparameters"):
+# its pods exist but stay Pending, held by gang scheduling until the GPU pool has room for
+# all of them. Such a Job is up once its pods exist (`active`): `up` must not wait, and time
+# out, for trials queued behind others. The price: a trial whose image cannot be pulled is
+# found by `kubectl get pods`, not by `up`.
+TRIAL_WAIT_FOR = {
+    **JOB_WAIT_FOR,
+    "pulumi.com/waitFor": (
+        "jsonpath={$[?@.active > 0 || @.ready > 0 || @.succeeded > 0 || @.failed > 0]}"
+    ),
+}
+
+
 def replica_selector(config: StackConfig, replica: Replica) -> dict[str, str]:
     """Labels that pick exactly one replica's pod of the current run."""
     return {
@@ -197,7 +210,12 @@ def replica_job(
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": metadata(replica.name, labels, config.job.namespace, JOB_WAIT_FOR),
+        "metadata": metadata(
+            replica.name,
+            labels,
+            config.job.namespace,
+            TRIAL_WAIT_FOR if config.is_trial else JOB_WAIT_FOR,
+        ),
         "spec": {
             **spec,
             "template": {

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.config import load_stack_file, stack_file
+from infra.config import ConfigError, load_stack_file, stack_file
+from infra.config.sweep_platform import platform_problems
 from infra.render.kubernetes import render_kubernetes
 
 SECTIONS = ("kubernetes", "cloud")
@@ -22,6 +23,8 @@ def render_stack(stack: str, stacks_dir: Path | None = None, only: str | None = 
     """Both sections of `stack`, or just one (`only`). Raises ConfigError for a bad stack."""
     path = stack_file(stack, stacks_dir)
     config = load_stack_file(path)
+    if problems := platform_problems(config):  # as the program refuses them
+        raise ConfigError(problems)
     parts = [f"# Stack {stack}, rendered offline by `python -m infra.render`: nothing deployed.\n"]
     if only in (None, "cloud"):
         from infra.render.cloud import render_cloud  # imports Pulumi

@@ -18,7 +18,7 @@ from infra.render.diff import DiffError, RevisionRenderError, diff_stack
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m infra.render",
+        prog="tftrain render",
         description=(
             "Render what `pulumi up` on a stack would create (cloud resources and Kubernetes "
             "objects) offline, for review; or diff it against a git revision."

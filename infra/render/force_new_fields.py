@@ -110,6 +110,9 @@ FORCE_NEW: dict[str, frozenset[str]] = {
     ),
     # alicloud_oss_bucket (read at 034e4b71dd7e, see the OSS/RAM note below)
     "alicloud:oss/bucket:Bucket": frozenset({"bucket", "storage_class", "redundancy_type"}),
+    # alicloud_oss_bucket_object (0852d0f445c9): a new key or bucket is a new object; a new
+    # content_md5 (changed file) is an update, Put again
+    "alicloud:oss/bucketObject:BucketObject": frozenset({"bucket", "key"}),
     # alicloud_oss_bucket_public_access_block (3803d483470e)
     "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock": frozenset({"bucket"}),
     # alicloud_ram_policy (00a88c61d294)

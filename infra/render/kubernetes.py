@@ -13,6 +13,7 @@ from infra.cluster_facts import cluster_facts
 from infra.config import StackConfig
 from infra.manifests import build_objects
 from infra.render.style import FlowMapping, block_yaml, title
+from infra.render.sweep import sweep_section
 
 BANNER = (
     "# ===== Kubernetes objects: the program's own builders; cloud values as <placeholders> ====="
@@ -52,4 +53,4 @@ def render_kubernetes(config: StackConfig) -> str:
         f"---\n{title(object_title(obj))}\n{block_yaml(_env_one_per_line(obj))}"
         for obj in build_objects(config, cluster_facts(config))
     ]
-    return BANNER + "\n" + "".join(documents)
+    return BANNER + "\n" + sweep_section(config) + "".join(documents)

@@ -98,7 +98,7 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m infra.render.review", description=__doc__)
+    parser = argparse.ArgumentParser(prog="tftrain review", description=__doc__)
     parser.add_argument("--stacks-dir", type=Path, metavar="DIR", help="default: stacks/")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("previewable", help="stacks CI can run `pulumi preview` on")

@@ -23,6 +23,8 @@ the program really runs under:
 - Public endpoints: an internet-facing load balancer (TensorBoard's SLB, the cluster's API
   server of either kind), or an elastic IP, that only the new side has.
 - An idle GPU pool: a GPU node pool with more nodes than GPU replicas to fill them.
+- A sweep: its trials created, kept and removed, what runs at once, the GPU-hours at most
+  (`infra.render.sweep`).
 - Data: the OSS input the training pods read and the export target a successful run is
   copied to (the CSI OSS volumes), when either side has one.
 
@@ -49,6 +51,7 @@ from infra.render.cloud import IGNORE_CHANGES
 from infra.render.kubernetes import PLATFORM_NOTE, object_title
 from infra.render.provider_sdk import has_schema_table, replacing_arguments, snake
 from infra.render.style import title_of
+from infra.render.sweep import parse_sweep, sweep_lines
 
 GPU_RESOURCE = "nvidia.com/gpu"
 ACTIONS = ("create", "update", "replace", "delete")
@@ -132,6 +135,7 @@ _COMPONENT_PREFIX = "tftrain:"
 # A run stack's read of its platform's outputs: nothing the cloud holds, nothing to count.
 _STACK_REFERENCE = f"{STACK_REFERENCE}  "
 _LOOKUP = "(lookup)"
+SECTION_BANNER = "# ====="
 
 
 @dataclass
@@ -162,6 +166,9 @@ def parse_render(text: str) -> Render:
     for line in text.splitlines():
         if line == "---":
             break  # the Kubernetes section begins
+        if line.startswith(SECTION_BANNER):
+            current, in_reference = None, False  # a section's banner: no resource's input
+            continue
         found = title_of(line)
         if found is not None:
             # A component is a grouping, not something the cloud holds; a lookup or a stack
@@ -543,9 +550,15 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         1 for action in ACTIONS for kind in kubernetes[action].values() if kind == "Job"
     )
     new_public = sorted(_public_endpoints(new) - _public_endpoints(old))
+    # A sweep's runs are its trials, listed by their own lines; the run line stays for a
+    # stack that becomes a sweep or stops being one (its single run stops or starts).
+    sweep = sweep_lines(old_text, new_text)
+    both = parse_sweep(old_text) is not None and parse_sweep(new_text) is not None
+    run = [] if both else [f"Run: {_run_line(old, new, changed_jobs, replaced_types)}"]
     lines = [
         f"Consequences for {stack}, {old_name} → {new_name}:",
-        f"Run: {_run_line(old, new, changed_jobs, replaced_types)}",
+        *run,
+        *sweep,
         f"Kubernetes objects: {_counts(kubernetes)}",
         f"Cloud resources: {_counts(cloud)}",
         *_moved_run_lines(old, new),

@@ -1,0 +1,94 @@
+"""`tftrain`: the one command a user types. Each verb is a module's `main(argv) -> int`.
+
+The verbs are imported only when called, so `tftrain --help` answers at once (TensorFlow and
+Pulumi load only for the verbs that need them). The `python -m infra.<module>` forms stay for
+scripts and CI.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Verb:
+    name: str
+    module: str
+    summary: str
+
+
+VERBS = (
+    Verb(
+        "run", "infra.local.cli", "train a stack on this machine, no cloud (e.g. `tftrain run dev`)"
+    ),
+    Verb(
+        "render",
+        "infra.render.__main__",
+        "what `pulumi up` would create, offline; --diff REV to review",
+    ),
+    Verb(
+        "status",
+        "infra.status",
+        "what a stack's runs are doing or did, here or in the cluster, causes named",
+    ),
+    Verb(
+        "compare",
+        "infra.sweep.cli",
+        "a sweep's trials in one table, best first (CSV, Markdown, PNG)",
+    ),
+    Verb(
+        "review",
+        "infra.render.review",
+        "the pull request comment: every changed stack's consequences",
+    ),
+)
+
+_USAGE = """\
+usage: tftrain VERB [ARGS...]      (tftrain VERB --help for a verb's options)
+
+tftrain trains TensorFlow ps/worker/chief topologies from one stack file
+(stacks/Pulumi.<stack>.yaml): on this machine, or on Alibaba Cloud with `pulumi up`.
+
+verbs:
+{verbs}
+
+a first session:
+  tftrain run dev                      train the dev stack here (real MNIST, a minute or two)
+  tftrain run dev --set hyperparams.learningRate=0.01
+  tftrain status dev                   how the run went: outcome, metric, logs, report
+  tftrain run dev-sweep                two learning rates, then `tftrain compare dev-sweep`
+  tftrain render ack-gpu --diff main   review what a stack edit changes before `pulumi up`
+  pulumi up -s ack-gpu                 deploy (README "Deploy to Alibaba Cloud")
+  tftrain status ack-gpu               the run in the cluster: phases, and why not running
+"""
+
+
+def usage() -> str:
+    width = max(len(verb.name) for verb in VERBS)
+    lines = "\n".join(f"  {verb.name:<{width}}  {verb.summary}" for verb in VERBS)
+    return _USAGE.format(verbs=lines)
+
+
+def _entry(verb: Verb) -> Callable[[list[str]], int]:
+    return importlib.import_module(verb.module).main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in {"-h", "--help", "help"}:
+        print(usage(), end="")
+        return 0
+    by_name = {verb.name: verb for verb in VERBS}
+    verb = by_name.get(args[0])
+    if verb is None:
+        known = ", ".join(by_name)
+        print(f"tftrain: unknown verb {args[0]!r}; the verbs are: {known}", file=sys.stderr)
+        return 2
+    return _entry(verb)(args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

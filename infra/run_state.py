@@ -1,0 +1,242 @@
+"""What a run's directory says about the run: read, never written.
+
+The replica supervisors (`infra/lifecycle/supervise.sh`) keep, in the run's output dir:
+  .tftrain-run/succeeded.KEY            the run succeeded
+  .tftrain-run/failed.KEY.G             it failed in deploy generation G: "<replica> exit
+                                        <code> attempt <n> on <host>"
+  .tftrain-run/attempts/KEY.G.NAME.N/   attempt N of replica NAME started (its mtime)
+  replicas/NAME/logs/KEY.G.NAME.N.log   that attempt's output, ending "... ended: exit S"
+and the trainer (any trainer) its TensorBoard event files and, optionally, metrics.txt
+("<name> <number>" lines). `read_run` turns them into one `RunState`, which the status
+command prints and the post-run report renders, so both say the same thing.
+
+The state is that of the run's newest key and generation: a relaunch (locally) or a changed
+deploy (in the cluster) starts counting attempts again, and the earlier ones are history.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infra.lifecycle import OUTCOMES_DIR
+from infra.replica_plan import LOGS_DIR, REPLICAS_DIR
+from infra.tensorboard_scalars import Point, read_run_scalars
+
+METRICS_FILE = "metrics.txt"
+_ENDED = re.compile(r"^tftrain-supervise: (\S+) attempt (\d+) ended: exit (\d+)$", re.MULTILINE)
+_TAIL_BYTES = 64 * 1024
+_CLAIM = re.compile(r"^(?P<key>.+)\.(?P<generation>[^.]+)\.(?P<replica>[^.]+)\.(?P<number>\d+)$")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    replica: str
+    number: int
+    started: float  # epoch seconds
+    last_output: float  # when its log (or its claim) last changed
+    exit_code: int | None  # None: not ended (running, or its supervisor was killed)
+    log: Path | None
+
+    @property
+    def ended(self) -> bool:
+        return self.exit_code is not None
+
+
+@dataclass(frozen=True)
+class Failure:
+    replica: str
+    exit_code: int
+    attempt: int
+    host: str
+
+
+@dataclass(frozen=True)
+class RunState:
+    directory: Path
+    key: str
+    generation: str
+    outcome: str  # "running", "succeeded", "failed", or "stopped" (ended, no outcome recorded)
+    failure: Failure | None
+    attempts: dict[str, list[Attempt]]  # replica → its attempts, in order
+    metrics: dict[str, float]
+    scalars: dict[str, dict[str, list[Point]]] = field(default_factory=dict)
+
+    @property
+    def started(self) -> float | None:
+        return min((a.started for runs in self.attempts.values() for a in runs), default=None)
+
+    @property
+    def last_activity(self) -> float | None:
+        return max((a.last_output for runs in self.attempts.values() for a in runs), default=None)
+
+    @property
+    def wall_seconds(self) -> float | None:
+        start = self.started
+        end = time.time() if self.outcome == "running" else self.last_activity
+        return None if start is None or end is None else max(0.0, end - start)
+
+    @property
+    def step(self) -> int | None:
+        """The newest step of any scalar, else metrics.txt's global_step."""
+        steps = [p.step for tags in self.scalars.values() for ps in tags.values() for p in ps]
+        if steps:
+            return max(steps)
+        step = self.metrics.get("global_step")
+        return None if step is None else int(step)
+
+    def result(self, attempt: Attempt) -> str:
+        """How an attempt ended, as a reader wants it: a replica the run's end stopped was
+        stopped, whatever its command returned on SIGTERM."""
+        if attempt.exit_code is None:
+            return "running" if self.outcome == "running" else "no exit recorded"
+        text = describe_exit(attempt.exit_code)
+        failed = self.failure is not None and (self.failure.replica, self.failure.attempt) == (
+            attempt.replica,
+            attempt.number,
+        )
+        last = self.attempts.get(attempt.replica, [attempt])[-1] is attempt
+        if attempt.exit_code and not failed and last and self.outcome in ("succeeded", "failed"):
+            return f"stopped at the run's end: {text}"
+        return text
+
+    def failed_attempt(self) -> Attempt | None:
+        if self.failure is None:
+            return None
+        runs = self.attempts.get(self.failure.replica, [])
+        return next((a for a in runs if a.number == self.failure.attempt), None)
+
+
+def describe_exit(code: int) -> str:
+    """`exit 3`, or `killed by SIGKILL (exit 137)`: a shell reports death by signal N as 128+N."""
+    if code > 128:
+        try:
+            return f"killed by {signal.Signals(code - 128).name} (exit {code})"
+        except ValueError:
+            pass
+    return f"exit {code}"
+
+
+def read_metrics(path: Path) -> dict[str, float]:
+    """metrics.txt's "<name> <number>" lines; any other line is skipped."""
+    metrics: dict[str, float] = {}
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return metrics
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) == 2:
+            try:
+                metrics[words[0]] = float(words[1])
+            except ValueError:
+                continue
+    return metrics
+
+
+def log_tail(path: Path, lines: int) -> list[str]:
+    """The last `lines` lines of a log, read from its end only."""
+    try:
+        with path.open("rb") as log:
+            log.seek(0, 2)
+            size = log.tell()
+            log.seek(max(0, size - _TAIL_BYTES))
+            text = log.read().decode(errors="replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:] if lines else []
+
+
+def _exit_code(log: Path | None, replica: str, number: int) -> int | None:
+    if log is None:
+        return None
+    ends = [m for m in _ENDED.finditer("\n".join(log_tail(log, 200)))]
+    for match in reversed(ends):
+        if match.group(1) == replica and int(match.group(2)) == number:
+            return int(match.group(3))
+    return None
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _names(run_dir: Path) -> dict[str, tuple[Path | None, Path | None]]:
+    """Every attempt name KEY.G.NAME.N with its claim and its log, where they exist. A
+    preempted attempt gives its claim back (its number is reused), its log stays."""
+    found: dict[str, list[Path | None]] = defaultdict(lambda: [None, None])
+    attempts = run_dir / OUTCOMES_DIR / "attempts"
+    if attempts.is_dir():
+        for claim in attempts.iterdir():
+            found[claim.name][0] = claim
+    for log in run_dir.glob(f"{REPLICAS_DIR}/*/{LOGS_DIR}/*.log"):
+        found[log.name.removesuffix(".log")][1] = log
+    return {name: (claim, log) for name, (claim, log) in found.items()}
+
+
+def _attempts(run_dir: Path) -> dict[tuple[str, str], list[Attempt]]:
+    """By (key, generation), the attempts of every replica."""
+    out: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
+    for name, (claim, log) in _names(run_dir).items():
+        match = _CLAIM.match(name)
+        if not match:
+            continue
+        replica, number = match["replica"], int(match["number"])
+        started = _mtime(claim) if claim else None
+        last = _mtime(log) if log else None
+        started = started or last or 0.0
+        exit_code = _exit_code(log, replica, number)
+        attempt = Attempt(replica, number, started, max(last or started, started), exit_code, log)
+        out[(match["key"], match["generation"])].append(attempt)
+    return out
+
+
+def read_failure(path: Path) -> Failure | None:
+    """A `failed.KEY.G` record, or None if it cannot be read."""
+    try:
+        words = path.read_text(errors="replace").split()
+    except OSError:
+        return None
+    # "<replica> exit <code> attempt <n> on <host>", written by supervise.sh.
+    if len(words) >= 5 and words[1] == "exit" and words[2].isdigit() and words[4].isdigit():
+        return Failure(words[0], int(words[2]), int(words[4]), words[6] if len(words) > 6 else "")
+    return None
+
+
+def read_run(run_dir: Path, with_scalars: bool = True) -> RunState | None:
+    """The run in `run_dir`, or None if no replica ever started there."""
+    by_generation = _attempts(run_dir)
+    if not by_generation:
+        return None
+    # The newest key and generation: the one whose latest attempt started last.
+    key, generation = max(by_generation, key=lambda kg: max(a.started for a in by_generation[kg]))
+    attempts: dict[str, list[Attempt]] = defaultdict(list)
+    for attempt in sorted(by_generation[(key, generation)], key=lambda a: a.number):
+        attempts[attempt.replica].append(attempt)
+    outcomes = run_dir / OUTCOMES_DIR
+    failure = read_failure(outcomes / f"failed.{key}.{generation}")
+    if (outcomes / f"succeeded.{key}").exists():
+        outcome = "succeeded"
+    elif (outcomes / f"failed.{key}.{generation}").exists():
+        outcome = "failed"
+    elif any(not a.ended for runs in attempts.values() for a in runs):
+        outcome = "running"
+    else:
+        outcome = "stopped"
+    return RunState(
+        directory=run_dir,
+        key=key,
+        generation=generation,
+        outcome=outcome,
+        failure=failure,
+        attempts=dict(sorted(attempts.items())),
+        metrics=read_metrics(run_dir / METRICS_FILE),
+        scalars=read_run_scalars(run_dir) if with_scalars else {},
+    )

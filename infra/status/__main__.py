@@ -1,0 +1,5 @@
+import sys
+
+from infra.status import main
+
+sys.exit(main())

@@ -1,0 +1,100 @@
+"""`tftrain compare <stack>` (`python -m infra.sweep <stack>`): a sweep's trials, best first.
+
+Reads each trial's run directory under DIR (default: the local launcher's
+runs/<stack>/<job>; for the cluster, a copy of the volume's <mountPath>/<job> or of the
+bucket's <exportPrefix><job>/), prints the table, and writes beside the runs
+sweep-results.csv, sweep-results.md and (with matplotlib) sweep-results.png, and `best`, a
+link to the best trial's directory. Exit status: 0 compared; 2 a bad stack, a stack without a
+sweep, or no such directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from infra.config import ConfigError, StackConfig
+from infra.local.plan import default_output_dir, load_config
+from infra.sweep.plot import matplotlib_missing, plot
+from infra.sweep.results import best_trial, compare, to_csv, to_markdown
+
+PROG = "tftrain compare"
+RESULTS = "sweep-results"
+BEST = "best"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser.add_argument("stack", help="a stack with a sweep: stacks/Pulumi.<stack>.yaml")
+    parser.add_argument("--stacks-dir", type=Path, help="where the stack files are (stacks/)")
+    parser.add_argument(
+        "--runs-dir",
+        type=Path,
+        metavar="DIR",
+        help="the directory holding the trials' <run id>/ directories "
+        "(default: runs/<stack>/<job>, where the local launcher writes)",
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="as for tftrain run"
+    )
+    return parser.parse_args(argv)
+
+
+def _link_best(runs_dir: Path, run_id: str) -> Path:
+    """`<runs dir>/best` → the best trial's directory (relative, so a copied tree keeps it)."""
+    link = runs_dir / BEST
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(run_id, target_is_directory=True)
+    return link
+
+
+def write_results(config: StackConfig, runs_dir: Path) -> list[str]:
+    """Compare, write the files beside the runs; the lines to print."""
+    assert config.sweep is not None
+    metric = config.sweep.metric
+    results = compare(config, runs_dir)
+    markdown = to_markdown(results, metric.name, metric.goal)
+    (runs_dir / f"{RESULTS}.csv").write_text(to_csv(results))
+    (runs_dir / f"{RESULTS}.md").write_text(markdown)
+    lines = [markdown.rstrip("\n"), ""]
+    missing = matplotlib_missing()
+    if missing:
+        lines.append(missing)
+    else:
+        plot(results, metric.name, runs_dir / f"{RESULTS}.png")
+    written = ", ".join(f"{RESULTS}{ext}" for ext in (".csv", ".md", "" if missing else ".png"))
+    lines.append(f"written in {runs_dir}: {written.rstrip(', ')}")
+    best = best_trial(results)
+    if best is not None:
+        lines.append(f"{_link_best(runs_dir, best.run_id)} → {best.run_id} (the best trial)")
+        # Where the launcher exported the trials (data.localExportDir): <dir>/<job>/<run id>.
+        exported = Path(config.data.local_export_dir or "/nonexistent") / config.job.name
+        if (exported / best.run_id).is_dir():
+            lines.append(f"{_link_best(exported, best.run_id)} → {best.run_id} (its export)")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        config = load_config(args.stack, args.stacks_dir, args.set)
+    except (ConfigError, ValueError) as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    if not config.trials:
+        print(f"{PROG}: {args.stack} has no tftrain:sweep: nothing to compare", file=sys.stderr)
+        return 2
+    runs_dir = args.runs_dir or default_output_dir(args.stack, config).parent
+    if not runs_dir.is_dir():
+        print(f"{PROG}: no run directory {runs_dir}: has the sweep run?", file=sys.stderr)
+        return 2
+    try:
+        lines = write_results(config, runs_dir.resolve())
+    except OSError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0

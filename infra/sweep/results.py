@@ -1,0 +1,129 @@
+"""One comparison of a sweep's trials: what each one's run directory holds, in one table.
+
+A row per trial: its number and run id, its point, the metric (its last value by step, read
+from the run's TensorBoard event files, `infra.tensorboard_scalars`), the steps trained, the
+wall time between its first and last event, its outcome (the supervisors' records, or an export's
+marker) and its directory. Rows are sorted by the metric's goal; trials without the metric
+come last. The best trial is the first succeeded row with the metric.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra.config import StackConfig
+from infra.config.sweep_points import point_text
+from infra.lifecycle import OUTCOMES_DIR, run_key
+from infra.tensorboard_scalars import Point, flat_run_scalars, latest, series
+
+# export.sh's marker: an exported run directory is complete once it is there.
+EXPORTED_MARKER = "_TFTRAIN_EXPORTED"
+COLUMNS = ("trial", "run_id", "point", "metric", "steps", "wall_seconds", "outcome", "path")
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    number: int
+    run_id: str
+    point: dict[str, object]
+    metric: float | None
+    steps: int | None
+    wall_seconds: float | None
+    outcome: str
+    path: Path
+    curve: tuple[Point, ...]  # the metric over steps (or the loss, for the plot)
+    curve_tag: str = ""
+
+
+def outcome(config: StackConfig, run_dir: Path) -> str:
+    """What the supervisors recorded for this run (or an export's marker says)."""
+    if not run_dir.is_dir():
+        return "not started"
+    records = run_dir / OUTCOMES_DIR
+    key = run_key(config)
+    if (records / f"succeeded.{key}").exists() or (run_dir / EXPORTED_MARKER).exists():
+        return "succeeded"
+    if any(records.glob(f"failed.{key}.*")):
+        return "failed"
+    return "running or stopped"
+
+
+def trial_result(number: int, trial: StackConfig, run_dir: Path, metric: str) -> TrialResult:
+    scalars = flat_run_scalars(run_dir) if run_dir.is_dir() else {}
+    points = [p for values in scalars.values() for p in values]
+    curve, curve_tag = series(scalars, metric), metric
+    if len(curve) < 2 and series(scalars, "loss"):  # one final value is no curve: the loss is
+        curve, curve_tag = series(scalars, "loss"), "loss"
+    return TrialResult(
+        number=number,
+        run_id=trial.job.run_id,
+        point=dict(trial.trial_point),
+        metric=latest(scalars, metric),
+        steps=max((p.step for p in points), default=None),
+        wall_seconds=(
+            max(p.wall_time for p in points) - min(p.wall_time for p in points) if points else None
+        ),
+        outcome=outcome(trial, run_dir),
+        path=run_dir,
+        curve=tuple(curve),
+        curve_tag=curve_tag,
+    )
+
+
+def compare(config: StackConfig, runs_dir: Path) -> list[TrialResult]:
+    """Every trial's result (`runs_dir/<run id>`), best first."""
+    assert config.sweep is not None
+    metric = config.sweep.metric
+    results = [
+        trial_result(number, trial, runs_dir / trial.job.run_id, metric.name)
+        for number, trial in enumerate(config.trials, 1)
+    ]
+    sign = -1 if metric.goal == "maximize" else 1
+    return sorted(results, key=lambda r: (r.metric is None, sign * (r.metric or 0.0), r.number))
+
+
+def _cells(result: TrialResult) -> list[str]:
+    return [
+        str(result.number),
+        result.run_id,
+        point_text(result.point),
+        "" if result.metric is None else f"{result.metric:.6g}",
+        "" if result.steps is None else str(result.steps),
+        "" if result.wall_seconds is None else f"{result.wall_seconds:.1f}",
+        result.outcome,
+        str(result.path),
+    ]
+
+
+def to_csv(results: Sequence[TrialResult]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    writer.writerows(_cells(result) for result in results)
+    return out.getvalue()
+
+
+def to_markdown(results: Sequence[TrialResult], metric: str, goal: str) -> str:
+    header = [*COLUMNS[:3], metric, *COLUMNS[4:]]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for result in results:
+        cells = [cell.replace("|", "\\|") for cell in _cells(result)]
+        cells[2] = f"`{cells[2]}`"
+        lines.append("| " + " | ".join(cells) + " |")
+    best = best_trial(results)
+    verdict = (
+        f"Best ({goal} {metric}): trial {best.number}, {best.run_id} "
+        f"({point_text(best.point)}): {best.metric:.6g}"
+        if best
+        else f"No succeeded trial has logged {metric} yet."
+    )
+    return "\n".join([*lines, "", verdict]) + "\n"
+
+
+def best_trial(results: Sequence[TrialResult]) -> TrialResult | None:
+    """The first succeeded trial with the metric (a failed one's last value is no result)."""
+    return next((r for r in results if r.metric is not None and r.outcome == "succeeded"), None)

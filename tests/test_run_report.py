@@ -1,0 +1,103 @@
+"""A run directory read back (`infra.run_state`) and rendered (`infra.report`): the records
+and logs are written here by hand in the formats `supervise.sh`'s header states, so the
+expected outcome comes from that contract, not from the reader.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from infra.config import parse_config
+from infra.report import MASK, config_that_ran, write_report
+from infra.run_state import read_run
+
+KEY, OLD, NEW = "run-1a2b3c4d", "0123456789ab", "ba9876543210"
+IMAGE = "registry.example.com/tftrain/trainer:1"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _attempt(run: Path, generation: str, replica: str, n: int, when: float, log: str = "") -> None:
+    claim = run / ".tftrain-run" / "attempts" / f"{KEY}.{generation}.{replica}.{n}"
+    claim.mkdir(parents=True)
+    os.utime(claim, (when, when))
+    if log:
+        logs = run / "replicas" / replica / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        path = logs / f"{KEY}.{generation}.{replica}.{n}.log"
+        path.write_text(log)
+        os.utime(path, (when + 30, when + 30))
+
+
+def _ended(replica: str, n: int, code: int) -> str:
+    return f"tftrain-supervise: {replica} attempt {n} ended: exit {code}\n"
+
+
+def failed_run(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    # An earlier launch (generation OLD) that succeeded nothing: history, not this run's state.
+    _attempt(run, OLD, "mnist-chief-0", 1, 1000.0, "old\n" + _ended("mnist-chief-0", 1, 1))
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "training\n" + _ended("mnist-chief-0", 1, 2))
+    _attempt(run, NEW, "mnist-worker-1", 1, 2001.0,
+             "started\nkilled\n" + _ended("mnist-worker-1", 1, 137))  # fmt: skip
+    _attempt(
+        run, NEW, "mnist-worker-1", 2, 2040.0,
+        "Traceback (most recent call last):\nValueError: --learning-rate must be > 0\n"
+        + _ended("mnist-worker-1", 2, 2)
+        + f"tftrain-supervise: run {KEY} cannot succeed (mnist-worker-1 exit 2, final)\n",
+    )  # fmt: skip
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text(
+        "mnist-worker-1 exit 2 attempt 2 on host-a\n"
+    )
+    return run
+
+
+def test_a_failed_run_names_the_replica_attempt_exit_and_last_lines(tmp_path: Path) -> None:
+    state = read_run(failed_run(tmp_path))
+    assert state is not None
+    assert (state.key, state.generation, state.outcome) == (KEY, NEW, "failed")
+    assert state.failure is not None
+    assert (state.failure.replica, state.failure.attempt, state.failure.exit_code) == (
+        "mnist-worker-1", 2, 2
+    )  # fmt: skip
+    assert [a.number for a in state.attempts["mnist-worker-1"]] == [1, 2]
+    assert [a.exit_code for a in state.attempts["mnist-worker-1"]] == [137, 2]
+    assert [a.number for a in state.attempts["mnist-chief-0"]] == [1]  # not the old launch's
+    assert state.result(state.attempts["mnist-worker-1"][0]) == "killed by SIGKILL (exit 137)"
+    assert state.result(state.attempts["mnist-worker-1"][1]) == "exit 2"
+    assert state.result(state.attempts["mnist-chief-0"][0]) == "stopped at the run's end: exit 2"
+    assert state.wall_seconds == 2070.0 - 2000.0
+
+    config = parse_config({"image": IMAGE, "hyperparams": {"maxSteps": 5}})
+    report = write_report(state, "Run x: failed", config_that_ran(config))
+    text = report.read_text()
+    outcome = text.split("## Outcome")[1].split("## Metrics")[0]
+    assert "**Failed**: `mnist-worker-1` attempt 2 exit 2 on `host-a`" in outcome
+    assert "ValueError: --learning-rate must be > 0" in outcome
+    # Wall time: from its first start (2001) to its last output (2040 + 30).
+    assert "| mnist-worker-1 | 2 | 1 | 69.0s | exit 2 |" in text
+    assert "No loss scalar in the event files." in text  # this trainer wrote none
+    assert "maxSteps: 5" in text
+
+
+def test_the_config_shown_masks_secrets(tmp_path: Path) -> None:
+    env = {"WANDB_API_KEY": "abc123", "MODE": "fast", "TOKEN": {"secure": "v1:ciphertext"}}
+    config = parse_config({"image": IMAGE, "job": {"env": env}})
+    shown = config_that_ran(config)
+    assert shown["job"]["env"] == {"WANDB_API_KEY": MASK, "MODE": "fast", "TOKEN": MASK}
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text(f"{KEY} mnist-chief-0 attempt 1\n")
+    state = read_run(run)
+    assert state is not None and state.outcome == "succeeded"
+    text = write_report(state, "Run x", shown).read_text()
+    assert "abc123" not in text and "ciphertext" not in text
+
+
+def test_a_run_whose_attempt_has_not_ended_is_running(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "Step: 100, Epoch: 1\n")
+    state = read_run(run)
+    assert state is not None and state.outcome == "running"
+    assert state.result(state.attempts["mnist-chief-0"][0]) == "running"
+    assert read_run(tmp_path / "nothing") is None

@@ -1,0 +1,219 @@
+"""The supervisor keeps each attempt's output (`--logs`), as its header states: CMD's
+stdout and stderr in order, plus its own lines, in DIR/KEY.G.NAME.N.log, CMD's output
+followed by "... ended: exit STATUS"; the same output still on stdout (what `kubectl logs`
+reads); CMD's exit status unchanged; past --log-cap the log moves to .log.1; a copier that
+dies, a full or unwritable log volume, or an image without tee never fails nor blocks it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cluster_helpers import wait_until
+from tests.test_supervise_script import CAN_UNSHARE, SHELLS, Run, _shell_params, finish
+
+REPLICA = "r-worker-0"
+
+
+@pytest.fixture(params=[False, True], ids=["process", "pid1"])
+def as_pid1(request: pytest.FixtureRequest) -> bool:
+    if request.param and not CAN_UNSHARE:
+        pytest.skip("unshare --pid needs root and util-linux: CI runs as root")
+    return bool(request.param)
+
+
+@pytest.fixture(params=_shell_params())
+def shell(request: pytest.FixtureRequest) -> tuple[str, ...]:
+    return tuple(request.param)
+
+
+def log_of(logs: Path, attempt: int) -> Path:
+    return logs / f"r1.g1.{REPLICA}.{attempt}.log"
+
+
+def printing(lines: int, pause: float, width: int = 0, code: int = 0) -> tuple[str, ...]:
+    """A command printing `lines` numbered lines (padded to `width`), `pause` s apart."""
+    script = (
+        "import sys, time\n"
+        f"for i in range({lines}):\n"
+        f"    print(f'line {{i}}'.ljust({width}), flush=True)\n"
+        f"    time.sleep({pause})\n"
+        f"sys.exit({code})\n"
+    )
+    return (sys.executable, "-c", script)
+
+
+def test_every_attempt_keeps_its_output_in_order_and_stdout_shows_it(
+    shell: tuple[str, ...], as_pid1: bool, tmp_path: Path
+) -> None:
+    run = Run(tmp_path / "out" / ".tftrain-run", shell, as_pid1)
+    logs = tmp_path / "out" / "logs"
+    options = ("--logs", str(logs))
+    command = "echo one; echo two >&2; echo three; exit {}"
+    first = run.start("--follows-run", "sh", "-c", command.format(1), backoff=1, options=options)
+    status, out = finish(first)
+    assert status == 1, out
+    assert out.splitlines()[:3] == ["one", "two", "three"]
+    assert log_of(logs, 1).read_text() == (
+        f"one\ntwo\nthree\ntftrain-supervise: {REPLICA} attempt 1 ended: exit 1\n"
+    )
+    # The last attempt the Job allows: its failure is the run's, and the log says so too.
+    second = run.start("--follows-run", "sh", "-c", command.format(4), backoff=1, options=options)
+    status, out = finish(second)
+    assert status == 4, out
+    lines = log_of(logs, 2).read_text().splitlines()
+    assert lines[:4] == [
+        "one",
+        "two",
+        "three",
+        f"tftrain-supervise: {REPLICA} attempt 2 ended: exit 4",
+    ]
+    assert lines[4].startswith(f"tftrain-supervise: run r1 cannot succeed ({REPLICA} exit 4, ")
+
+
+def _tee_of(log: Path) -> int | None:
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[:1] == [b"tee"] and str(log).encode() in argv:
+            return int(proc.name)
+    return None
+
+
+def test_a_killed_copier_neither_fails_nor_blocks_the_command(
+    shell: tuple[str, ...], as_pid1: bool, tmp_path: Path
+) -> None:
+    run = Run(tmp_path / "out" / ".tftrain-run", shell, as_pid1)
+    logs, go = tmp_path / "logs", tmp_path / "go"
+    # Prints, waits until tee is dead, then prints more than a pipe's buffer (64 KiB):
+    # with nobody reading it would block, with no reader at all it would get SIGPIPE.
+    script = (
+        "import os, time\n"
+        "print('ready', flush=True)\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.01)\n"
+        "for i in range(600): print(f'line {i}'.ljust(200), flush=True)\n"
+    )
+    process = run.start(
+        "--follows-run", sys.executable, "-c", script, options=("--logs", str(logs))
+    )
+    assert wait_until(lambda: _tee_of(log_of(logs, 1)) is not None, 10)
+    tee = _tee_of(log_of(logs, 1))
+    assert tee is not None
+    os.kill(tee, signal.SIGKILL)
+    go.touch()
+    status, out = finish(process)
+    assert status == 0, out[-500:]  # not 141: no SIGPIPE
+    assert out.splitlines()[-1].rstrip() == "line 599"
+    assert f"{REPLICA} attempt 1 ended: exit 0" in log_of(logs, 1).read_text()
+
+
+@pytest.mark.parametrize("volume", ["full", "unwritable"])
+def test_a_full_or_unwritable_log_volume_changes_nothing_for_the_command(
+    shell: tuple[str, ...], volume: str, tmp_path: Path
+) -> None:
+    run = Run(tmp_path / "out" / ".tftrain-run", shell, pid1=False)
+    logs = tmp_path / "logs"
+    wrapper: tuple[str, ...] = ()
+    if volume == "full":
+        if not CAN_UNSHARE:
+            pytest.skip("a small tmpfs needs root and unshare --mount")
+        logs.mkdir()
+        # A 16 KiB volume in a mount namespace of the supervisor's own: writes past it fail
+        # with ENOSPC, as on a full NAS.
+        mount = f'mount -t tmpfs -o size=16k tftrain-test {logs} && exec "$@"'
+        wrapper = ("unshare", "--mount", "sh", "-c", mount, "sh")
+    else:
+        logs.write_text("a file where the directory should be")
+    # 600 lines of 200 bytes: more than a pipe's buffer, and than the volume.
+    process = run.start(
+        "--follows-run",
+        *printing(600, 0, 200, code=3),
+        options=("--logs", str(logs)),
+        wrapper=wrapper,
+    )
+    status, out = finish(process)
+    assert status == 3, out[-500:]
+    numbered = [line.rstrip() for line in out.splitlines() if line.startswith("line ")]
+    assert numbered == [f"line {i}" for i in range(600)]
+    if volume == "unwritable":
+        assert f"cannot write {logs}" in out
+
+
+@pytest.mark.parametrize("shell", [SHELLS["dash"], SHELLS["busybox"]], ids=["dash", "busybox"])
+def test_past_the_cap_the_log_keeps_the_newest_lines(
+    shell: tuple[str, ...], tmp_path: Path
+) -> None:
+    if shutil.which(shell[0]) is None:
+        pytest.skip(f"{shell[0]} is not installed")
+    run = Run(tmp_path / "out" / ".tftrain-run", shell, pid1=False)
+    logs = tmp_path / "logs"
+    cap = 10_000
+    # Twice 30 KB, each followed by a pause longer than the supervisor's look at the size
+    # (every 0.5 s), then the last lines: the second move replaces the first.
+    script = (
+        "import time\n"
+        "for i in range(600):\n"
+        "    print(f'line {i}'.ljust(99), flush=True)\n"
+        "    if i in (299, 599): time.sleep(0.6)\n"
+        "for i in range(600, 620): print(f'line {i}'.ljust(99), flush=True)\n"
+    )
+    command = (sys.executable, "-c", script)
+    options = ("--logs", str(logs), "--log-cap", str(cap))
+    status, out = finish(run.start("--follows-run", *command, options=options))
+    assert status == 0, out[-500:]
+    log, older = log_of(logs, 1), Path(f"{log_of(logs, 1)}.1")
+    assert older.exists(), "the log was never moved aside"
+    kept = older.stat().st_size + log.stat().st_size
+    assert kept < 620 * 100, "the cap bounded nothing"
+    assert log.read_text().splitlines()[-2:] == [
+        "line 619".ljust(99),
+        f"tftrain-supervise: {REPLICA} attempt 1 ended: exit 0",
+    ]
+    numbers = [
+        int(line.split()[1]) for line in older.read_text().splitlines() if line.startswith("line ")
+    ]
+    # The .1 log holds lines of the second 30 KB, in order, up to its last (a look at the
+    # size during a burst may rotate early, and lose what is printed during the copy).
+    assert numbers[0] >= 300 and numbers[-1] == 599 and numbers == sorted(numbers)
+
+
+def test_without_tee_in_the_image_the_output_still_reaches_stdout(tmp_path: Path) -> None:
+    # An image's PATH with what the supervisor uses, but no tee.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in (
+        "dash",
+        "sh",
+        "uname",
+        "sleep",
+        "mkdir",
+        "rm",
+        "mv",
+        "cat",
+        "mkfifo",
+        "wc",
+        "cp",
+        "tail",
+    ):
+        found = shutil.which(tool)
+        assert found, tool
+        (bin_dir / tool).symlink_to(found)
+    run = Run(tmp_path / "out" / ".tftrain-run", SHELLS["dash"], pid1=False)
+    logs = tmp_path / "logs"
+    env = {"PATH": str(bin_dir)}
+    process = run.start(
+        "--follows-run", "sh", "-c", "echo hello; exit 5", options=("--logs", str(logs)), env=env
+    )
+    status, out = finish(process)
+    assert status == 5, out
+    assert "hello" in out.splitlines()
+    assert "no mkfifo or tee in this image" in out

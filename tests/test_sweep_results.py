@@ -1,0 +1,196 @@
+"""The comparison of a sweep's trials, from event files written here by TensorBoard's own
+writer (not by our trainer or reader): a TF2 scalar (a float tensor, as `tf.summary.scalar`
+writes it), a TF1 `simple_value`, a torn file, and the table they make."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.summary.writer.record_writer import RecordWriter
+
+from infra.config import StackConfig, parse_config
+from infra.lifecycle import OUTCOMES_DIR, run_key
+from infra.sweep import cli
+from infra.sweep.cli import main
+from infra.sweep.results import best_trial, compare, to_csv
+from infra.tensorboard_scalars import flat_run_scalars, latest
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+LR = "hyperparams.learningRate"
+
+
+def tf2_scalar(tag: str, value: float, step: int, wall_time: float) -> event_pb2.Event:
+    tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[value])
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, tensor=tensor)])
+    return event_pb2.Event(step=step, wall_time=wall_time, summary=summary)
+
+
+def tf1_scalar(tag: str, value: float, step: int, wall_time: float) -> event_pb2.Event:
+    summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=value)])
+    return event_pb2.Event(step=step, wall_time=wall_time, summary=summary)
+
+
+def write_events(directory: Path, events: list[event_pb2.Event]) -> None:
+    """An event file as TensorBoard's writer frames it (length, CRC32C, record, CRC32C); its
+    RecordWriter, not its EventFileWriter, which would import TensorFlow."""
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / "events.out.tfevents.1700000000.test").open("wb") as stream:
+        writer = RecordWriter(stream)
+        for event in events:
+            writer.write(event.SerializeToString())
+
+
+def sweep(goal: str = "maximize", values: tuple[float, ...] = (0.001, 0.01, 0.1)) -> StackConfig:
+    return parse_config(
+        {
+            "image": IMAGE,
+            "sweep": {
+                "parameters": {LR: {"values": list(values)}},
+                "parallel": 3,
+                "metric": {"name": "test_accuracy", "goal": goal},
+            },
+        }
+    )
+
+
+def succeed(run_dir: Path, trial: StackConfig) -> None:
+    (run_dir / OUTCOMES_DIR).mkdir(parents=True, exist_ok=True)
+    (run_dir / OUTCOMES_DIR / f"succeeded.{run_key(trial)}").write_text("worker-0\n")
+
+
+def lay_out(runs: Path, config: StackConfig) -> None:
+    """Trial 1: TF2 events, accuracy 0.91; trial 2: TF1 events, 0.95; trial 3 never ran."""
+    first, second, _ = config.trials
+    one = runs / first.job.run_id
+    write_events(
+        one / "train", [tf2_scalar("loss", 0.9, 50, 1000.0), tf2_scalar("loss", 0.4, 100, 1010.0)]
+    )
+    write_events(one / "eval", [tf2_scalar("test_accuracy", 0.91, 100, 1012.5)])
+    succeed(one, first)
+    two = runs / second.job.run_id
+    write_events(
+        two / "eval",
+        [
+            tf1_scalar("test_accuracy", 0.5, 40, 2000.0),
+            tf1_scalar("test_accuracy", 0.95, 120, 2030.0),
+        ],
+    )
+    succeed(two, second)
+
+
+def test_scalars_read_back_from_tf1_and_tf2_event_files(tmp_path: Path) -> None:
+    write_events(tmp_path / "eval", [tf2_scalar("test_accuracy", 0.25, 7, 1.0)])
+    write_events(tmp_path, [tf1_scalar("loss", 2.5, 3, 2.0), tf1_scalar("loss", 1.5, 9, 3.0)])
+    scalars = flat_run_scalars(tmp_path)
+    assert [(p.step, p.value) for p in scalars["eval/test_accuracy"]] == [(7, 0.25)]
+    assert [(p.step, p.value) for p in scalars["loss"]] == [(3, 2.5), (9, 1.5)]
+    assert latest(scalars, "test_accuracy") == 0.25  # by tag, in whichever directory
+    assert latest(scalars, "loss") == 1.5
+    assert latest(scalars, "missing") is None
+
+
+def test_a_torn_event_file_yields_what_was_whole(tmp_path: Path) -> None:
+    write_events(tmp_path, [tf1_scalar("loss", 2.5, 3, 2.0), tf1_scalar("loss", 1.5, 9, 3.0)])
+    (path,) = tmp_path.glob("events.out.tfevents.*")
+    data = path.read_bytes()
+    path.write_bytes(data[:-7])  # the last record cut short, as by a killed writer
+    assert [p.value for p in flat_run_scalars(tmp_path)["loss"]] == [2.5]
+
+
+def rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_the_table_is_sorted_by_the_goal_and_names_the_best(tmp_path: Path) -> None:
+    config = sweep()
+    lay_out(tmp_path, config)
+    first, second, third = (t.job.run_id for t in config.trials)
+    table = rows(to_csv(compare(config, tmp_path)))
+    assert [(r["trial"], r["run_id"], r["metric"]) for r in table] == [
+        ("2", second, "0.95"),
+        ("1", first, "0.91"),
+        ("3", third, ""),
+    ]
+    assert table[0]["point"] == f"{LR}=0.01"
+    assert (table[0]["steps"], table[0]["wall_seconds"], table[0]["outcome"]) == (
+        "120", "30.0", "succeeded"
+    )  # fmt: skip
+    assert (table[1]["steps"], table[1]["wall_seconds"]) == ("100", "12.5")
+    assert table[2]["outcome"] == "not started"
+    best = best_trial(compare(config, tmp_path))
+    assert best is not None and best.run_id == second
+
+
+def test_minimize_puts_the_lowest_first(tmp_path: Path) -> None:
+    config = sweep(goal="minimize")
+    lay_out(tmp_path, config)
+    table = rows(to_csv(compare(config, tmp_path)))
+    assert [r["metric"] for r in table] == ["0.91", "0.95", ""]
+
+
+def test_a_failed_trial_is_never_the_best(tmp_path: Path) -> None:
+    config = sweep()
+    lay_out(tmp_path, config)
+    second = config.trials[1]
+    (tmp_path / second.job.run_id / OUTCOMES_DIR / f"succeeded.{run_key(second)}").unlink()
+    (tmp_path / second.job.run_id / OUTCOMES_DIR / f"failed.{run_key(second)}.g1").write_text("x")
+    results = compare(config, tmp_path)
+    assert results[0].outcome == "failed"
+    best = best_trial(results)
+    assert best is not None and best.run_id == config.trials[0].job.run_id
+
+
+def write_stack(directory: Path, sweep_section: dict[str, Any] | None) -> None:
+    import yaml
+
+    config: dict[str, Any] = {"tftrain:image": IMAGE, "tftrain:job": {"name": "mnist"}}
+    if sweep_section:
+        config["tftrain:sweep"] = sweep_section
+    (directory / "Pulumi.s.yaml").write_text(yaml.safe_dump({"config": config}))
+
+
+def run_command(tmp_path: Path) -> tuple[Path, StackConfig]:
+    stacks, runs = tmp_path / "stacks", tmp_path / "runs"
+    stacks.mkdir()
+    runs.mkdir()
+    write_stack(stacks, {"parameters": {LR: {"values": [0.001, 0.01, 0.1]}}, "parallel": 3})
+    config = sweep()
+    lay_out(runs, config)
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]) == 0
+    return runs, config
+
+
+def test_the_command_writes_csv_and_markdown_and_links_the_best_without_matplotlib(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where matplotlib is missing the comparison still works, minus the PNG.
+    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
+    runs, config = run_command(tmp_path)
+    printed = capsys.readouterr().out
+    second = config.trials[1].job.run_id
+    assert f"Best (maximize test_accuracy): trial 2, {second}" in printed
+    assert "matplotlib is not installed" in printed
+    assert len(rows((runs / "sweep-results.csv").read_text())) == 3
+    assert "| 2 | " in (runs / "sweep-results.md").read_text()
+    assert not (runs / "sweep-results.png").exists()
+    assert (runs / "best").resolve() == (runs / second).resolve()
+
+
+@pytest.mark.slow  # matplotlib's import and drawing: seconds on a busy machine
+def test_the_command_draws_the_png(tmp_path: Path) -> None:
+    runs, _ = run_command(tmp_path)
+    assert (runs / "sweep-results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_command_refuses_a_stack_without_a_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_stack(tmp_path, None)
+    assert main(["s", "--stacks-dir", str(tmp_path)]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "has no tftrain:sweep" in line
