@@ -376,6 +376,21 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             "has no cloud account)"
         ],
     ),
+    "unnamed-bucket-to-create-from-an-existing-cluster": (
+        {
+            "data": {
+                "inputPrefix": "mnist/",
+                **BY_SECRET,
+                "createBucket": True,
+                "endpoint": ENDPOINT,
+            }
+        },
+        [
+            "tftrain:data.createBucket = true: must be false on an existing cluster (the stack "
+            "has no cloud account)",
+            'tftrain:data.bucket = "": must be the name of your bucket on an existing cluster',
+        ],
+    ),
     "existing-cluster-without-an-endpoint": (
         {"data": {**DATA, **BY_SECRET}},
         ['tftrain:data.endpoint = "": must be the bucket\'s OSS endpoint on an existing cluster'],
