@@ -38,6 +38,13 @@ TARGET = 0.90
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
 EQUIVALENT: dict[str, str] = {
     **{
+        f"infra.config.rules.x__credential_rules__mutmut_{n}": (
+            "another cut of data.credentialsSecret before its namespace is read: the config "
+            "accepts only <namespace>/<name> (one /), which every cut splits alike"
+        )
+        for n in (93, 94, 96)
+    },
+    **{
         f"infra.config.rules.x__where__mutmut_{n}": (
             "the key named for an ECI pod: `_why` reads it only for nodes, never for a pod"
         )

@@ -224,6 +224,8 @@ def test_one_replica_plan_worked_by_hand() -> None:
     assert chief.command[chief.command.index("--on-success") + 1] == "/s/export.sh"
     assert "--on-success" not in worker.command
     assert chief.command[chief.command.index("--workdir") + 1] == chief.workdir
+    # Each attempt's output is kept beside the replica's work and home.
+    assert chief.command[chief.command.index("--logs") + 1] == "/runs/X/replicas/mnist-chief-0/logs"
     assert chief.command[-4:] == ("--", "python", "-m", "trainer")
 
     def env(plan: Any) -> dict[str, tuple[str, str]]:

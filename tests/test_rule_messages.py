@@ -27,6 +27,12 @@ DATA = {"bucket": "tftrain-data", "inputPrefix": "mnist/"}
 # A Secret the user manages, named <namespace>/<name> (its namespace is not the job's).
 BY_SECRET = {"credentials": "secret", "credentialsSecret": "oss/oss-credentials"}
 ENDPOINT = "oss-cn-hangzhou-internal.aliyuncs.com"
+KEYS = {"accessKeyId": "LTAI-id", "accessKeySecret": "key-secret"}  # as Pulumi secrets
+RRSA_WITH_KEY = (
+    "must be secret when data.accessKeyId, accessKeySecret or credentialsSecret is set (rrsa "
+    "uses a RAM role, no key)"
+)
+BOTH_KEYS = "must be set when the other AccessKey key is: both or neither"
 INIT = (
     "must be run:<runId> (another run of job mnist), or an absolute path under "
     "storage.mountPath /data"
@@ -371,6 +377,21 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             "has no cloud account)"
         ],
     ),
+    "unnamed-bucket-to-create-from-an-existing-cluster": (
+        {
+            "data": {
+                "inputPrefix": "mnist/",
+                **BY_SECRET,
+                "createBucket": True,
+                "endpoint": ENDPOINT,
+            }
+        },
+        [
+            "tftrain:data.createBucket = true: must be false on an existing cluster (the stack "
+            "has no cloud account)",
+            'tftrain:data.bucket = "": must be the name of your bucket on an existing cluster',
+        ],
+    ),
     "existing-cluster-without-an-endpoint": (
         {"data": {**DATA, **BY_SECRET}},
         ['tftrain:data.endpoint = "": must be the bucket\'s OSS endpoint on an existing cluster'],
@@ -398,6 +419,64 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             'tftrain:imageRegistry.server = "c.example.com": must be the registry of an image '
             "the stack pulls (registry.example.com, a.example.com): the kubelet offers "
             "credentials only to images of their host"
+        ],
+    ),
+    "another-accounts-bucket-created-here": (
+        on(ACK, data={**DATA, "createBucket": True, "bucketOwner": "another-account"}),
+        [
+            'tftrain:data.bucketOwner = "another-account": must be this-account when the stack '
+            "creates the bucket or takes its platform's; another-account only with data.bucket "
+            "naming that account's bucket"
+        ],
+    ),
+    "upload-of-a-directory-that-is-not-there": (
+        on(ACK, data={**DATA, "createBucket": True, "localInputDir": "no/such/dir"}),
+        [
+            'tftrain:data.localInputDir = "no/such/dir": must be a directory of this machine '
+            "(relative to the repository root) whose files are uploaded to the bucket's input "
+            "prefix when the stack creates the bucket"
+        ],
+    ),
+    # OSS credentials: a RAM role (rrsa), or an AccessKey the stack or the user puts in a Secret.
+    "rrsa-with-an-access-key": (
+        on(ACK, data={**DATA, "credentials": "rrsa", **KEYS}),
+        [f'tftrain:data.credentials = "rrsa": {RRSA_WITH_KEY}'],
+    ),
+    "rrsa-with-a-secret-of-yours": (
+        on(ACK, data={**DATA, "credentials": "rrsa", "credentialsSecret": "oss/oss-credentials"}),
+        [f'tftrain:data.credentials = "rrsa": {RRSA_WITH_KEY}'],
+    ),
+    "access-key-and-a-secret-of-yours": (
+        on(ACK, data={**DATA, **BY_SECRET, **KEYS}),
+        [
+            'tftrain:data.credentialsSecret = "oss/oss-credentials": must be empty when '
+            "data.accessKeyId and accessKeySecret are set (the stack then makes the Secret): "
+            "one of the two"
+        ],
+    ),
+    "access-key-id-alone": (
+        on(ACK, data={**DATA, "credentials": "secret", "accessKeyId": "LTAI-id"}),
+        [f'tftrain:data.accessKeySecret = "": {BOTH_KEYS}'],
+    ),
+    "access-key-secret-alone": (
+        on(ACK, data={**DATA, "credentials": "secret", "accessKeySecret": "key-secret"}),
+        [f'tftrain:data.accessKeyId = "": {BOTH_KEYS}'],
+    ),
+    "secret-credentials-from-nowhere": (
+        on(ACK, data={**DATA, "credentials": "secret"}),
+        [
+            'tftrain:data.accessKeyId = "": must be a RAM user\'s AccessKey as Pulumi secrets '
+            "(pulumi config set --secret --path tftrain:data.accessKeyId / accessKeySecret) "
+            "when credentials is secret, or data.credentialsSecret naming a Secret you manage"
+        ],
+    ),
+    "a-secret-in-the-namespace-the-stack-creates": (
+        on(ACK, data={**DATA, "credentials": "secret", "credentialsSecret": "tftrain/oss"}),
+        [
+            'tftrain:data.credentialsSecret = "tftrain/oss": must be a Secret in a namespace '
+            "that exists before `up`, not job.namespace tftrain (the stack creates that one, so "
+            "no Secret can be in it first); or unset, with data.accessKeyId and accessKeySecret "
+            "as Pulumi secrets"
         ],
     ),
     # Kubernetes and the network.
@@ -467,6 +546,14 @@ ACCEPTED: dict[str, dict[str, Any]] = {
     "a-bucket-created-on-ack": on(ACK, data={**DATA, "createBucket": True}),
     "an-existing-vswitch-in-its-vpc": on(ACK, network={"vswitchId": "vsw-1", "vpcId": "vpc-1"}),
     "kubernetes-1-26": on(ACK, cluster={"kubernetesVersion": "1.26.3-aliyun.1"}),
+    "another-accounts-bucket-named": on(ACK, data={**DATA, "bucketOwner": "another-account"}),
+    # Uploaded only into a bucket the stack creates: otherwise a local run's directory.
+    "a-local-directory-not-uploaded": on(ACK, data={**DATA, "localInputDir": "no/such/dir"}),
+    "an-access-key-for-the-stack-s-secret": on(ACK, data={**DATA, "credentials": "secret", **KEYS}),
+    # Only the namespace itself is the stack's: one whose name starts the same is not.
+    "a-secret-in-a-namespace-named-alike": on(
+        ACK, data={**DATA, "credentials": "secret", "credentialsSecret": "tftrain-ops/oss"}
+    ),
     # Terway's pod vSwitch is ack's alone: ask and flannel ignore podVswitchCidr.
     "ask-ignores-the-pod-vswitch": on(ASK, network={"podVswitchCidr": "10.99.0.0/24"}),
     "flannel-ignores-the-pod-vswitch": on(
@@ -481,15 +568,16 @@ ACCEPTED: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("name", ACCEPTED)
 def test_what_each_rule_lets_through(name: str) -> None:
-    parse_config({"image": IMAGE, **ACCEPTED[name]}, secret_keys=["imageRegistry"])
+    parse_config({"image": IMAGE, **ACCEPTED[name]}, secret_keys=["imageRegistry", "data"])
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_each_problem_is_stated_word_for_word(name: str) -> None:
     overrides, problems = CASES[name]
     with pytest.raises(ConfigError) as raised:
-        # imageRegistry as `pulumi config set --secret` leaves it: the password is allowed.
-        parse_config({"image": IMAGE, **overrides}, secret_keys=["imageRegistry"])
+        # imageRegistry and data as `pulumi config set --secret` leaves them: passwords and
+        # AccessKeys are allowed.
+        parse_config({"image": IMAGE, **overrides}, secret_keys=["imageRegistry", "data"])
     assert str(raised.value).splitlines() == [
         "invalid stack config:",
         *(f"  - {problem}" for problem in problems),

@@ -380,8 +380,7 @@ def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfi
     if trial is None:
         known = ", ".join(t.job.run_id for t in config.trials)
         print(
-            f"tftrain run: --trial {args.trial}: not a trial of {args.stack} "
-            f"(its trials: {known})",
+            f"tftrain run: --trial {args.trial}: not a trial of {args.stack} (its trials: {known})",
             file=sys.stderr,
         )
         return EXIT_CONFIG
