@@ -61,7 +61,7 @@ a first session:
   tftrain status dev                   how the run went: outcome, metric, logs, report
   tftrain run dev-sweep                two learning rates, then `tftrain compare dev-sweep`
   tftrain render ack-gpu --diff main   review what a stack edit changes before `pulumi up`
-  pulumi up -s ack-gpu                 deploy (README "Deploy to Alibaba Cloud")
+  pulumi up -s ack-gpu                 deploy (docs/deploy.md "Deploy to Alibaba Cloud")
   tftrain status ack-gpu               the run in the cluster: phases, and why not running
 """
 

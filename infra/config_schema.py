@@ -2,7 +2,7 @@
 
     python -m infra.config_schema > schema/stack.schema.json
 
-Editors with a YAML language server complete and check stack files with it (README, "Editor
+Editors with a YAML language server complete and check stack files with it (docs/config.md, "Editor
 support"); `tests/test_config_schema.py` fails when the committed file is out of date. The
 schema checks each key on its own; rules between keys are the model's (`infra.config.rules`).
 """

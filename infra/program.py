@@ -604,13 +604,13 @@ DELETE_UNREACHABLE = "PULUMI_K8S_DELETE_UNREACHABLE"
 def refuse_stored_delete_unreachable() -> None:
     """Keep deleteUnreachable out of the stack's state: stored, a later `refresh` from outside
     the VPC would drop the finished Jobs from the state, and the next `up` would start them
-    again. It belongs on the `destroy` command line only (README, Reaching the cluster)."""
+    again. It belongs on the `destroy` command line only (docs/deploy.md, Reaching the cluster)."""
     if DELETE_UNREACHABLE in os.environ:
         raise pulumi.RunError(
             f"{DELETE_UNREACHABLE} is set: on `pulumi up`/`preview` the Kubernetes provider "
             "would keep it in the stack's state, and a later refresh from a machine that cannot "
             "reach the cluster would forget its objects. Unset it here; use it only as "
-            f"`{DELETE_UNREACHABLE}=true pulumi destroy` (README, Reaching the cluster)"
+            f"`{DELETE_UNREACHABLE}=true pulumi destroy` (docs/deploy.md, Reaching the cluster)"
         )
 
 

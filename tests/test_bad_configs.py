@@ -619,7 +619,7 @@ CASES: dict[str, Bad] = {
     "create-bucket-without-an-input-prefix": Bad(
         {**ACK, "data": {"createBucket": True}}, "tftrain:data.inputPrefix", "a prefix"
     ),
-    # Platform and run stacks (README "Teams and many runs").
+    # Platform and run stacks (docs/teams.md "Teams and many runs").
     "platform-with-the-volumes-credentials": Bad(
         {
             "cluster": {"kind": "ask", "role": "platform"},

@@ -1,4 +1,4 @@
-"""Your data in, your model out, run locally with real processes (README "Bring your data").
+"""Your data in, your model out, run locally with real processes (docs/data.md "Bring your data").
 
 The user's data is a directory of this test's own (MNIST IDX files copied out of the bundled
 set, or a subset of them re-encoded, never the bundled path), the export a directory too;

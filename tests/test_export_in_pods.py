@@ -1,7 +1,7 @@
 """The export hook and fine-tuning as the cluster runs them, under Pulumi mocks, for every
 checked-in stack with an OSS input and export (tests/test_oss_data.py's config).
 
-From the export contract (README "Bring your data", supervise.sh's header): the replica that
+From the export contract (docs/data.md "Bring your data", supervise.sh's header): the replica that
 ends the run, and only it, runs export.sh from the lifecycle ConfigMap once the run has
 succeeded, with what the script reads in its env; the ConfigMap's copy is the file the shell
 tests run. Fine-tuning: every replica gets the resolved path, and another start is another run.
@@ -83,8 +83,8 @@ def test_every_replica_gets_the_init_checkpoint_and_it_is_another_run(
 
 
 def test_another_local_input_is_another_run_unless_the_bucket_decides() -> None:
-    """README "Iterate on hyperparameters": the input is part of the run id; locally the
-    input directory stands for it, in the cloud the bucket and prefix do."""
+    """docs/hyperparameters.md: the input is part of the run id; locally the input directory
+    stands for it, in the cloud the bucket and prefix do."""
     raw = raw_with_data("dev")
     local = {k: v for k, v in raw.items() if k != "data"}
 

@@ -1,6 +1,6 @@
 """infra/lifecycle/export.sh under dash, bash (POSIX mode) and busybox sh, as images ship them.
 
-What it must do comes from its contract (README "Bring your data", HELPERS' export hook):
+What it must do comes from its contract (docs/data.md "Bring your data", HELPERS' export hook):
 everything the run wrote except the run's bookkeeping lands in <export>/<job>/<runId>/, with
 a JSON run manifest, and the marker last; an export with its marker is never redone, one
 without it always is. The expected trees are the ones these tests write.
@@ -29,7 +29,7 @@ RUN_FILES = {
     "train/events.out.tfevents.1.host": b"events",
     ".hidden-by-the-trainer": b"kept",
     "metrics.txt": b'test_accuracy 0.9912\nglobal_step 20\nbad line here\nx"y 3\nloss NaN\n',
-    # What a replica wrote to its working directory (README "What your trainer gets").
+    # What a replica wrote to its working directory (docs/trainer.md "What your trainer gets").
     "replicas/mnist-worker-0/work/out/model.txt": b"a user's model",
 }
 # Not exported: the run's bookkeeping, and a replica's home (caches, not results).

@@ -89,5 +89,5 @@ def test_a_request_over_the_room_is_refused_with_where_the_number_comes_from() -
         "invalid stack config:\n"
         '  - tftrain:ps.memory = "12Gi": must be at most 11653Mi: what one ecs.g7.xlarge node '
         "of cluster.cpuPool can give a pod, after ACK's reserve, the node's DaemonSets and, if "
-        'the pool autoscales, ACK\'s 70 % guidance (README "Sizing requests")'
+        'the pool autoscales, ACK\'s 70 % guidance (docs/deploy.md "Sizing requests")'
     )

@@ -40,7 +40,7 @@ FUSE_SUBJECT = "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs"
 # A RAM user's AccessKey as the engine hands the program a secret (decrypted, key marked).
 KEYS = {"accessKeyId": "LTAI5tTestKeyId", "accessKeySecret": "TestKeySecretValue"}
 CIPHERTEXT = "v1:Zm9vYmFy:YmF6cXV4"
-# What each cluster kind needs besides bucket and prefixes (see README "Bring your data").
+# What each cluster kind needs besides bucket and prefixes (see docs/data.md "Bring your data").
 BY_KIND: dict[str, dict[str, Any]] = {
     "ack": {},
     "ask": {key: {"secure": CIPHERTEXT} for key in KEYS},
@@ -49,7 +49,7 @@ BY_KIND: dict[str, dict[str, Any]] = {
         "endpoint": "oss-cn-hangzhou-internal.aliyuncs.com",
     },
 }
-# platform-ack's bucket: <project>-<stack>-<account id> (README "Bring your data"), and the
+# platform-ack's bucket: <project>-<stack>-<account id> (docs/data.md "Bring your data"), and the
 # prefixes its role covers, which a run stack on it stays inside.
 PLATFORM_BUCKET = f"tftrain-platform-ack-{MOCK_ACCOUNT_ID}"
 PREFIXES = {"standalone": ("datasets/mnist/", "results/"), "run": ("mnist/", "exports/team-a/")}

@@ -131,7 +131,7 @@ def test_pods_and_local_processes_get_the_same_replica(stack: str) -> None:
             assert "workingDir" not in container  # the supervisor moves to --workdir, in both
 
 
-# Every name the stack sets for a replica itself, as README "What your trainer gets" lists
+# Every name the stack sets for a replica itself, as docs/trainer.md "What your trainer gets" lists
 # them: Kubeflow's TF_CONFIG, the replica's HOME and TMPDIR, the downward API's pod name and
 # namespace, and tftrain's own contract (paths, run, hyperparameters, GPUs).
 STACK_SET = {

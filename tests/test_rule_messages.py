@@ -125,7 +125,7 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             f'tftrain:imageRegistry.password = "": {PARTIAL_CREDENTIALS}',
         ],
     ),
-    # Roles (README "Teams and many runs").
+    # Roles (docs/teams.md "Teams and many runs").
     "platform-on-an-existing-cluster": (
         {"cluster": {"role": "platform"}, "image": None},
         [
@@ -332,7 +332,7 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         [
             'tftrain:job.env = {"TF_CONFIG": "{}"}: must be names the stack does not set '
             "itself, not TF_CONFIG (hyperparameters, paths and TF_CONFIG have their own keys: "
-            'README "What your trainer gets")'
+            'docs/trainer.md "What your trainer gets")'
         ],
     ),
     # Storage.

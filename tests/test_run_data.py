@@ -88,7 +88,7 @@ def test_a_checkpoint_beside_the_volume_or_input_is_refused(wanted: str) -> None
     )
 
 
-# What trainer/settings.py and infra/lifecycle/export.sh read (README "What your trainer gets").
+# What trainer/settings.py and infra/lifecycle/export.sh read (docs/trainer.md, its env).
 def test_the_input_is_the_data_dir_unless_job_data_dir_names_another() -> None:
     assert input_env(config(), "") == {}
     assert input_env(config(), "/input") == {

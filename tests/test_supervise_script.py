@@ -3,7 +3,7 @@ directory, repeated attempts of one replica with its Job's retry count, under da
 `sh`) and busybox sh. Cases about signals, kills and process groups run the supervisor as
 PID 1 of its own PID namespace (`unshare --pid --fork --mount-proc`, as root), as a
 container runs it; the rest run it as a group-leading process, which behaves the same there
-and is quicker to start. Expected outcomes come from TFJob's rules as README "Lifecycle"
+and is quicker to start. Expected outcomes come from TFJob's rules as docs/lifecycle.md "Lifecycle"
 states them: the chief's success ends the run; a final exit code (POSIX: 126 not executable,
 127 not found; argparse's usage error 2), or any failure on a replica's last attempt, fails
 it everywhere; a preempted attempt does not count; a replica on its last attempt that stops

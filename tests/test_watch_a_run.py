@@ -1,6 +1,6 @@
 """Watching a run on this machine, end to end, with real processes: the supervisors keep
 each attempt's log, the launcher writes the post-run report and prints its path, and
-`python -m infra.status` reads it all back in seconds (README "Watch a run").
+`python -m infra.status` reads it all back in seconds (docs/watch.md "Watch a run").
 
 Default suite: one short run of the fake TFJob-style trainer (`cluster_helpers`) whose
 worker 1 is SIGKILLed on its first start. Slow: an exit-2 failure, and the real trainer on

@@ -49,7 +49,7 @@ def gpu_problem(expected: int, found: int, cuda: str, driver: str) -> str:
         f"--gpus / TFTRAIN_GPUS is {expected} but TensorFlow sees {found} usable GPU(s): "
         f"TensorFlow was built with CUDA {cuda} and {node}; a CUDA 12 build needs a driver "
         f">= {CUDA_12_MINIMUM_DRIVER} (and one matching the image's NVIDIA_REQUIRE_CUDA, if "
-        "set): check nvidia-smi on the node and the pinned driver (README: GPU drivers)"
+        "set): check nvidia-smi on the node and the pinned driver (docs/deploy.md: GPU drivers)"
     )
 
 

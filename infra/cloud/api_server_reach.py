@@ -45,7 +45,8 @@ _PROBE_TIMEOUT = 5.0
 WAYS_OUT = (
     "set cluster.publicApiServer: true (before the first up), run pulumi from an ECS instance "
     "in an existing VPC named by network.vpcId, or set network.vpnJoined: true when that VPC is "
-    "joined to this machine's network (VPN, Express Connect, CEN); see README, Reaching the cluster"
+    "joined to this machine's network (VPN, Express Connect, CEN); see docs/deploy.md, "
+    "Reaching the cluster"
 )
 
 
@@ -140,7 +141,7 @@ def check_reachable(endpoint: str, key: str = f"{PROJECT}:cluster.publicApiServe
     message = (
         f"{key}: this machine cannot reach the cluster's API server {endpoint}; run pulumi "
         "from where it is reachable (a private one: inside the stack's VPC or a network joined "
-        "to it; README, Reaching the cluster)"
+        "to it; docs/deploy.md, Reaching the cluster)"
     )
     if pulumi.runtime.is_dry_run():
         pulumi.log.warn(message + "; `pulumi up` from here would stop at this point")

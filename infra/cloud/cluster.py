@@ -87,7 +87,8 @@ def created_only(key: str, wanted: bool) -> Callable[[bool | None], bool]:
             raise ValueError(
                 f"{PROJECT}:{key} = {json.dumps(wanted)}: the cluster was created with "
                 f"{json.dumps(bool(created))} and ACK applies it only at creation; set it back, "
-                "or create a new stack with the value you want (see README, Reaching the cluster)"
+                "or create a new stack with the value you want (see docs/deploy.md, Reaching the "
+                "cluster)"
             )
         return wanted
 
@@ -140,7 +141,7 @@ def _autoscaler_role_check(found: Sequence[str]) -> bool:
         raise ValueError(
             f"{PROJECT}:cluster.gpuPool.maxSize / cpuPool.maxSize: node autoscaling needs the RAM "
             f"role {AUTOSCALER_ROLE} and the Auto Scaling service; authorize both once per "
-            "account in the ACK console (see README, GPU autoscaling)"
+            "account in the ACK console (see docs/deploy.md, GPU autoscaling)"
         )
     return True
 

@@ -3,7 +3,7 @@
 Attributes are snake_case; the keys a user types are their camelCase aliases
 (`tftrain:hyperparams.batchSize` is `config.hyperparams.batch_size`). A key's type says what
 it accepts (`infra.config.types`); rules between keys live in `infra.config.rules`. To add a
-key: add its line here, a row to README's config table, and a rule if it has one.
+key: add its line here, a row to docs/config.md's table, and a rule if it has one.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class JobConfig:
     args: tuple[str, ...] = ()
     env: t.EnvMap = Field(default_factory=dict)  # every replica's, under each group's own env
     data_dir: t.DataDir = ""
-    # Fine-tuning: start a new run's weights from this checkpoint (issue 21; see README).
+    # Fine-tuning: start a new run's weights from this checkpoint (issue 21; docs/data.md).
     init_checkpoint: str = ""
     # Never only: podFailurePolicy (fail at once on exit 2, ignore preemptions) requires it;
     # a failed replica still gets a new pod, up to backoffLimit.
@@ -250,7 +250,7 @@ class DataConfig:
     bucket: t.BucketName = ""
     create_bucket: t.Bool = False  # the stack creates `bucket`: private, versioned, kept on destroy
     # Who owns an existing bucket: this account (looked up before anything is billed) or another
-    # one, whose owner grants this account's role or RAM user access (README "Bring your data").
+    # one, whose owner grants this account's role or RAM user access (docs/data.md).
     bucket_owner: Literal["this-account", "another-account"] = "this-account"
     input_prefix: t.ObjectPrefix = ""  # mounted read-only at inputPath in every training pod
     input_path: t.MountPath = "/input"
@@ -274,7 +274,7 @@ class DataConfig:
 
 @section
 class ImageRegistryConfig:
-    """Pull credentials for a private registry (README "Images and registries"): a
+    """Pull credentials for a private registry (docs/deploy.md "Images and registries"): a
     kubernetes.io/dockerconfigjson Secret every pod and the ECI ImageCache name.
 
     Empty `server`: none; images are pulled as the nodes can (public, or ACR passwordless).
@@ -329,7 +329,7 @@ BUNDLED_COMMAND = ("python", "-m", "trainer")
 PYTHON = re.compile(r"^(/usr(/local)?/bin/)?python(3(\.[0-9]+)?)?$")
 
 
-# The image that has the bundled trainer (and tensorboard): README "Build the images",
+# The image that has the bundled trainer (and tensorboard): docs/trainer.md,
 # <registry>/tftrain/trainer:<tag>.
 BUNDLED_IMAGE_REPOSITORY = "tftrain/trainer"
 

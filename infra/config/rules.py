@@ -208,7 +208,8 @@ def _why(kind: str, name: str, where: str) -> str:
         return f"one {name} pod has no more"
     return (
         f"what one {name} node of {where} can give a pod, after ACK's reserve, the node's "
-        'DaemonSets and, if the pool autoscales, ACK\'s 70 % guidance (README "Sizing requests")'
+        "DaemonSets and, if the pool autoscales, ACK's 70 % guidance (docs/deploy.md "
+        '"Sizing requests")'
     )
 
 
@@ -240,7 +241,7 @@ def _cluster_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         if node_pool.size and node_pool.max_size:
             allowed = "0 when maxSize > 0 (an autoscaling pool has no fixed size)"
             yield f"cluster.{name}.size", allowed
-    # A platform may park its CPU pool at 0 while it has no runs (README "Teams and many runs").
+    # A platform may park its CPU pool at 0 while it has no runs (docs/teams.md).
     cpu_nodes = cluster.cpu_pool.size or cluster.cpu_pool.max_size
     if cluster.kind == "ack" and not cpu_nodes and stack.has_run:
         yield "cluster.cpuPool.size", "> 0 (or maxSize > 0): ps and TensorBoard run on the CPU pool"
@@ -481,7 +482,7 @@ def _env_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
                 yield (
                     f"{section}.env",
                     f"names the stack does not set itself, not {name} (hyperparameters, paths "
-                    'and TF_CONFIG have their own keys: README "What your trainer gets")',
+                    'and TF_CONFIG have their own keys: docs/trainer.md "What your trainer gets")',
                 )
 
 

@@ -22,7 +22,7 @@
 # name; $$ is 1 in every container), then renamed into place: never half-written, and two
 # replicas publishing at once cannot take each other's temp file. Records are only ever
 # looked up by name and read whole (no directory listing, no attribute times): on NFS a
-# lookup and an open revalidate with the server (close-to-open; README "Lifecycle").
+# lookup and an open revalidate with the server (close-to-open; docs/lifecycle.md "Lifecycle").
 #
 # --ends-run     the chief / master (or worker 0 without one): CMD exiting 0 ends the run
 #                successfully: publish succeeded.KEY, wait for the --await replicas' last
@@ -53,7 +53,7 @@
 #                writable directory. First, each argument of CMD naming a file of the
 #                directory the supervisor started in (the image's WORKDIR) is made absolute,
 #                and that directory leads PYTHONPATH, so `python train.py` and `python -m pkg`
-#                still find the image's code. See README "What your trainer gets", "Lifecycle".
+#                still find the image's code. See docs/trainer.md "What your trainer gets", "Lifecycle".
 # --logs DIR     each attempt's output (CMD's stdout and stderr, in order, and this script's
 #                lines) is also kept in DIR/KEY.G.NAME.N.log, the log of attempts/KEY.G.NAME.N;
 #                it still reaches this script's stdout (kubectl logs). CMD's output is

@@ -3,7 +3,7 @@
 - End with the chief: the supervisor script (`infra/lifecycle`) in a ConfigMap, mounted
   read-only into every training pod; the container's command is `/bin/sh <script> ...`
   followed by the stack's command. An image without /bin/sh cannot run it: its pods fail
-  with a "no such file" container error (see README, Lifecycle).
+  with a "no such file" container error (see docs/lifecycle.md, Lifecycle).
 - Fail fast, survive disruptions: `podFailurePolicy` fails the Job at once on a final exit
   code (a usage error, a command that cannot run) and does not count pods that a
   preemption, eviction or drain took away (`DisruptionTarget`) against `backoffLimit`.

@@ -35,7 +35,7 @@ NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 # and the ps's preemption notice are new names another pod looks for: with it, one lookup
 # RPC sees them at once. Their contents are read by opening the file, which close-to-open
 # consistency (the default `cto`) revalidates with the server; attribute caching stays on
-# for checkpoints and event files (README "Lifecycle").
+# for checkpoints and event files (docs/lifecycle.md "Lifecycle").
 NAS_MOUNT_OPTIONS = ("nolock,tcp,noresvport", "vers=3", "lookupcache=positive")
 # The stacks' directory on a NAS file system; one sub-directory per namespace, so stacks of
 # different namespaces sharing a file system cannot see each other's runs through the PV.

@@ -71,7 +71,7 @@ JOB_WAIT_FOR = {
 }
 
 
-# A sweep's trial may wait its turn (`sweep.parallel`, README "Iterate on hyperparameters"):
+# A sweep's trial may wait its turn (`sweep.parallel`, docs/hyperparameters.md):
 # its pods exist but stay Pending, held by gang scheduling until the GPU pool has room for
 # all of them. Such a Job is up once its pods exist (`active`): `up` must not wait, and time
 # out, for trials queued behind others. The price: a trial whose image cannot be pulled is
