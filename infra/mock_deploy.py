@@ -229,6 +229,19 @@ def _unless_the_programs_refusal(loop: asyncio.AbstractEventLoop, context: dict[
     loop.default_exception_handler(context)
 
 
+_frozen: list[bool] = []
+
+
+def _freeze_imports_once() -> None:
+    """Exclude what exists before the first run (the SDKs' modules, hundreds of thousands of
+    objects) from every later collection: the full collection after each run then scans only
+    what runs made, 10-20 % of a render's time otherwise."""
+    if not _frozen:
+        gc.collect()
+        gc.freeze()
+        _frozen.append(True)
+
+
 @contextmanager
 def _private_event_loop() -> Iterator[None]:
     """A fresh event loop for one run, closed after it, with it the loops of its executor's
@@ -244,6 +257,7 @@ def _private_event_loop() -> Iterator[None]:
         asyncio.set_event_loop(loop)
         loops.append(loop)
 
+    _freeze_imports_once()
     executor = ThreadPoolExecutor(thread_name_prefix="pulumi-mock", initializer=own_loop)
     loops[0].set_default_executor(executor)
     asyncio.set_event_loop(loops[0])

@@ -13,3 +13,23 @@ from infra.cloud import api_server_reach
 def _no_network_probes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(api_server_reach, "connects", lambda endpoint, timeout=5.0: True)
     monkeypatch.setattr(api_server_reach, "this_machine_vpc", lambda: None)
+
+
+# Files whose tests start real training processes or whole launches (seconds each). Run first:
+# with `-n 2`, one of them left for the end keeps a core busy while the other idles.
+_HEAVY_FIRST = (
+    "test_local_trainer.py",
+    "test_watch_a_run.py",
+    "test_tfjob_fixtures.py",
+    "test_tf1_fixtures.py",
+    "test_trainer_distributed.py",
+    "test_bring_your_data.py",
+    "test_config_properties.py",
+    "test_fault_tolerance.py",
+    "test_checkpoint_resume.py",
+    "test_program_venv.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.path.name not in _HEAVY_FIRST)  # stable: order kept within

@@ -551,10 +551,10 @@ def _check_the_program_answers_odd_keys(case: OddCase) -> None:
 
 
 test_random_yaml_loads_or_says_where, test_random_yaml_loads_or_says_where_slow = _twins(
-    200, 5000, text=yaml_texts()
+    100, 5000, text=yaml_texts()
 )(_check_loads_or_says_where)
 test_mutated_stacks_load_or_say_where, test_mutated_stacks_load_or_say_where_slow = _twins(
-    200, 5000, mutated=mutated_stacks()
+    100, 5000, mutated=mutated_stacks()
 )(_check_mutation_loads_or_says_where)
 test_refused_stacks_register_nothing, test_refused_stacks_register_nothing_slow = _twins(
     10, 500, mutated=mutated_stacks(typed=True)
@@ -563,7 +563,7 @@ test_accepted_stacks_deploy_valid_objects, test_accepted_stacks_deploy_valid_obj
     10, 500, mutated=mutated_stacks(typed=True)
 )(_check_accepted_stacks_deploy_valid_objects)
 test_equivalent_spellings_are_one_run, test_equivalent_spellings_are_one_run_slow = _twins(
-    200, 3000, pair=respelt_stacks()
+    100, 3000, pair=respelt_stacks()
 )(_check_equivalent_spellings_are_one_run)
 
 
@@ -576,7 +576,7 @@ def test_the_api_server_rules_are_not_vacuous() -> None:
 
 
 test_odd_keys_are_refused_by_line, test_odd_keys_are_refused_by_line_slow = _twins(
-    100, 3000, case=stacks_with_odd_keys()
+    50, 3000, case=stacks_with_odd_keys()
 )(_check_odd_keys_are_refused_by_line)
 test_the_program_answers_odd_keys, test_the_program_answers_odd_keys_slow = _twins(
     15, 400, case=stacks_with_odd_keys()

@@ -44,14 +44,22 @@ def assert_trained(status: int, out: str, output_dir: Path) -> None:
 
 
 def test_dev_topology_trains_on_small_data(tmp_path: Path) -> None:
+    """The README's first command, on small data: besides every replica's exit 0, what the
+    trainer's contract promises (docs/trainer.md): the chief's progress and final accuracy
+    lines, the train and eval scalars, the final checkpoint, the SavedModel, and the chief's
+    supervisor's record of the run's success."""
+    out_dir = tmp_path / "out"
     status, out = run_dev(
-        tmp_path / "out",
-        80,
-        "--set",
-        "hyperparams.maxSteps=20",
-        TFTRAIN_TRAIN_EXAMPLES="2048",
+        out_dir, 80, "--set", "hyperparams.maxSteps=20", TFTRAIN_TRAIN_EXAMPLES="2048"
     )
-    assert_trained(status, out, tmp_path / "out")
+    assert_trained(status, out, out_dir)
+    assert re.search(r"^\[mnist-chief-0\] +Test-Accuracy: \d\.\d{4}$", out, re.MULTILINE), out
+    assert (out_dir / "checkpoints" / "ckpt-20.index").exists()
+    assert (out_dir / "saved_model" / "saved_model.pb").exists()
+    assert list((out_dir / "train").glob("events.out.tfevents.*"))
+    assert list((out_dir / "eval").glob("events.out.tfevents.*"))
+    (record,) = (out_dir / ".tftrain-run").glob("succeeded.*")
+    assert record.read_text().split()[1] == "mnist-chief-0"
 
 
 @pytest.mark.slow

@@ -72,6 +72,8 @@ def test_ps_and_workers_without_a_chief(tmp_path: Path, capsys: pytest.CaptureFi
     assert _checkout_state() == before
 
 
+# Slow: TFJob's `master` maps to chief by rule (tests/test_topology_rules.py); this runs it.
+@pytest.mark.slow
 def test_master_replica_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # ps runs a multi-line script, as a YAML block (`- |`) gives it: trailing newline included.
     script = 'set -e\necho "ps script $FIXTURE_GREETING"\nexec python "$0" "$@"\n'

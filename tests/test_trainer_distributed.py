@@ -221,6 +221,9 @@ def assert_progress(log: str, steps: list[int], steps_per_epoch: int) -> None:
     assert re.search(r"^Total Time: [\d.]+s$", log, re.MULTILINE), log
 
 
+# Slow: the default suite trains the same topology through the launcher
+# (tests/test_local_trainer.py); this one adds the evaluator and a resume with a new run key.
+@pytest.mark.slow
 def test_parameter_server_cluster_trains_exits_and_resumes(tmp_path: Path) -> None:
     output = tmp_path / "out"
     shape = {"chief": 1, "worker": 2, "ps": 1}
