@@ -1,0 +1,195 @@
+"""Mutation score of the lifecycle shell scripts: `python -m bench.shell_mutation`.
+
+mutmut mutates Python only; the supervisor (`infra/lifecycle/supervise.sh`) and the export
+(`export.sh`) decide how every run ends, so each line below is a one-change mutant of them,
+written by hand from a behaviour the README states. Each is applied to a copy of the tracked
+files, the tests of that script run against it (`-x`: the first failure kills it), and the
+score is written to docs/shell-mutation-score.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SUPERVISE = "infra/lifecycle/supervise.sh"
+EXPORT = "infra/lifecycle/export.sh"
+SUPERVISE_TESTS = ("tests/test_supervise_script.py", "tests/test_supervise_logs.py")
+EXPORT_TESTS = ("tests/test_export_script.py",)
+SCORE_FILE = REPO / "docs" / "shell-mutation-score.md"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str  # the behaviour the change breaks
+    path: str
+    original: str  # must occur exactly once in the file
+    mutated: str
+    tests: tuple[str, ...]
+
+
+def _supervise(name: str, original: str, mutated: str) -> Mutant:
+    return Mutant(name, SUPERVISE, original, mutated, SUPERVISE_TESTS)
+
+
+def _export(name: str, original: str, mutated: str) -> Mutant:
+    return Mutant(name, EXPORT, original, mutated, EXPORT_TESTS)
+
+
+MUTANTS = (
+    _supervise(
+        "a replica starting after the run's success trains anyway",
+        'if run_succeeded; then\n    say "run $run has already succeeded',
+        'if false; then\n    say "run $run has already succeeded',
+    ),
+    _supervise(
+        "exit 126 is no longer final", "FINAL_EXIT_CODES='2 126 127'", "FINAL_EXIT_CODES='2 127'"
+    ),
+    _supervise(
+        "--on-success also runs in followers",
+        '[ "$role" = ends ] && [ -n "$on_success" ] || exit 0',
+        '[ -n "$on_success" ] || exit 0',
+    ),
+    _supervise("the stop grace doubled", "ticks=$((grace * 5))", "ticks=$((grace * 10))"),
+    _supervise("SIGINT is not passed on", "trap on_signal TERM INT", "trap on_signal TERM"),
+    _supervise(
+        "a signal during start-up is not passed on",
+        'child=$!\n[ -z "$signalled" ] || terminate',
+        "child=$!",
+    ),
+    _supervise(
+        "a workdir that cannot be made does not fail the run",
+        '        exit_failure 2 "final"\n        finish_attempt 2 exited',
+        "        finish_attempt 2 exited",
+    ),
+    _supervise(
+        "a late failure after the success fails the run",
+        "publish_failure() {\n    run_succeeded && return 0",
+        "publish_failure() {",
+    ),
+    _supervise(
+        "an exit 0 after SIGTERM completes the Job",
+        '[ "$status" -ne 0 ] || status=143',
+        ":",
+    ),
+    _supervise(
+        "a peer lost on its last attempt is never noticed",
+        '                note beat "$(now)"\n                check_peers',
+        '                note beat "$(now)"',
+    ),
+    _supervise(
+        "a non-zero exit on the last attempt does not fail the run",
+        'elif [ -n "$last" ]; then',
+        "elif false; then",
+    ),
+    _supervise(
+        "the attempt's log does not say how it ended",
+        'end_log "$status"',
+        ":",
+    ),
+    _export(
+        "a missing output dir is exported as empty",
+        '[ -d "$src" ] || {',
+        "true || {",
+    ),
+    _export(
+        "an export root that cannot be made is ignored",
+        'mkdir -p "$dest" || { say "cannot create $dest"; exit 1; }',
+        'mkdir -p "$dest" || { say "cannot create $dest"; }',
+    ),
+    _export(
+        "a failed copy is ignored",
+        'cp -R "$entry" "$dest/" || { say "cannot copy $entry to $dest"; exit 1; }',
+        'cp -R "$entry" "$dest/" || { say "cannot copy $entry to $dest"; }',
+    ),
+    _export(
+        "a failed marker rename is ignored",
+        'mv -f "$partial" "$dest/$MARKER" || { say "cannot write $dest/$MARKER"; exit 1; }',
+        'mv -f "$partial" "$dest/$MARKER" || { say "cannot write $dest/$MARKER"; }',
+    ),
+)
+
+
+def _copy_tracked(into: Path) -> None:
+    files = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    for name in filter(None, files):
+        target = into / name.decode()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name.decode(), target)
+
+
+def _killed(copy: Path, mutant: Mutant, python: str) -> bool:
+    script = copy / mutant.path
+    text = (REPO / mutant.path).read_text()
+    if text.count(mutant.original) != 1:
+        raise SystemExit(f"{mutant.name}: the original text is not in {mutant.path} exactly once")
+    script.write_text(text.replace(mutant.original, mutant.mutated))
+    try:
+        done = subprocess.run(
+            [
+                python,
+                "-m",
+                "pytest",
+                "-q",
+                "-x",
+                "-n",
+                "2",
+                "-p",
+                "no:cacheprovider",
+                *mutant.tests,
+            ],
+            cwd=copy,
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        script.write_text(text)
+    return done.returncode != 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.shell_mutation", description=__doc__)
+    parser.add_argument("--only", help="run the mutants whose name contains this text")
+    args = parser.parse_args(argv)
+    chosen = [m for m in MUTANTS if not args.only or args.only in m.name]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tftrain-shell-mutants-") as tmp:
+        copy = Path(tmp)
+        _copy_tracked(copy)
+        for mutant in chosen:
+            started = time.monotonic()
+            killed = _killed(copy, mutant, sys.executable)
+            seconds = time.monotonic() - started
+            rows.append((mutant, killed))
+            print(f"{'killed ' if killed else 'SURVIVED'} {seconds:5.1f}s  {mutant.name}")
+    caught = sum(killed for _, killed in rows)
+    print(f"{caught} / {len(rows)} killed")
+    if not args.only:
+        lines = [
+            "# Shell mutation score",
+            "",
+            "One-change mutants of the lifecycle scripts, each breaking a behaviour the reference",
+            "states, run against the scripts' tests. Command: `.venv/bin/python -m "
+            "bench.shell_mutation` (it writes this file).",
+            "",
+            f"**{caught} / {len(rows)} killed.**",
+            "",
+            "| script | behaviour broken | killed |",
+            "| --- | --- | --- |",
+            *(f"| `{m.path}` | {m.name} | {'yes' if k else '**no**'} |" for m, k in rows),
+        ]
+        SCORE_FILE.write_text("\n".join(lines) + "\n")
+    return 0 if caught == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
