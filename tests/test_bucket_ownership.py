@@ -117,7 +117,7 @@ def test_a_created_bucket_is_named_from_the_account_and_holds_the_input_first() 
     ]
     for key, inputs in objects.items():
         path = REPOSITORY / "trainer/data" / key
-        assert inputs["source"] == str(path)
+        assert inputs["source"] == f"trainer/data/{key}"  # from the project's directory
         assert (
             inputs["contentMd5"]
             == base64.b64encode(hashlib.md5(path.read_bytes()).digest()).decode()

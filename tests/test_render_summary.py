@@ -4,6 +4,8 @@ hand), its rules one by one, and the pull request comment that carries it."""
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -100,6 +102,24 @@ def test_force_new_arguments_are_read_off_the_installed_sdk() -> None:
     # "will not force a replacement", and the rest of the NAS file system says nothing.
     assert force_new_arguments("alicloud:nas/fileSystem:FileSystem") == frozenset()
     assert force_new_arguments("pulumi:providers:kubernetes") == frozenset()
+
+
+def test_reading_the_sdk_first_leaves_its_packages_whole() -> None:
+    """In a fresh process (as a test worker is), reading a resource's SDK source before any
+    program run must not leave its package without the resource's class."""
+    probe = (
+        "from infra.render.provider_sdk import sdk_source; "
+        "sdk_source('alicloud:nas/fileSystem:FileSystem'); "
+        "from pulumi_alicloud import nas; print(hasattr(nas, 'FileSystem'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.strip() == "True", done.stderr
 
 
 def test_replacing_arguments_are_the_schema_table_s_and_the_sdk_s() -> None:

@@ -194,6 +194,11 @@ BAD_SWEEPS = {
         {"parameters": {LR: {"values": [0.01, 20]}}},
         "tftrain:hyperparams.learningRate = 20",
     ),
+    # YAML's null in a list of values (found by the slow property draw: it was a traceback).
+    "a null value": (
+        {"parameters": {LR: {"values": [None, 0.01]}}},
+        f"tftrain:sweep trial 1 ({LR}=null)",
+    ),
 }
 
 

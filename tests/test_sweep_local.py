@@ -140,11 +140,11 @@ def test_ctrl_c_stops_every_trial_and_a_rerun_continues(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # the bundled trainer twice: TensorFlow's start-up dominates
 def test_the_dev_sweep_stack_runs_to_completion(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     runs = tmp_path / "runs"
     assert main(["dev-sweep", "--output-dir", str(runs), "--set", "hyperparams.maxSteps=20"]) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out  # the comparison prints from a process of its own
     with (runs / "sweep-results.csv").open() as stream:
         table = list(csv.DictReader(stream))
     assert len(table) == 2 and all(row["metric"] for row in table)

@@ -27,7 +27,7 @@ from infra.cloud.lookup import answered, listed
 from infra.cloud.naming import physical_name, resource_tags
 from infra.config import PROJECT, StackConfig
 from infra.config.model import DataConfig
-from infra.config.rules import local_input_root
+from infra.config.rules import REPOSITORY_ROOT, local_input_root
 
 # Server-side encryption with OSS-managed keys: no KMS key to create, rotate or pay for.
 SSE_ALGORITHM = "AES256"
@@ -179,6 +179,16 @@ def input_files(data: DataConfig) -> list[tuple[str, Path]]:
     return [(data.input_prefix + path.relative_to(root).as_posix(), path) for path in files]
 
 
+def _source(path: Path) -> str:
+    """A file inside the project by its path from the project root (Pulumi starts providers
+    in the project's directory), so the state and a review do not change with where the
+    checkout lives; a file elsewhere by its absolute path."""
+    try:
+        return path.relative_to(REPOSITORY_ROOT).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def rrsa_trust_policy(oidc_provider_arn: str, issuer_url: str) -> str:
     return json.dumps(
         {
@@ -248,7 +258,7 @@ class OssBucket(pulumi.ComponentResource):
                 f"{name}-object-{key}",
                 bucket=bucket.bucket,
                 key=key,
-                source=str(path),
+                source=_source(path),
                 # OSS refuses an upload whose bytes do not match; a changed file is an update.
                 content_md5=base64.b64encode(hashlib.md5(path.read_bytes()).digest()).decode(),
                 opts=kept,

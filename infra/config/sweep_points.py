@@ -63,8 +63,15 @@ def point_text(point: Mapping[str, Any]) -> str:
 
 
 def _value_text(value: Any) -> str:
+    """As YAML would show it: a point may hold any value a user wrote, null and maps too."""
     if isinstance(value, bool):
         return str(value).lower()
+    if value is None:
+        return "null"
     if isinstance(value, str | int | float):
         return str(value)
-    return "[" + ", ".join(_value_text(item) for item in value) + "]"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_value_text(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k}: {_value_text(v)}" for k, v in value.items()) + "}"
+    return repr(value)

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.config import stack_file
+from infra.config import ConfigError, read_stack_file, stack_file
 from infra.render import render_stack
 from infra.render.summary import summarize
 from infra.render.unified import unified_diff
@@ -90,6 +90,19 @@ def _extract(repo: Path, commit: str, paths: list[str], into: Path) -> None:
         tar.extractall(into, filter="data")
 
 
+def _uploaded_dir(path: Path) -> str:
+    """REV's `data.localInputDir` when it names a directory inside the project (what a stack
+    that creates its bucket uploads): REV's render reads those files too."""
+    try:
+        data = read_stack_file(path).get("data")
+    except ConfigError:
+        return ""  # the render of REV says what is wrong with its file
+    value = data.get("localInputDir") if isinstance(data, dict) else None
+    if not isinstance(value, str) or not value or Path(value).is_absolute():
+        return ""
+    return "" if ".." in Path(value).parts or value.startswith("~") else value
+
+
 def _lend_renderer(project: Path) -> bool:
     """Give a revision older than the renderer (the base of the change that adds it) the
     working tree's renderer: its builders, config and stacks are still REV's own."""
@@ -119,6 +132,10 @@ def render_at_revision(
         project = tree / project_rel
         if not stack_file(stack, project / stacks_rel).is_file():
             return "", [f"note: {rev} has no stack {stack}; it renders as empty"]
+        # The files a stack uploads into the bucket it creates are part of what it deploys.
+        uploaded = _uploaded_dir(stack_file(stack, project / stacks_rel))
+        if uploaded:
+            _extract(repo, commit, [(project_rel / uploaded).as_posix()], tree)
         notes = []
         if _lend_renderer(project):
             notes.append(f"note: {rev} predates infra/render; rendered with the working tree's")

@@ -47,6 +47,12 @@ def sdk_module(token: str) -> ModuleType:
     """The SDK module of a type or function token, e.g. alicloud:cs/nodePool:NodePool."""
     module, member = token.split(":")[1].split("/")
     package = "pulumi_alicloud" if module == "index" else f"pulumi_alicloud.{module}"
+    # The package first, loaded whole: the SDK's packages are pulumi `_LazyModule`s, which
+    # load on the first attribute read outside the introspection ones (`dir`, `__name__`
+    # are not enough). A submodule imported while its package is still a stub leaves the
+    # package without its classes: `pulumi_alicloud.nas.FileSystem` missing for every later
+    # program run in the process.
+    getattr(importlib.import_module(package), "__all__", None)
     return importlib.import_module(f"{package}.{snake(member)}")
 
 
