@@ -151,8 +151,9 @@ def test_an_export_root_that_cannot_be_made_fails_and_says_so(
     done = export(shell, output, blocker / "exports")
     dest = blocker / "exports" / "mnist" / "run-1"
     assert done.returncode == 1, done.stderr
-    # The script's own line, not mkdir's message ("cannot create directory").
-    assert f"tftrain-export: cannot create {dest}\n" in done.stderr, done.stderr
+    # The script's own line, not mkdir's message ("cannot create directory"), and its last:
+    # it stops there instead of failing again at the first copy.
+    assert done.stderr.endswith(f"tftrain-export: cannot create {dest}\n"), done.stderr
     missing = export(shell, output, tmp_path / "exports", TFTRAIN_EXPORT_DIR="")
     assert missing.returncode == 2 and "TFTRAIN_EXPORT_DIR" in missing.stderr
     assert not (tmp_path / "exports").exists()
