@@ -27,6 +27,7 @@ from infra.lifecycle import (
 )
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
+from infra.local.netns import NetworkUnavailable, PrivateNetwork
 from infra.local.plan import (
     REPO,
     TENSORBOARD,
@@ -241,8 +242,37 @@ def _report(plan: LocalPlan, shown: StackConfig, stack: str) -> str:
     return f"report: {path}"
 
 
+def _private_network() -> tuple[PrivateNetwork | None, str]:
+    """The run's private network, or None, and the line that says which, before any start."""
+    try:
+        network = PrivateNetwork.create()
+    except (NetworkUnavailable, OSError) as error:
+        return None, (
+            f"WARNING: no private network for the replicas ({error}): their TensorFlow "
+            "servers listen on every interface of this machine, unauthenticated, while the "
+            "run lasts (see docs/run-locally.md)"
+        )
+    return network, "network: the replicas share a private network namespace, loopback only"
+
+
 def _run(
     plan: LocalPlan, ports: PortReservation, args: argparse.Namespace, shown: StackConfig
+) -> int:
+    network, network_line = _private_network()
+    try:
+        return _run_in(plan, ports, args, shown, network, network_line)
+    finally:
+        if network is not None:
+            network.close()
+
+
+def _run_in(
+    plan: LocalPlan,
+    ports: PortReservation,
+    args: argparse.Namespace,
+    shown: StackConfig,
+    network: PrivateNetwork | None,
+    network_line: str,
 ) -> int:
     sidecars = []
     if args.tensorboard:
@@ -262,6 +292,7 @@ def _run(
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
         RunFailures(plan.outcomes, plan.generation),
+        network,
     )
     say = supervisor.say
     config = plan.config
@@ -269,6 +300,7 @@ def _run(
     for line in _commands(plan):
         say(f"command {line} (each replica under {SCRIPT.relative_to(REPO)})")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
+    say(network_line)
     say(f"output dir: {plan.output_dir}")
     for line in _data_lines(plan.config):
         say(line)
