@@ -510,6 +510,17 @@ CASES: dict[str, Bad] = {
         "tftrain:data.inputPrefix",
         "empty is the whole bucket",
     ),
+    "export-prefix-with-a-ram-wildcard": Bad(
+        # RAM would read `bucket/*/*` as every prefix: the input's too.
+        {**ACK, "data": {"bucket": "team-data", "inputPrefix": "mnist/", "exportPrefix": "*/"}},
+        "tftrain:data.exportPrefix",
+        "no * or ? (RAM wildcards)",
+    ),
+    "input-prefix-with-a-ram-wildcard": Bad(
+        {**ACK, "data": {"bucket": "team-data", "inputPrefix": "mn?st/"}},
+        "tftrain:data.inputPrefix",
+        "no * or ? (RAM wildcards)",
+    ),
     "bucket-name-oss-refuses": Bad(
         {**ACK, "data": {"bucket": "Team_Data", "inputPrefix": "mnist/"}},
         "tftrain:data.bucket",

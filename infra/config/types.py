@@ -278,6 +278,9 @@ def _object_prefix(value: str) -> bool:
         and len(value) <= 1023
         and all(part not in ("", ".", "..") for part in parts[:-1])
         and not any(ord(c) < 32 for c in value)
+        # RAM reads * and ? in a policy's resource as wildcards: `*/` would grant the
+        # export's writes on every prefix of the bucket, the input's included.
+        and not any(c in "*?" for c in value)
     )
 
 
@@ -285,7 +288,7 @@ def _object_prefix(value: str) -> bool:
 ObjectPrefix = checked(
     _object_prefix,
     "empty (the bucket's root) or a relative prefix ending in / such as mnist/ (no leading /, "
-    "no empty, . or .. segments, at most 1023 characters)",
+    "no empty, . or .. segments, no * or ? (RAM wildcards), at most 1023 characters)",
 )
 # RAM role names: 1-64 letters, digits, '.' and '-' (RAM CreateRole, RoleName).
 RamRoleName = text(
@@ -381,6 +384,19 @@ SweepBound = Annotated[
     Field(allow_inf_nan=False, description="a number"),
     BeforeValidator(_not_bool),
 ]
+
+
+def _not_secret(value: Any, info: ValidationInfo) -> Any:
+    # A trial's Jobs, review lines and run id all show its point: a secret cannot be one.
+    if is_secure(value) or "sweep" in (info.context or {}).get(SECRET_KEYS, ()):
+        raise ValueError(
+            "a plain value: a Pulumi secret cannot be swept (each trial's value is shown in "
+            "its Jobs, the review and its run id); keep it in job.env, the same for all trials"
+        )
+    return value
+
+
+SweepValue = Annotated[Any, BeforeValidator(_not_secret)]
 MetricName = text(
     r"^[A-Za-z0-9_.][-A-Za-z0-9_./]*$",
     "a TensorBoard scalar tag such as test_accuracy or eval/loss",
