@@ -188,9 +188,14 @@ CASES: dict[str, Bad] = {
         "a non-empty list of IPv4 CIDRs",
     ),
     "tensorboard-range-not-a-cidr": Bad(
-        {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["0.0.0.0/0", "me"]}},
+        {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["10.0.0.0/8", "me"]}},
         "tftrain:tensorboard.allowedSourceRanges[1]",
         "an IPv4 CIDR block such as 203.0.113.0/24",
+    ),
+    "tensorboard-open-to-the-internet": Bad(
+        {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["0.0.0.0/0"]}},
+        "tftrain:tensorboard.allowedSourceRanges[0]",
+        "not 0.0.0.0/0 (the whole Internet)",
     ),
     "tensorboard-ranges-on-clusterip": Bad(
         {

@@ -159,13 +159,36 @@ def test_a_dry_run_never_prints_a_secret_resolved_from_the_shell(
     (tmp_path / "Pulumi.s.yaml").write_text(
         f"config:\n  tftrain:image: {IMAGE}\n  tftrain:job:\n    env:\n"
         "      TOKEN:\n        secure: v1:AAAAbase64ciphertext\n      PLAIN: visible\n"
-        "    args: [--token, $(TOKEN)]\n"
+        "    args: [--plain, $(PLAIN)]\n"
     )
     monkeypatch.setenv("TOKEN", TOKEN)
     status = main(["s", "--stacks-dir", str(tmp_path), "--dry-run",
                    "--output-dir", str(tmp_path / "out")])  # fmt: skip
     out = capsys.readouterr().out
     assert status == 0, out
+    assert "--plain visible" in out
     assert TOKEN not in out
     assert f"TOKEN={SECRET_PLACEHOLDER}" in out
     assert "PLAIN=visible" in out
+
+
+def test_locally_a_secret_named_on_a_command_line_is_refused_by_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In a pod the kubelet expands `$(TOKEN)` inside the container; here the expanded
+    command line of a process is readable by every user (`ps`, /proc/<pid>/cmdline)."""
+    from infra.local.cli import main
+
+    (tmp_path / "Pulumi.s.yaml").write_text(
+        f"config:\n  tftrain:image: {IMAGE}\n  tftrain:job:\n    env:\n"
+        "      TOKEN:\n        secure: v1:AAAAbase64ciphertext\n"
+        "    args: [--token, $(TOKEN)]\n"
+    )
+    monkeypatch.setenv("TOKEN", TOKEN)
+    status = main(["s", "--stacks-dir", str(tmp_path), "--output-dir", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert "tftrain:job.args: $(TOKEN) is a Pulumi secret" in captured.err
+    assert "visible to every user in ps" in captured.err
+    assert TOKEN not in captured.out + captured.err
+    assert not (tmp_path / "out").exists()  # nothing started, nothing made

@@ -152,8 +152,10 @@ AbsolutePath = checked(_absolute, "an absolute, normalised path such as /data (n
 MountPath = checked(_mount_ok, "an absolute, normalised path outside /tmp, / and system dirs")
 Ipv4Cidr = checked(_ipv4_block, "an IPv4 CIDR block such as 192.168.0.0/16")
 # Who may reach a public endpoint: a prefix written out, so a bare address is not taken for /32.
+# The whole Internet is not a source range: a public endpoint without one is refused already.
 SourceRange = checked(
-    lambda v: "/" in v and _ipv4_block(v), "an IPv4 CIDR block such as 203.0.113.0/24"
+    lambda v: "/" in v and _ipv4_block(v) and not v.endswith("/0"),
+    "an IPv4 CIDR block such as 203.0.113.0/24, not 0.0.0.0/0 (the whole Internet)",
 )
 Namespace = checked(
     lambda v: not v.startswith("kube-") and v not in _RESERVED_NAMESPACES,
