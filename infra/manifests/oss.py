@@ -26,7 +26,13 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
-from infra.manifests.common import base64_text, metadata, stable_labels, volume_labels
+from infra.manifests.common import (
+    base64_text,
+    claim_ref,
+    metadata,
+    stable_labels,
+    volume_labels,
+)
 from infra.manifests.security import RUN_AS
 from infra.run_data import export_env, input_env
 
@@ -135,6 +141,7 @@ def _persistent_volume(
             "persistentVolumeReclaimPolicy": "Retain",
             "storageClassName": "",
             "volumeMode": "Filesystem",
+            "claimRef": claim_ref(config.job.namespace, _name(config, role)),
             "csi": csi,
         },
     }
