@@ -141,6 +141,73 @@ CASES: dict[str, Bad] = {
         "tftrain:storage.kind",
         "nas or nfs on ack/ask",
     ),
+    "hostpath-the-node-root": Bad(
+        {**BASE, "storage": {"kind": "hostPath", "hostPath": "/"}},
+        "tftrain:storage.hostPath",
+        "not / and not in a system directory",
+    ),
+    "hostpath-in-the-kubelets-directory": Bad(
+        {**BASE, "storage": {"kind": "hostPath", "hostPath": "/var/lib/kubelet/pods"}},
+        "tftrain:storage.hostPath",
+        "not / and not in a system directory",
+    ),
+    "hostpath-in-etc": Bad(
+        {**BASE, "storage": {"kind": "hostPath", "hostPath": "/etc/tftrain"}},
+        "tftrain:storage.hostPath",
+        "not / and not in a system directory",
+    ),
+    "upload-from-outside-the-project": Bad(
+        # Everything under it would be published to the bucket.
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "createBucket": True,
+                "localInputDir": "/etc/ssl",
+            },
+        },
+        "tftrain:data.localInputDir",
+        "a directory inside the project",
+    ),
+    "upload-escaping-the-project": Bad(
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "createBucket": True,
+                "localInputDir": "../..",
+            },
+        },
+        "tftrain:data.localInputDir",
+        "a directory inside the project",
+    ),
+    "oss-endpoint-not-alibabas": Bad(
+        # The signed requests (and the RRSA token's use) would go to that host.
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "endpoint": "oss.attacker.example.com",
+            },
+        },
+        "tftrain:data.endpoint",
+        "an Alibaba Cloud OSS endpoint host",
+    ),
+    "oss-endpoint-lookalike": Bad(
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "endpoint": "oss-cn-hangzhou.aliyuncs.com.example.com",
+            },
+        },
+        "tftrain:data.endpoint",
+        "an Alibaba Cloud OSS endpoint host",
+    ),
     "ps-without-chief": Bad(
         {**BASE, "chief": {"number": 0}, "ps": {"number": 1}},
         "tftrain:chief.number",

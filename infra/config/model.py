@@ -153,7 +153,7 @@ class StorageConfig:
     pv_labels: t.Labels = Field(default_factory=lambda: {"train": "mnist"})
     nfs_server: t.Host = ""
     nfs_path: t.AbsolutePath = "/"
-    host_path: t.AbsolutePath = "/var/lib/tftrain"
+    host_path: t.HostPath = "/var/lib/tftrain"
     nas_storage_type: Literal["Performance", "Capacity"] = "Performance"
     nas_protocol: Literal["NFS"] = "NFS"
     retain_on_destroy: t.Bool = True  # `pulumi destroy` keeps the NAS file system (the runs)

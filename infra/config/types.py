@@ -150,6 +150,16 @@ Memory = Annotated[checked(lambda v: _amount(v, _BYTES, 64 * 2**20, MAX_MEMORY),
 Image = Annotated[str, Field(description=_IMAGE), AfterValidator(_image)]
 AbsolutePath = checked(_absolute, "an absolute, normalised path such as /data (no //, . or ..)")
 MountPath = checked(_mount_ok, "an absolute, normalised path outside /tmp, / and system dirs")
+# A node directory given to every training pod read-write: never the root or a directory the
+# node's own software lives in (a pod could rewrite the kubelet's config or /etc/passwd).
+_NODE_DIRS = ("/boot", "/etc", "/proc", "/sys", "/dev", "/usr", "/bin", "/sbin", "/lib",
+              "/lib64", "/root", "/run", "/var/run", "/var/lib/kubelet", "/var/lib/docker",
+              "/var/lib/containerd", "/var/log", "/opt/cni")  # fmt: skip
+HostPath = checked(
+    lambda v: _mount_ok(v) and not any(v == d or v.startswith(d + "/") for d in _NODE_DIRS),
+    "an absolute, normalised node directory such as /var/lib/tftrain, not / and not in a "
+    "system directory (" + ", ".join(_NODE_DIRS) + ", /tmp)",
+)
 Ipv4Cidr = checked(_ipv4_block, "an IPv4 CIDR block such as 192.168.0.0/16")
 # Who may reach a public endpoint: a prefix written out, so a bare address is not taken for /32.
 # The whole Internet is not a source range: a public endpoint without one is refused already.
@@ -310,11 +320,14 @@ SecretRef = text(
     "oss/oss-credentials",
     317,
 )
-# An OSS endpoint host (no scheme): oss-<region>[-internal].aliyuncs.com or a private one.
+# An Alibaba Cloud OSS endpoint host (no scheme): oss-<region>[-internal].aliyuncs.com, or the
+# acceleration endpoints. Any other host would receive the credentials' signed requests and
+# serve the training data.
 OssEndpoint = text(
-    r"^$|^[a-z0-9][-a-z0-9.]*[a-z0-9]$",
-    "empty (the region's internal endpoint) or an endpoint host such as "
-    "oss-cn-hangzhou-internal.aliyuncs.com",
+    r"^$|^oss-(accelerate(-overseas)?|[a-z]{2}-[a-z0-9-]+?(-internal)?)\.aliyuncs\.com$",
+    "empty (the region's internal endpoint) or an Alibaba Cloud OSS endpoint host: "
+    "oss-<region>[-internal].aliyuncs.com such as oss-cn-hangzhou-internal.aliyuncs.com, "
+    "or oss-accelerate[-overseas].aliyuncs.com",
     253,
 )
 
