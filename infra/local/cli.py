@@ -9,6 +9,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -373,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.fresh:
                 _move_aside(output_dir)
             prepare_output_dir(output_dir)
+            check_owned(output_dir)
         except (OutputDirError, OSError) as error:
             print(f"tftrain run: {error}", file=sys.stderr)
             return EXIT_CONFIG
@@ -421,6 +423,29 @@ def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfi
     except ValueError as error:
         print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
+
+
+def check_owned(output_dir: Path) -> None:
+    """Refuse an output dir that another user owns or anyone may write, or inside a job dir
+    (which TensorBoard reads whole) that anyone may rename it in: they could plant a
+    checkpoint the run resumes from, a `succeeded` record that skips it, or read its output.
+    A sticky job dir such as /tmp is fine: nobody else may rename or delete our entries."""
+    me = os.geteuid()
+    checks = ((output_dir, (me,), False), (output_dir.parent, (me, 0), True))
+    for path, owners, sticky_ok in checks:
+        status = path.stat()
+        if status.st_uid not in owners:
+            raise OutputDirError(
+                f"output dir {path} is owned by uid {status.st_uid}, not by you "
+                f"(uid {me}): choose a directory of your own (--output-dir)"
+            )
+        sticky = sticky_ok and status.st_mode & stat.S_ISVTX
+        if status.st_mode & stat.S_IWOTH and not sticky:
+            raise OutputDirError(
+                f"output dir {path} is writable by every user (mode "
+                f"{stat.S_IMODE(status.st_mode):04o}): chmod o-w {path}, or choose another "
+                "(--output-dir)"
+            )
 
 
 def _move_aside(output_dir: Path) -> None:
