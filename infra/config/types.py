@@ -320,14 +320,15 @@ SecretRef = text(
     "oss/oss-credentials",
     317,
 )
-# An Alibaba Cloud OSS endpoint host (no scheme): oss-<region>[-internal].aliyuncs.com, or the
-# acceleration endpoints. Any other host would receive the credentials' signed requests and
-# serve the training data.
+# An Alibaba Cloud OSS endpoint host (no scheme), as OSS's "Regions and endpoints" lists them:
+# oss-<region>[-internal].aliyuncs.com, the dual-stack <region>.oss.aliyuncs.com, or the
+# acceleration endpoints. Any other host would receive the signed requests and serve the data.
 OssEndpoint = text(
-    r"^$|^oss-(accelerate(-overseas)?|[a-z]{2}-[a-z0-9-]+?(-internal)?)\.aliyuncs\.com$",
+    r"^$|^(oss-(accelerate(-overseas)?|[a-z]{2}-[a-z0-9-]+?(-internal)?)"
+    r"|[a-z]{2}-[a-z0-9-]+\.oss)\.aliyuncs\.com$",
     "empty (the region's internal endpoint) or an Alibaba Cloud OSS endpoint host: "
     "oss-<region>[-internal].aliyuncs.com such as oss-cn-hangzhou-internal.aliyuncs.com, "
-    "or oss-accelerate[-overseas].aliyuncs.com",
+    "<region>.oss.aliyuncs.com, or oss-accelerate[-overseas].aliyuncs.com",
     253,
 )
 
