@@ -22,7 +22,17 @@ import pytest
 
 from infra.local import cli
 from infra.local.cli import main
-from tests.cluster_helpers import Launcher, alive, fake_stacks_dir, reaping, records, wait_until
+from tests.cluster_helpers import (
+    Launcher,
+    alive,
+    fake_stacks_dir,
+    reaping,
+    records,
+    wait_until,
+    write_stack,
+)
+
+TF_SERVER = Path(__file__).parent / "fixtures" / "tf_server_only.py"
 
 _SIOCGIFADDR = 0x8915
 _LISTEN = "0A"
@@ -95,26 +105,54 @@ def serving(tmp_path: Path) -> Iterator[tuple[Launcher, dict[str, tuple[int, int
             launcher.close()
 
 
+@pytest.fixture
+def tf_serving(tmp_path: Path) -> Iterator[tuple[Launcher, dict[str, tuple[int, int]]]]:
+    """Every replica a real TensorFlow gRPC server (tests/fixtures/tf_server_only.py)."""
+    stacks_dir = write_stack(
+        tmp_path, {"job": {"command": ["python", str(TF_SERVER)], "runId": "test",
+                           "backoffLimit": 0}, "worker": {"number": 1}},
+    )  # fmt: skip
+    with reaping(stacks_dir):
+        launcher = Launcher(stacks_dir, "--timeout", "300")
+        try:
+            assert wait_until(lambda: len(records(stacks_dir)) == 3, timeout=240), launcher.text()
+            yield launcher, replica_ports(stacks_dir)
+        finally:
+            launcher.close()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="network namespaces: Linux")
 def test_replica_ports_are_not_reachable_from_this_machines_addresses(
     serving: tuple[Launcher, dict[str, tuple[int, int]]],
 ) -> None:
-    launcher, replicas = serving
+    assert_loopback_only(*serving)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="network namespaces: Linux")
+def test_real_tensorflow_servers_are_not_reachable_from_this_machines_addresses(
+    tf_serving: tuple[Launcher, dict[str, tuple[int, int]]],
+) -> None:
+    """The same measurement on TensorFlow's own server, which binds 0.0.0.0:<port>."""
+    assert_loopback_only(*tf_serving)
+
+
+def assert_loopback_only(launcher: Launcher, replicas: dict[str, tuple[int, int]]) -> None:
     addresses = machine_addresses()
     here = listening_ports(Path("/proc/self/net"))
     for name, (pid, port) in replicas.items():
         assert alive(pid), name
-        # The replica does listen on its port, in a network with nothing but loopback.
+        # This machine has no listener on the port, on any address...
+        assert port not in here, (name, port, here[port])
+        # ...and none of its addresses answers on it...
+        for family, address, scope in addresses:
+            assert refused(family, address, scope, port), (name, address, port)
+        # ...while the replica does listen on it, in a network with nothing but loopback.
         inside = listening_ports(Path(f"/proc/{pid}/net"))
         assert port in inside, (name, inside)
         interfaces = [line.split(":")[0].strip() for line in
                       Path(f"/proc/{pid}/net/dev").read_text().splitlines()[2:]]  # fmt: skip
         assert interfaces == ["lo"], (name, interfaces)
-        # This machine has no listener on it, on any address...
-        assert port not in here, (name, port, here[port])
-        # ...and none of its addresses answers on it.
-        for family, address, scope in addresses:
-            assert refused(family, address, scope, port), (name, address, port)
     assert "network: the replicas share a private network namespace" in launcher.text()
 
 
