@@ -198,12 +198,22 @@ def oss_mounts(config: StackConfig, ends_run: bool) -> list[dict[str, Any]]:
     return mounts
 
 
+def pod_export_dir(config: StackConfig) -> str:
+    """Where a pod exports: the mounted export prefix, and in it the run stack's namespace.
+    Run stacks of one platform share its export prefix; with `<namespace>/` between it and
+    `<job>/<runId>/`, two teams' runs that derive the same run id (the same settings) no longer
+    export to one directory, where the first one's marker would make the second skip."""
+    if config.cluster.role == "run":
+        return f"{EXPORT_PATH}/{config.job.namespace}"
+    return EXPORT_PATH
+
+
 def oss_env(config: StackConfig, ends_run: bool) -> dict[str, str]:
     """TFTRAIN_INPUT_DIR everywhere; the bundled trainer's TFTRAIN_DATA_DIR points at it
-    unless job.dataDir names another path; TFTRAIN_EXPORT_DIR where the export is mounted."""
+    unless job.dataDir names another path; TFTRAIN_EXPORT_DIR where the export goes."""
     if not oss_enabled(config):
         return {}
     return {
         **input_env(config, config.data.input_path),
-        **(export_env(config, EXPORT_PATH) if ends_run else {}),
+        **(export_env(config, pod_export_dir(config)) if ends_run else {}),
     }
