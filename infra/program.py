@@ -422,9 +422,14 @@ def _dependencies(
                 registered[(kind_used, namespace, name)]
                 for name in _volume_sources(obj, source, name_key)
             ]
-        # The kubelet reads the pull secret when it pulls: it exists before the first pod.
-        pulls = obj["spec"]["template"]["spec"].get("imagePullSecrets", [])
-        deps += [registered[("Secret", namespace, ref["name"])] for ref in pulls]
+        # The kubelet reads the pull secret when it pulls, and the env Secret when it starts
+        # the container: both exist before the first pod.
+        pod = obj["spec"]["template"]["spec"]
+        pulls = [ref["name"] for ref in pod.get("imagePullSecrets", [])]
+        env_refs = {env["valueFrom"]["secretKeyRef"]["name"]
+                    for container in pod["containers"] for env in container.get("env", [])
+                    if "secretKeyRef" in env.get("valueFrom", {})}  # fmt: skip
+        deps += [registered[("Secret", namespace, name)] for name in [*pulls, *sorted(env_refs)]]
         # Pods match the image cache only once it exists.
         deps += by_kind.get("ImageCache", [])
         # A pod never runs unisolated, nor before the policy admitting its peers is updated
@@ -488,12 +493,11 @@ def register_objects(
     objects: list[dict[str, Any]],
     provider: k8s.Provider,
     storage_ready: list[pulumi.Resource],
-    secret_jobs: bool = False,
 ) -> dict[tuple[str, str, str], pulumi.Resource]:
     """Each layer-3 object as its typed resource, keyed by (kind, namespace, name), after the
-    Secrets they need that the stack does not make; `secret_jobs`: the Jobs' specs carry
-    secret env values, so they are Pulumi secrets (in the state, the preview and the
-    outputs)."""
+    Secrets they need that the stack does not make. Secret env values live in a Secret
+    (`infra/manifests/secret_env.py`), never in a Job: its spec stays readable in the
+    preview and the state."""
     prerequisites = user_secret_reads(objects, provider)
     registered: dict[tuple[str, str, str], pulumi.Resource] = {}
     # Per-kind lists keep dependency lookups constant-time: 512 workers mean 1,000+ objects.
@@ -508,8 +512,6 @@ def register_objects(
         )
         name = _resource_name(obj)
         body = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
-        if secret_jobs and kind == "Job":
-            body["spec"] = pulumi.Output.secret(body["spec"])
         if kind == "Secret":
             # Credentials: secret in the state, the preview and any output, whatever the
             # provider marks by itself.
@@ -651,7 +653,6 @@ def build() -> None:
     storage_ready = [access.nas] if access.nas is not None else []
     if data is not None:
         storage_ready += data.ready
-    secret_jobs = bool(secret_env_sections(config))
-    objects = build_objects(config, facts)
-    registered = register_objects(objects, provider, storage_ready, secret_jobs)
+    objects = build_objects(config, facts, secret_env_sections(config))
+    registered = register_objects(objects, provider, storage_ready)
     export_outputs(config, access, registered)

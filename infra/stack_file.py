@@ -295,6 +295,10 @@ def _parse(text: str, where: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
     return builder.value(node, ()), builder.lines
 
 
+# Far above any real stack (a 1,000-trial sweep's values are well under 1 MiB).
+MAX_STACK_FILE_BYTES = 4 * 2**20
+
+
 def read_stack(path: Path) -> StackFile:
     """Read and check a stack file; see the module docstring."""
     if not path.is_file():
@@ -304,7 +308,14 @@ def read_stack(path: Path) -> StackFile:
         raise ConfigError(
             [f"stack file {path} not found; stacks here: {', '.join(known) or 'none'}"]
         )
-    data = path.read_bytes()
+    with path.open("rb") as stream:
+        data = stream.read(MAX_STACK_FILE_BYTES + 1)
+    if len(data) > MAX_STACK_FILE_BYTES:
+        # Parsing is quadratic-ish in places (60 MB took minutes): refuse before reading on.
+        raise ConfigError(
+            [f"{path}: larger than {MAX_STACK_FILE_BYTES // 2**20} MiB; a stack file is a few "
+             "kilobytes of settings (data belongs in the bucket or data.localInputDir)"]
+        )  # fmt: skip
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -141,6 +141,73 @@ CASES: dict[str, Bad] = {
         "tftrain:storage.kind",
         "nas or nfs on ack/ask",
     ),
+    "hostpath-the-node-root": Bad(
+        {**BASE, "storage": {"kind": "hostPath", "hostPath": "/"}},
+        "tftrain:storage.hostPath",
+        "not / and not in a system directory",
+    ),
+    "hostpath-in-the-kubelets-directory": Bad(
+        {**BASE, "storage": {"kind": "hostPath", "hostPath": "/var/lib/kubelet/pods"}},
+        "tftrain:storage.hostPath",
+        "not / and not in a system directory",
+    ),
+    "hostpath-in-etc": Bad(
+        {**BASE, "storage": {"kind": "hostPath", "hostPath": "/etc/tftrain"}},
+        "tftrain:storage.hostPath",
+        "not / and not in a system directory",
+    ),
+    "upload-from-outside-the-project": Bad(
+        # Everything under it would be published to the bucket.
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "createBucket": True,
+                "localInputDir": "/etc/ssl",
+            },
+        },
+        "tftrain:data.localInputDir",
+        "a directory inside the project",
+    ),
+    "upload-escaping-the-project": Bad(
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "createBucket": True,
+                "localInputDir": "../..",
+            },
+        },
+        "tftrain:data.localInputDir",
+        "a directory inside the project",
+    ),
+    "oss-endpoint-not-alibabas": Bad(
+        # The signed requests (and the RRSA token's use) would go to that host.
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "endpoint": "oss.attacker.example.com",
+            },
+        },
+        "tftrain:data.endpoint",
+        "an Alibaba Cloud OSS endpoint host",
+    ),
+    "oss-endpoint-lookalike": Bad(
+        {
+            **ACK,
+            "data": {
+                "bucket": "team-data",
+                "inputPrefix": "mnist/",
+                "endpoint": "oss-cn-hangzhou.aliyuncs.com.example.com",
+            },
+        },
+        "tftrain:data.endpoint",
+        "an Alibaba Cloud OSS endpoint host",
+    ),
     "ps-without-chief": Bad(
         {**BASE, "chief": {"number": 0}, "ps": {"number": 1}},
         "tftrain:chief.number",
@@ -188,9 +255,14 @@ CASES: dict[str, Bad] = {
         "a non-empty list of IPv4 CIDRs",
     ),
     "tensorboard-range-not-a-cidr": Bad(
-        {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["0.0.0.0/0", "me"]}},
+        {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["10.0.0.0/8", "me"]}},
         "tftrain:tensorboard.allowedSourceRanges[1]",
         "an IPv4 CIDR block such as 203.0.113.0/24",
+    ),
+    "tensorboard-open-to-the-internet": Bad(
+        {**BASE, "tensorboard": {"public": True, "allowedSourceRanges": ["0.0.0.0/0"]}},
+        "tftrain:tensorboard.allowedSourceRanges[0]",
+        "not 0.0.0.0/0 (the whole Internet)",
     ),
     "tensorboard-ranges-on-clusterip": Bad(
         {
@@ -509,6 +581,17 @@ CASES: dict[str, Bad] = {
         {**ACK, "data": {"bucket": "team-data"}},
         "tftrain:data.inputPrefix",
         "empty is the whole bucket",
+    ),
+    "export-prefix-with-a-ram-wildcard": Bad(
+        # RAM would read `bucket/*/*` as every prefix: the input's too.
+        {**ACK, "data": {"bucket": "team-data", "inputPrefix": "mnist/", "exportPrefix": "*/"}},
+        "tftrain:data.exportPrefix",
+        "no * or ? (RAM wildcards)",
+    ),
+    "input-prefix-with-a-ram-wildcard": Bad(
+        {**ACK, "data": {"bucket": "team-data", "inputPrefix": "mn?st/"}},
+        "tftrain:data.inputPrefix",
+        "no * or ? (RAM wildcards)",
     ),
     "bucket-name-oss-refuses": Bad(
         {**ACK, "data": {"bucket": "Team_Data", "inputPrefix": "mnist/"}},

@@ -41,6 +41,14 @@ PLATFORM_DATA = {
     "Results out": "oss://<platform output ossBucket>/exports/, unchanged",
 }
 QUIET = {"New public endpoints": "none", "Idle GPU pool": "none"}
+# On ASK the review says what the stack does not isolate (docs/security.md: ECI enforces no
+# NetworkPolicy; the NAS rule covers the pods' vSwitch), whatever the change.
+ASK_ISOLATION = (
+    "none from this stack on ASK: ECI enforces no NetworkPolicy (any pod in the VPC reaches "
+    "the replicas' TCP 2222) and the NAS access rule admits the pods' vSwitch read-write as "
+    "root (no_squash); docs/security.md says how to add it"
+)
+ASK_QUIET = {"New public endpoints": "none", "Isolation": ASK_ISOLATION, "Idle GPU pool": "none"}
 # 2 workers x 1 GPU on ack-gpu, ask-eci and run-ack; ack-cpu and the platform request none.
 TWO_GPUS = {"GPUs requested": "2, unchanged"}
 NO_GPUS = {"GPUs requested": "none"}
@@ -104,7 +112,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         ),
         "Cloud resources": "no change",
         "GPUs requested": "2 → 4",
-        **QUIET,
+        **ASK_QUIET,
     },
     # TensorBoard's Service becomes public behind an SLB ACL and its entry, which the stack
     # creates; training untouched.
@@ -127,6 +135,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "New public endpoints": (
             "alicloud:cs/serverlessKubernetes:ServerlessKubernetes  cluster-ask"
         ),
+        "Isolation": ASK_ISOLATION,
         "Idle GPU pool": "none",
     },
     "no-op": {
@@ -196,7 +205,7 @@ EXPECTED: dict[str, dict[str, str]] = {
             "MountTarget 1, ServerlessKubernetes 1, SnatEntry 1, Switch 1)"
         ),
         **TWO_GPUS,
-        **QUIET,
+        **ASK_QUIET,
     },
     # Other input data is another run: 5 Jobs replaced, and the input PersistentVolume (its
     # OSS path) too; the bucket policy the pods use names the new prefix.
@@ -225,7 +234,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         ),
         "Cloud resources": "no change",
         **TWO_GPUS,
-        **QUIET,
+        **ASK_QUIET,
     },
     # run-ack (1 chief + 2 workers + 1 ps = 4 Jobs): a new run in its own namespace, nothing
     # of the cloud (the platform is another stack, read, never changed).

@@ -359,3 +359,28 @@ def test_a_chief_killed_whole_on_its_last_attempt_ends_the_run_locally_too(
         assert "exit 2" in line and "stopped by the launcher" not in line, line
     [record] = (stacks_dir / "out" / ".tftrain-run").glob("failed.*")
     assert record.read_text().startswith("mnist-chief-0 lost attempt 1 on "), record.read_text()
+
+
+def test_an_output_dir_others_may_write_or_own_is_refused(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Whoever can write there can plant a checkpoint the run resumes from, or a
+    `succeeded` record that makes the launch train nothing."""
+    out = stacks_dir / "out"
+    out.mkdir()
+    out.chmod(0o777)
+    assert main(launcher_args(stacks_dir)) == 2
+    err = capsys.readouterr().err
+    assert f"output dir {out} is writable by every user (mode 0777): chmod o-w" in err
+    assert not records(stacks_dir)  # nothing started
+    out.chmod(0o755)
+    stacks_dir.chmod(0o777)  # the job dir: TensorBoard reads every run in it
+    try:
+        assert main(launcher_args(stacks_dir)) == 2
+        assert f"output dir {stacks_dir} is writable by every user" in capsys.readouterr().err
+    finally:
+        stacks_dir.chmod(0o755)
+    if os.geteuid() == 0:  # only root can give a directory away
+        os.chown(out, 65534, 65534)
+        assert main(launcher_args(stacks_dir)) == 2
+        assert f"output dir {out} is owned by uid 65534, not by you" in capsys.readouterr().err

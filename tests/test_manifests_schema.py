@@ -252,3 +252,23 @@ def test_the_builders_import_no_pulumi() -> None:
     )
     root = Path(__file__).resolve().parent.parent
     assert subprocess.run([sys.executable, "-c", code], cwd=root, check=False).returncode == 0
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_every_volume_is_reserved_for_its_own_claim(name: str) -> None:
+    """A PersistentVolume without `claimRef` binds any claim that matches its size, access
+    modes and labels, from any namespace (Kubernetes: Reserving a PersistentVolume)."""
+    objects = objects_for(name)
+    claims = {(o["metadata"]["namespace"], o["metadata"]["name"]): o
+              for o in objects if o["kind"] == "PersistentVolumeClaim"}  # fmt: skip
+    volumes = [o for o in objects if o["kind"] == "PersistentVolume"]
+    assert volumes
+    for volume in volumes:
+        ref = volume["spec"]["claimRef"]
+        claim = claims[(ref["namespace"], ref["name"])]
+        assert ref["kind"] == "PersistentVolumeClaim"
+        assert ref["namespace"] == config_for(name).job.namespace
+        # The claim's selector picks this very volume (the binder checks both).
+        assert (
+            claim["spec"]["selector"]["matchLabels"].items() <= volume["metadata"]["labels"].items()
+        )

@@ -21,7 +21,9 @@ import pulumi
 import pytest
 
 from infra.cloud.oss import OssBucket
+from infra.cluster_facts import cluster_facts
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
+from infra.manifests import build_objects
 from infra.mock_deploy import Recorded
 from tests.pulumi_mocks import (
     MOCK_ACCOUNT_ID,
@@ -201,7 +203,10 @@ def test_every_pod_reads_the_input_and_only_the_run_ender_mounts_the_export(stac
         assert env["TFTRAIN_DATA_DIR"] == "/input"
         ends = name in run_enders(config)
         assert ("/export" in mounts) is ends, name
-        assert (env.get("TFTRAIN_EXPORT_DIR") == "/export") is ends, name
+        # A run stack exports into its namespace's directory of the platform's shared prefix.
+        shared = config.cluster.role == "run"
+        export_dir = f"/export/{config.job.namespace}" if shared else "/export"
+        assert (env.get("TFTRAIN_EXPORT_DIR") == export_dir) is ends, name
         assert (f"{config.job.name}-export" in claims.values()) is ends, name
 
 
@@ -394,3 +399,23 @@ def test_without_a_region_or_endpoint_nothing_is_registered(
     run = run_program(raw_with_data("ack-gpu"), raise_errors=False)
     assert "tftrain:data.endpoint" in str(run.error)
     assert run.resources == []
+
+
+def test_two_teams_runs_with_the_same_run_id_export_to_different_directories() -> None:
+    """Run stacks share their platform's export prefix; the same settings derive the same run
+    id, so without the namespace the second run's export would find the first one's
+    `_TFTRAIN_EXPORTED` in `<job>/<runId>/` and skip."""
+    raw = read_stack_file(stack_file("run-ack"))
+    dirs = set()
+    for team in ("team-a", "team-b"):
+        config = parse_config({**raw, "job": {**raw.get("job", {}), "namespace": team}})
+        jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
+        exports = {
+            e["value"]
+            for job in jobs
+            for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
+            if e["name"] == "TFTRAIN_EXPORT_DIR"
+        }
+        assert exports == {f"/export/{team}"}
+        dirs |= exports
+    assert len(dirs) == 2

@@ -77,7 +77,9 @@ def _as_pod_would(value: str, config: Any, name: str, addresses: dict[str, str])
     """A local value with the stated differences replaced by the pod's side of each."""
     value = value.replace(LOCAL_OUT, config.output_dir)
     value = value.replace(LOCAL_INPUT, config.data.input_path)
-    value = value.replace(LOCAL_EXPORT, EXPORT_PATH)
+    # A run stack's pods export into their namespace's directory of the shared prefix.
+    namespaced = f"/{config.job.namespace}" if config.cluster.role == "run" else ""
+    value = value.replace(LOCAL_EXPORT, EXPORT_PATH + namespaced)
     value = value.replace(str(EXPORT_SCRIPT), EXPORT_SCRIPT_PATH)
     value = value.replace(str(SCRIPT), SCRIPT_PATH)
     value = value.replace(f"{SCRATCH}/{name}", "/tmp")

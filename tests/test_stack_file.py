@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,14 @@ def test_an_odd_key_is_named_in_the_quoted_path_form(key: str, shown: str, tmp_p
         load_stack_file(path)
     (problem,) = refused.value.problems
     assert problem.startswith(f"{shown}: unknown key"), problem
+
+
+def test_an_oversized_stack_file_is_refused_before_parsing(tmp_path: Path) -> None:
+    stack = tmp_path / "Pulumi.big.yaml"
+    # A valid document: only its size is wrong (a 60 MB one took minutes to parse).
+    padding = "# " + "x" * 1000 + "\n"
+    stack.write_text("config:\n  tftrain:image: registry.example.com/a/b:1\n" + padding * 5000)
+    started = time.monotonic()
+    with pytest.raises(ConfigError, match=r"Pulumi\.big\.yaml: larger than 4 MiB"):
+        read_stack(stack)
+    assert time.monotonic() - started < 5

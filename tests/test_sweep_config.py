@@ -194,6 +194,11 @@ BAD_SWEEPS = {
         {"parameters": {LR: {"values": [0.01, 20]}}},
         "tftrain:hyperparams.learningRate = 20",
     ),
+    # A Pulumi secret as a value: trial Jobs, the review and the run id would show it.
+    "a secret value": (
+        {"parameters": {"job.env.TOKEN": {"values": [{"secure": "v1:AAAAcipher"}, "x"]}}},
+        "job.env.TOKEN",
+    ),
     # YAML's null in a list of values (found by the slow property draw: it was a traceback).
     "a null value": (
         {"parameters": {LR: {"values": [None, 0.01]}}},
@@ -209,6 +214,16 @@ def test_a_bad_sweep_gets_one_line_naming_the_key(sweep: dict[str, Any], key: st
     (problem,) = error.value.problems
     assert "\n" not in problem and key in problem
     assert problem.startswith("tftrain:sweep")
+
+
+def test_a_sweep_the_engine_marked_secret_is_refused_without_showing_the_value() -> None:
+    # In the program the engine hands `sweep` decrypted and lists it as secret.
+    raw = sweep_stack({"parameters": {"job.env.TOKEN": {"values": ["s3cr3t", "x"]}}})
+    with pytest.raises(ConfigError) as error:
+        parse_config(raw, secret_keys=["sweep"])
+    text = "\n".join(error.value.problems)
+    assert "a Pulumi secret cannot be swept" in text and "job.env.TOKEN" in text
+    assert "s3cr3t" not in text
 
 
 @pytest.mark.parametrize("sweep,key", BAD_SWEEPS.values(), ids=BAD_SWEEPS.keys())

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -153,7 +153,7 @@ class StorageConfig:
     pv_labels: t.Labels = Field(default_factory=lambda: {"train": "mnist"})
     nfs_server: t.Host = ""
     nfs_path: t.AbsolutePath = "/"
-    host_path: t.AbsolutePath = "/var/lib/tftrain"
+    host_path: t.HostPath = "/var/lib/tftrain"
     nas_storage_type: Literal["Performance", "Capacity"] = "Performance"
     nas_protocol: Literal["NFS"] = "NFS"
     retain_on_destroy: t.Bool = True  # `pulumi destroy` keeps the NAS file system (the runs)
@@ -289,7 +289,8 @@ class ImageRegistryConfig:
 class SweepParameter:
     """One swept key: a list of `values`, or (random only) a range `min`..`max`."""
 
-    values: tuple[Any, ...] | None = Field(
+    # Marked Secret so an error never echoes a value that may have arrived decrypted.
+    values: Annotated[tuple[t.SweepValue, ...] | None, t.Secret()] = Field(
         None, min_length=1, description="a non-empty list of the values the key takes"
     )
     min: t.SweepBound | None = Field(None, description="unset or a number (random only)")

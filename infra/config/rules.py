@@ -342,7 +342,15 @@ def _bucket_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         )
     # Uploaded by the program: it must be there when `pulumi up` (or the render) runs.
     uploaded = data.local_input_dir and data.create_bucket
-    if uploaded and not local_input_root(data.local_input_dir).is_dir():
+    root = local_input_root(data.local_input_dir).resolve() if uploaded else None
+    if root is not None and not root.is_relative_to(REPOSITORY_ROOT):
+        # Everything under it goes to the bucket: /etc/ssl or ~ would be published there.
+        yield (
+            "data.localInputDir",
+            f"a directory inside the project ({REPOSITORY_ROOT}), relative to it, such as "
+            "data/mnist: its files are uploaded to the bucket",
+        )
+    elif uploaded and not local_input_root(data.local_input_dir).is_dir():
         yield (
             "data.localInputDir",
             "a directory of this machine (relative to the repository root) whose files "

@@ -150,10 +150,22 @@ Memory = Annotated[checked(lambda v: _amount(v, _BYTES, 64 * 2**20, MAX_MEMORY),
 Image = Annotated[str, Field(description=_IMAGE), AfterValidator(_image)]
 AbsolutePath = checked(_absolute, "an absolute, normalised path such as /data (no //, . or ..)")
 MountPath = checked(_mount_ok, "an absolute, normalised path outside /tmp, / and system dirs")
+# A node directory given to every training pod read-write: never the root or a directory the
+# node's own software lives in (a pod could rewrite the kubelet's config or /etc/passwd).
+_NODE_DIRS = ("/boot", "/etc", "/proc", "/sys", "/dev", "/usr", "/bin", "/sbin", "/lib",
+              "/lib64", "/root", "/run", "/var/run", "/var/lib/kubelet", "/var/lib/docker",
+              "/var/lib/containerd", "/var/log", "/opt/cni")  # fmt: skip
+HostPath = checked(
+    lambda v: _mount_ok(v) and not any(v == d or v.startswith(d + "/") for d in _NODE_DIRS),
+    "an absolute, normalised node directory such as /var/lib/tftrain, not / and not in a "
+    "system directory (" + ", ".join(_NODE_DIRS) + ", /tmp)",
+)
 Ipv4Cidr = checked(_ipv4_block, "an IPv4 CIDR block such as 192.168.0.0/16")
 # Who may reach a public endpoint: a prefix written out, so a bare address is not taken for /32.
+# The whole Internet is not a source range: a public endpoint without one is refused already.
 SourceRange = checked(
-    lambda v: "/" in v and _ipv4_block(v), "an IPv4 CIDR block such as 203.0.113.0/24"
+    lambda v: "/" in v and _ipv4_block(v) and not v.endswith("/0"),
+    "an IPv4 CIDR block such as 203.0.113.0/24, not 0.0.0.0/0 (the whole Internet)",
 )
 Namespace = checked(
     lambda v: not v.startswith("kube-") and v not in _RESERVED_NAMESPACES,
@@ -278,6 +290,9 @@ def _object_prefix(value: str) -> bool:
         and len(value) <= 1023
         and all(part not in ("", ".", "..") for part in parts[:-1])
         and not any(ord(c) < 32 for c in value)
+        # RAM reads * and ? in a policy's resource as wildcards: `*/` would grant the
+        # export's writes on every prefix of the bucket, the input's included.
+        and not any(c in "*?" for c in value)
     )
 
 
@@ -285,7 +300,7 @@ def _object_prefix(value: str) -> bool:
 ObjectPrefix = checked(
     _object_prefix,
     "empty (the bucket's root) or a relative prefix ending in / such as mnist/ (no leading /, "
-    "no empty, . or .. segments, at most 1023 characters)",
+    "no empty, . or .. segments, no * or ? (RAM wildcards), at most 1023 characters)",
 )
 # RAM role names: 1-64 letters, digits, '.' and '-' (RAM CreateRole, RoleName).
 RamRoleName = text(
@@ -305,11 +320,15 @@ SecretRef = text(
     "oss/oss-credentials",
     317,
 )
-# An OSS endpoint host (no scheme): oss-<region>[-internal].aliyuncs.com or a private one.
+# An Alibaba Cloud OSS endpoint host (no scheme), as OSS's "Regions and endpoints" lists them:
+# oss-<region>[-internal].aliyuncs.com, the dual-stack <region>.oss.aliyuncs.com, or the
+# acceleration endpoints. Any other host would receive the signed requests and serve the data.
 OssEndpoint = text(
-    r"^$|^[a-z0-9][-a-z0-9.]*[a-z0-9]$",
-    "empty (the region's internal endpoint) or an endpoint host such as "
-    "oss-cn-hangzhou-internal.aliyuncs.com",
+    r"^$|^(oss-(accelerate(-overseas)?|[a-z]{2}-[a-z0-9-]+?(-internal)?)"
+    r"|[a-z]{2}-[a-z0-9-]+\.oss)\.aliyuncs\.com$",
+    "empty (the region's internal endpoint) or an Alibaba Cloud OSS endpoint host: "
+    "oss-<region>[-internal].aliyuncs.com such as oss-cn-hangzhou-internal.aliyuncs.com, "
+    "<region>.oss.aliyuncs.com, or oss-accelerate[-overseas].aliyuncs.com",
     253,
 )
 
@@ -381,6 +400,19 @@ SweepBound = Annotated[
     Field(allow_inf_nan=False, description="a number"),
     BeforeValidator(_not_bool),
 ]
+
+
+def _not_secret(value: Any, info: ValidationInfo) -> Any:
+    # A trial's Jobs, review lines and run id all show its point: a secret cannot be one.
+    if is_secure(value) or "sweep" in (info.context or {}).get(SECRET_KEYS, ()):
+        raise ValueError(
+            "a plain value: a Pulumi secret cannot be swept (each trial's value is shown in "
+            "its Jobs, the review and its run id); keep it in job.env, the same for all trials"
+        )
+    return value
+
+
+SweepValue = Annotated[Any, BeforeValidator(_not_secret)]
 MetricName = text(
     r"^[A-Za-z0-9_.][-A-Za-z0-9_./]*$",
     "a TensorBoard scalar tag such as test_accuracy or eval/loss",

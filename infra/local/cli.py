@@ -9,6 +9,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -27,6 +28,7 @@ from infra.lifecycle import (
 )
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
+from infra.local.netns import NetworkUnavailable, PrivateNetwork
 from infra.local.plan import (
     REPO,
     TENSORBOARD,
@@ -241,8 +243,37 @@ def _report(plan: LocalPlan, shown: StackConfig, stack: str) -> str:
     return f"report: {path}"
 
 
+def _private_network() -> tuple[PrivateNetwork | None, str]:
+    """The run's private network, or None, and the line that says which, before any start."""
+    try:
+        network = PrivateNetwork.create()
+    except (NetworkUnavailable, OSError) as error:
+        return None, (
+            f"WARNING: no private network for the replicas ({error}): their TensorFlow "
+            "servers listen on every interface of this machine, unauthenticated, while the "
+            "run lasts (see docs/run-locally.md)"
+        )
+    return network, "network: the replicas share a private network namespace, loopback only"
+
+
 def _run(
     plan: LocalPlan, ports: PortReservation, args: argparse.Namespace, shown: StackConfig
+) -> int:
+    network, network_line = _private_network()
+    try:
+        return _run_in(plan, ports, args, shown, network, network_line)
+    finally:
+        if network is not None:
+            network.close()
+
+
+def _run_in(
+    plan: LocalPlan,
+    ports: PortReservation,
+    args: argparse.Namespace,
+    shown: StackConfig,
+    network: PrivateNetwork | None,
+    network_line: str,
 ) -> int:
     sidecars = []
     if args.tensorboard:
@@ -262,6 +293,7 @@ def _run(
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
         RunFailures(plan.outcomes, plan.generation),
+        network,
     )
     say = supervisor.say
     config = plan.config
@@ -269,6 +301,7 @@ def _run(
     for line in _commands(plan):
         say(f"command {line} (each replica under {SCRIPT.relative_to(REPO)})")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
+    say(network_line)
     say(f"output dir: {plan.output_dir}")
     for line in _data_lines(plan.config):
         say(line)
@@ -341,6 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.fresh:
                 _move_aside(output_dir)
             prepare_output_dir(output_dir)
+            check_owned(output_dir)
         except (OutputDirError, OSError) as error:
             print(f"tftrain run: {error}", file=sys.stderr)
             return EXIT_CONFIG
@@ -389,6 +423,29 @@ def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfi
     except ValueError as error:
         print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
+
+
+def check_owned(output_dir: Path) -> None:
+    """Refuse an output dir that another user owns or anyone may write, or inside a job dir
+    (which TensorBoard reads whole) that anyone may rename it in: they could plant a
+    checkpoint the run resumes from, a `succeeded` record that skips it, or read its output.
+    A sticky job dir such as /tmp is fine: nobody else may rename or delete our entries."""
+    me = os.geteuid()
+    checks = ((output_dir, (me,), False), (output_dir.parent, (me, 0), True))
+    for path, owners, sticky_ok in checks:
+        status = path.stat()
+        if status.st_uid not in owners:
+            raise OutputDirError(
+                f"output dir {path} is owned by uid {status.st_uid}, not by you "
+                f"(uid {me}): choose a directory of your own (--output-dir)"
+            )
+        sticky = sticky_ok and status.st_mode & stat.S_ISVTX
+        if status.st_mode & stat.S_IWOTH and not sticky:
+            raise OutputDirError(
+                f"output dir {path} is writable by every user (mode "
+                f"{stat.S_IMODE(status.st_mode):04o}): chmod o-w {path}, or choose another "
+                "(--output-dir)"
+            )
 
 
 def _move_aside(output_dir: Path) -> None:

@@ -118,9 +118,33 @@ def load_config(
     return parse_config(raw)
 
 
+def secrets_on_command_lines(config: StackConfig) -> list[str]:
+    """Each command or args key that names a secret env value as `$(NAME)`: expanded here it
+    would sit in the replica's command line, which `ps` shows every user of this machine."""
+    problems = []
+    for group in config.replica_groups:
+        secret = {name for name, value in config.env_of(group).items()
+                  if value == SECRET_PLACEHOLDER}  # fmt: skip
+        for key, words in (("command", config.command_of(group)), ("args", config.args_of(group))):
+            section = group.type if getattr(group, key) else "job"
+            named = sorted({name for word in words for name in secret if f"$({name})" in word})
+            where = f"{PROJECT}:{section}.{key}"
+            problems += [
+                f"{where}: $({name}) is a Pulumi secret; on this machine it would be on the "
+                f"replica's command line, visible to every user in ps: read {name} from the "
+                "environment in the trainer instead"
+                for name in named
+            ]
+    return sorted(set(problems))
+
+
 def resolve_secret_env(config: StackConfig, environ: Mapping[str, str]) -> StackConfig:
     """`config` with each secret env value (`job.env`, `<group>.env`) taken from this
-    shell's variable of the same name: the launcher cannot decrypt Pulumi secrets."""
+    shell's variable of the same name: the launcher cannot decrypt Pulumi secrets, and
+    refuses to put one on a command line (`secrets_on_command_lines`)."""
+    on_command_lines = secrets_on_command_lines(config)
+    if on_command_lines:
+        raise ValueError("; ".join(on_command_lines))
     missing = []
 
     def resolved(section: str, env: Mapping[str, str]) -> dict[str, str]:

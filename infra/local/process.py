@@ -9,6 +9,8 @@ Why each piece:
   children must be spawned from the main thread (the supervisor does). Grandchildren are
   not covered: the replica supervisor script (the child) watches itself and kills its
   command (the grandchild) when it is gone.
+- `enter`: a replica joins the run's private network (netns.py) in the same preexec_fn,
+  so its command, and anything the command forks, never sees the machine's interfaces.
 - stdout and stderr share one pipe, read line by line on a thread per child, so lines of a
   replica keep their order and one chatty replica never blocks on a full pipe.
 """
@@ -71,10 +73,13 @@ class PrefixedOutput:
         return thread
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec_fn asking the kernel to SIGKILL the child when the launcher dies (Linux)."""
+def _die_with_parent(
+    enter: Callable[[], None] | None = None,
+) -> Callable[[], None] | None:
+    """A preexec_fn asking the kernel to SIGKILL the child when the launcher dies (Linux),
+    then calling `enter` (joining the run's private network: see netns.py)."""
     if not sys.platform.startswith("linux"):
-        return None
+        return enter
     # Resolved here, in the parent: after fork, other threads may hold locks (the import
     # lock, stdout), so the child does nothing but two system calls before exec.
     prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -84,6 +89,8 @@ def _die_with_parent() -> Callable[[], None] | None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != launcher:  # the launcher died before prctl took effect
             os._exit(1)
+        if enter is not None:
+            enter()
 
     return preexec
 
@@ -132,7 +139,9 @@ def spawn(
     env: Mapping[str, str],
     cwd: Path,
     output: PrefixedOutput,
+    enter: Callable[[], None] | None = None,
 ) -> Child:
+    """Start `argv`; `enter`, if given, runs in the child just before exec."""
     popen = subprocess.Popen(
         list(argv),
         env=dict(env),
@@ -141,7 +150,7 @@ def spawn(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        preexec_fn=_die_with_parent(),  # only prctl: see _die_with_parent
+        preexec_fn=_die_with_parent(enter),  # system calls only: see _die_with_parent
     )
     assert popen.stdout is not None
     return Child(name, popen, time.monotonic(), output.pump(name, popen.stdout))

@@ -26,6 +26,7 @@ from types import FrameType
 
 from infra.lifecycle import FINAL_EXIT_CODES, TERMINATION_GRACE_SECONDS, lost_bound
 from infra.local import process
+from infra.local.netns import PrivateNetwork
 from infra.local.plan import ProcessSpec
 from infra.local.ports import PortReservation
 from infra.run_state import Failure, read_failure
@@ -149,7 +150,11 @@ class Supervisor:
         sidecars: Sequence[ProcessSpec] = (),
         backoff: Backoff | None = None,
         run_failures: RunFailures | None = None,
+        network: PrivateNetwork | None = None,
     ) -> None:
+        # Replicas join `network` (see netns.py); sidecars (TensorBoard) stay on the
+        # machine's loopback, where the user's browser reaches them.
+        self._enter_network = network.entering() if network is not None else None
         self._run_failures = run_failures
         self._specs = {spec.name: spec for spec in replicas}
         self._sidecar_specs = list(sidecars)
@@ -184,7 +189,8 @@ class Supervisor:
         # The port is freed for this replica only now; see ports.py.
         self._ports.release(spec.name)
         try:
-            child = process.spawn(spec.name, spec.argv, spec.env, spec.cwd, self._output)
+            enter = self._enter_network if spec.name in self._specs else None
+            child = process.spawn(spec.name, spec.argv, spec.env, spec.cwd, self._output, enter)
         except OSError as error:
             raise CannotStart(spec.name, error) from error
         # The pid is for whoever wants to inject a fault (`kill -9 <pid>`) or attach a tool.

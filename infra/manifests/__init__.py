@@ -7,6 +7,7 @@ the real change. No Pulumi import anywhere in this package.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from infra.cluster_facts import ClusterFacts
@@ -17,6 +18,7 @@ from infra.manifests.lifecycle import lifecycle_config_map
 from infra.manifests.network_policy import network_policies
 from infra.manifests.oss import oss_enabled, oss_objects
 from infra.manifests.registry import pull_secret, uses_registry_credentials
+from infra.manifests.secret_env import env_secret
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_jobs, replica_service
@@ -25,16 +27,22 @@ from infra.topology import build_topology
 __all__ = ["build_objects", "object_key"]
 
 
-def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]]:
-    """Objects in creation order: namespace, registry credentials, network policies, storage,
-    image cache, the supervisor script, replicas, TensorBoard. The policies come first: no pod
-    may start before its isolation exists. A platform stack has no run, so none. A sweep's
-    trials share everything but their own replicas and training policy."""
+def build_objects(
+    config: StackConfig, facts: ClusterFacts, secret_sections: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """Objects in creation order: namespace, registry credentials, secret env, network
+    policies, storage, image cache, the supervisor script, replicas, TensorBoard. The policies
+    come first: no pod may start before its isolation exists. A platform stack has no run, so
+    none. A sweep's trials share everything but their own replicas and training policy.
+    `secret_sections`: the env sections the engine marked secret (`infra.program`)."""
     if not config.has_run:
         return []
+    secret = frozenset(secret_sections)
+    env_secret_object = env_secret(config, secret)
     objects: list[dict[str, Any]] = [
         namespace(config),
         *([pull_secret(config)] if uses_registry_credentials(config) else []),
+        *([env_secret_object] if env_secret_object else []),
         *network_policies(config),
         persistent_volume(config, facts),
         persistent_volume_claim(config),
@@ -48,7 +56,7 @@ def build_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, An
     runs = [(run, build_topology(run)) for run in config.runs]
     objects += [replica_service(run, r) for run, topology in runs for r in topology.replicas]
     for run, topology in runs:
-        objects += replica_jobs(run, facts, topology)
+        objects += replica_jobs(run, facts, topology, secret)
     if config.tensorboard.enabled:
         objects += [tensorboard_deployment(config, facts), tensorboard_service(config, facts)]
     return objects

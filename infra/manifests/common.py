@@ -96,3 +96,10 @@ def namespace(config: StackConfig) -> dict[str, object]:
 def base64_text(text: str) -> str:
     """A Secret's `data` value: the UTF-8 bytes of `text`, base64-encoded."""
     return base64.b64encode(text.encode()).decode()
+
+
+def claim_ref(namespace: str, name: str) -> dict[str, str]:
+    """A PersistentVolume's pre-binding to one claim (Kubernetes: Reserving a
+    PersistentVolume): no claim in another namespace can bind it, whatever its labels and
+    size. The controller adds the claim's uid when it binds."""
+    return {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": name}

@@ -112,10 +112,19 @@ def egress_policy(config: StackConfig) -> dict[str, Any]:
     )
 
 
+# On ASK every pod is an ECI instance and nothing enforces NetworkPolicies (docs/security.md):
+# the objects say so to whoever reads them in the cluster, and the review says it too.
+NOT_ENFORCED = "tftrain.io/not-enforced"
+NOT_ENFORCED_ON_ECI = "ECI (cluster.kind ask) enforces no NetworkPolicy: see docs/security.md"
+
+
 def network_policies(config: StackConfig) -> list[dict[str, Any]]:
     """The namespace's policies, with the training policy of every run (a sweep's trials)."""
     training = [training_policy(run) for run in config.runs]
     policies = [default_deny(config), *training, egress_policy(config)]
     if config.tensorboard.enabled:
         policies.append(tensorboard_policy(config))
+    if config.cluster.kind == "ask":
+        for policy in policies:
+            policy["metadata"].setdefault("annotations", {})[NOT_ENFORCED] = NOT_ENFORCED_ON_ECI
     return policies

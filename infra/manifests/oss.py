@@ -26,7 +26,13 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
-from infra.manifests.common import base64_text, metadata, stable_labels, volume_labels
+from infra.manifests.common import (
+    base64_text,
+    claim_ref,
+    metadata,
+    stable_labels,
+    volume_labels,
+)
 from infra.manifests.security import RUN_AS
 from infra.run_data import export_env, input_env
 
@@ -135,6 +141,7 @@ def _persistent_volume(
             "persistentVolumeReclaimPolicy": "Retain",
             "storageClassName": "",
             "volumeMode": "Filesystem",
+            "claimRef": claim_ref(config.job.namespace, _name(config, role)),
             "csi": csi,
         },
     }
@@ -191,12 +198,22 @@ def oss_mounts(config: StackConfig, ends_run: bool) -> list[dict[str, Any]]:
     return mounts
 
 
+def pod_export_dir(config: StackConfig) -> str:
+    """Where a pod exports: the mounted export prefix, and in it the run stack's namespace.
+    Run stacks of one platform share its export prefix; with `<namespace>/` between it and
+    `<job>/<runId>/`, two teams' runs that derive the same run id (the same settings) no longer
+    export to one directory, where the first one's marker would make the second skip."""
+    if config.cluster.role == "run":
+        return f"{EXPORT_PATH}/{config.job.namespace}"
+    return EXPORT_PATH
+
+
 def oss_env(config: StackConfig, ends_run: bool) -> dict[str, str]:
     """TFTRAIN_INPUT_DIR everywhere; the bundled trainer's TFTRAIN_DATA_DIR points at it
-    unless job.dataDir names another path; TFTRAIN_EXPORT_DIR where the export is mounted."""
+    unless job.dataDir names another path; TFTRAIN_EXPORT_DIR where the export goes."""
     if not oss_enabled(config):
         return {}
     return {
         **input_env(config, config.data.input_path),
-        **(export_env(config, EXPORT_PATH) if ends_run else {}),
+        **(export_env(config, pod_export_dir(config)) if ends_run else {}),
     }

@@ -24,7 +24,7 @@ from typing import Any
 
 from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
-from infra.manifests.common import metadata, stable_labels, volume_labels
+from infra.manifests.common import claim_ref, metadata, stable_labels, volume_labels
 
 NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 # ACK's recommended NFS options for NAS: v3, no lock daemon, TCP, no reserved source port
@@ -96,6 +96,9 @@ def persistent_volume(config: StackConfig, facts: ClusterFacts) -> dict[str, Any
             "persistentVolumeReclaimPolicy": "Retain",
             "storageClassName": "",
             "volumeMode": "Filesystem",
+            # Reserved for this stack's claim: a claim in another namespace that matched
+            # the size and labels could otherwise bind it and mount this run's directory.
+            "claimRef": claim_ref(config.job.namespace, pvc_name(config)),
             **_volume_source(config, facts),
         },
     }

@@ -40,6 +40,7 @@ from infra.manifests.lifecycle import (
 from infra.manifests.oss import oss_enabled, oss_env, oss_mounts, oss_volumes
 from infra.manifests.placement import placement
 from infra.manifests.registry import image_pull_secrets
+from infra.manifests.secret_env import secret_env_names, secret_env_ref
 from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
 from infra.replica_plan import Place, ReplicaPlan, replica_plan
@@ -140,18 +141,25 @@ def pod_place(config: StackConfig, topology: Topology) -> Place:
     )
 
 
-def pod_env(plan: ReplicaPlan) -> list[dict[str, Any]]:
-    """The plan's env as a container's: downward API fields by reference, the rest as values
-    (`$(VAR)` left for the kubelet to expand)."""
+def pod_env(
+    config: StackConfig, plan: ReplicaPlan, secret_sections: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """The plan's env as a container's: downward API fields and secret values by reference
+    (secret_env.py), the rest as values (`$(VAR)` left for the kubelet to expand)."""
+    secret = secret_env_names(config, plan.group, secret_sections)
     return [
         {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_path}}}
         if var.field_path
+        else secret_env_ref(config, plan.group, var.name)
+        if var.name in secret
         else {"name": var.name, "value": var.value}
         for var in plan.env
     ]
 
 
-def _container(config: StackConfig, plan: ReplicaPlan) -> dict[str, Any]:
+def _container(
+    config: StackConfig, plan: ReplicaPlan, secret_sections: frozenset[str]
+) -> dict[str, Any]:
     group, ends = plan.group, plan.ends_run
     container: dict[str, Any] = {
         "name": CONTAINER_NAME,
@@ -165,7 +173,7 @@ def _container(config: StackConfig, plan: ReplicaPlan) -> dict[str, Any]:
         container["args"] = list(plan.args)
     return {
         **container,
-        "env": pod_env(plan),
+        "env": pod_env(config, plan, secret_sections),
         "ports": [{"name": PORT_NAME, "containerPort": TF_PORT, "protocol": "TCP"}],
         "resources": resources(group.cpu, group.memory, group.gpu_count),
         "volumeMounts": [data_mount(config), lifecycle_mount(), *oss_mounts(config, ends)],
@@ -178,8 +186,10 @@ def replica_job(
     topology: Topology,
     replica: Replica,
     generation: str = "",
+    secret_sections: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """One replica's Job; `generation` is the run's deploy generation (`replica_jobs`)."""
+    """One replica's Job; `generation` is the run's deploy generation (`replica_jobs`);
+    `secret_sections`: the env sections the engine marked secret (secret_env.py)."""
     plan = replica_plan(config, pod_place(config, topology), replica, generation)
     group = plan.group
     where = placement(config, facts, group.gpu_count, group.spot)
@@ -191,7 +201,7 @@ def replica_job(
             "terminationGracePeriodSeconds": TERMINATION_GRACE_SECONDS,
             **where.spec,
             **image_pull_secrets(config),
-            "containers": [_container(config, plan)],
+            "containers": [_container(config, plan, secret_sections)],
             "volumes": [
                 data_volume(config),
                 lifecycle_volume(config),
@@ -229,10 +239,14 @@ def replica_job(
 
 
 def replica_jobs(
-    config: StackConfig, facts: ClusterFacts, topology: Topology
+    config: StackConfig,
+    facts: ClusterFacts,
+    topology: Topology,
+    secret_sections: frozenset[str] = frozenset(),
 ) -> list[dict[str, Any]]:
     """Every replica's Job, each told the run's deploy generation: a digest of all their pod
     templates as rendered without it (`infra.lifecycle.deploy_generation`)."""
-    drafts = [replica_job(config, facts, topology, replica) for replica in topology.replicas]
+    replicas = topology.replicas
+    drafts = [replica_job(config, facts, topology, r, "", secret_sections) for r in replicas]
     generation = deploy_generation(job["spec"]["template"] for job in drafts)
-    return [replica_job(config, facts, topology, r, generation) for r in topology.replicas]
+    return [replica_job(config, facts, topology, r, generation, secret_sections) for r in replicas]

@@ -22,6 +22,8 @@ the program really runs under:
 - GPUs: the `nvidia.com/gpu` limits of the Jobs, by replica group and ECI spec.
 - Public endpoints: an internet-facing load balancer (TensorBoard's SLB, the cluster's API
   server of either kind), or an elastic IP, that only the new side has.
+- Isolation: on ASK (NetworkPolicies marked not enforced), that the stack isolates neither
+  the replicas' port nor NAS from other pods of the VPC.
 - An idle GPU pool: a GPU node pool with more nodes than GPU replicas to fill them.
 - A sweep: its trials created, kept and removed, what runs at once, the GPU-hours at most
   (`infra.render.sweep`).
@@ -43,6 +45,7 @@ import yaml
 from infra.manifests.common import REPLICA_TYPE_LABEL, RUN_ID_LABEL
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
+from infra.manifests.network_policy import NOT_ENFORCED
 from infra.manifests.oss import OSS_CSI_DRIVER
 from infra.manifests.placement import ECI_USE_SPECS
 from infra.manifests.tensorboard import SLB_ADDRESS_TYPE
@@ -427,6 +430,22 @@ def _public_endpoints(render: Render) -> set[str]:
     return public
 
 
+def _isolation_lines(new: Render) -> list[str]:
+    """What the stack does not isolate, where its policies are not enforced (ASK)."""
+    unenforced = any(
+        NOT_ENFORCED in (obj["metadata"].get("annotations") or {})
+        for obj in new.objects.values()
+        if obj.get("kind") == "NetworkPolicy"
+    )
+    if not unenforced:
+        return []
+    return [
+        "Isolation: none from this stack on ASK: ECI enforces no NetworkPolicy (any pod in the "
+        "VPC reaches the replicas' TCP 2222) and the NAS access rule admits the pods' vSwitch "
+        "read-write as root (no_squash); docs/security.md says how to add it"
+    ]
+
+
 def _gpu_pool_lines(new: Render) -> list[str]:
     """GPU node pools with more nodes than GPU replicas: each GPU replica is one pod, so at
     least the surplus nodes hold no GPU work (and are billed by the hour)."""
@@ -568,6 +587,7 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         *_gpu_lines(old, new),
         *_data_lines(old, new),
         f"New public endpoints: {', '.join(new_public) or 'none'}",
+        *_isolation_lines(new),
         *_gpu_pool_lines(new),
     ]
     return "\n".join(lines) + "\n"
