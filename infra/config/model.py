@@ -324,6 +324,16 @@ class SweepConfig:
     metric: SweepMetric = Field(default_factory=SweepMetric)
 
 
+@section
+class BudgetConfig:
+    """The most a stack may cost, in CNY, priced from infra/pricing/prices.csv: the review and
+    the program refuse a change over it, and one whose cost the table cannot price."""
+
+    max_cny_per_hour: t.Cny | None = None  # what the stack keeps running
+    max_cny_per_run: t.Cny | None = None  # one run, to job.activeDeadlineSeconds
+    max_cny_per_sweep: t.Cny | None = None  # every trial of a sweep, each to its deadline
+
+
 # The bundled trainer, and the interpreters a command may name it with.
 BUNDLED_COMMAND = ("python", "-m", "trainer")
 PYTHON = re.compile(r"^(/usr(/local)?/bin/)?python(3(\.[0-9]+)?)?$")
@@ -376,6 +386,7 @@ class StackConfig:
     tensorboard: TensorBoardConfig = Field(default_factory=TensorBoardConfig)
     image_registry: ImageRegistryConfig = Field(default_factory=ImageRegistryConfig)
     sweep: SweepConfig | None = None
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     # A sweep's trials, each a whole stack config of its own (`infra.sweep.trials`): set by
     # `infra.config.parse_config`, never a key of the stack file.
     trials: SkipJsonSchema[tuple[Any, ...]] = Field(default=(), exclude=True, repr=False)
