@@ -67,6 +67,21 @@ def _commit(repo: Path, rev: str) -> str:
     return found.stdout.decode().strip()
 
 
+def default_base() -> str:
+    """Where the current branch left the default branch: the merge-base of HEAD with
+    origin's HEAD (the remote's default branch), else with a local main or master."""
+    repo, _ = _repository()
+    remote = _git(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], repo)
+    candidates = [remote.stdout.decode().strip()] if remote.returncode == 0 else []
+    for branch in [*candidates, "origin/main", "main", "origin/master", "master"]:
+        found = _git(["merge-base", "HEAD", branch], repo)
+        if found.returncode == 0 and branch:
+            return found.stdout.decode().strip()[:12]
+    raise DiffError(
+        "no default branch to review against (origin/HEAD, main or master): pass --base REV"
+    )
+
+
 def _stacks_relative(stacks_dir: Path | None) -> Path:
     """The stacks directory relative to the project, so REV's copy of it can be found."""
     if stacks_dir is None:

@@ -1,9 +1,9 @@
 """The pull request's review comment: every changed stack's consequences and diff, and what
 `pulumi preview` said where CI can run it (or why it cannot).
 
-`python -m infra.render.review previewable` lists the stacks CI may preview;
-`python -m infra.render.review comment --base REV [--previews DIR]` prints the comment as
-Markdown. The workflow (.github/workflows/stack-review.yml) posts it as one comment per pull
+`tftrain review` (no arguments) prints the comment for the current branch against where it
+left the default branch; `tftrain review previewable` lists the stacks CI may preview;
+`tftrain review comment [--base REV] [--previews DIR]` prints the comment as Markdown. The workflow (.github/workflows/stack-review.yml) posts it as one comment per pull
 request, found again by `MARKER` and edited in place on every push.
 """
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from infra.config import ConfigError, load_stack, stack_file
-from infra.render.diff import DiffError, RevisionRenderError, StackDiff, compare_stack
+from infra.render.diff import DiffError, RevisionRenderError, StackDiff, compare_stack, default_base
 
 MARKER = "<!-- tftrain-stack-review -->"
 # GitHub refuses comments over 65,536 characters: the diffs share what the rest leaves.
@@ -78,8 +78,8 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
     parts = [
         MARKER,
         f"## Stack review against `{base}`",
-        "Rendered offline by `python -m infra.render <stack> --diff "
-        f"{base}` (the consequences first, then the objects' diff).",
+        f"Rendered offline by `tftrain render <stack> --diff {base}`: the config change, its "
+        "consequences and cost first, then the objects' diff.",
         *failures,
     ]
     budget = (COMMENT_LIMIT - sum(map(len, parts))) // max(1, len(changed)) - 2_000
@@ -100,10 +100,14 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tftrain review", description=__doc__)
     parser.add_argument("--stacks-dir", type=Path, metavar="DIR", help="default: stacks/")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command")
     commands.add_parser("previewable", help="stacks CI can run `pulumi preview` on")
     make = commands.add_parser("comment", help="the review comment, as Markdown")
-    make.add_argument("--base", required=True, metavar="REV", help="the pull request's base")
+    make.add_argument(
+        "--base",
+        metavar="REV",
+        help="the pull request's base (default: where this branch left the default branch)",
+    )
     make.add_argument(
         "--previews", type=Path, metavar="DIR", help="`pulumi preview` output per stack"
     )
@@ -119,7 +123,12 @@ def main(argv: list[str] | None = None) -> int:
             if preview_blocker(stack, args.stacks_dir) is None:
                 print(stack)
         return 0
-    sys.stdout.write(comment(args.base, args.stacks_dir, args.previews))
+    try:
+        base = getattr(args, "base", None) or default_base()
+    except DiffError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    sys.stdout.write(comment(base, args.stacks_dir, getattr(args, "previews", None)))
     return 0
 
 
