@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -39,7 +40,7 @@ config:
 
 
 class _Fake(BaseHTTPRequestHandler):
-    calls: list[dict[str, str]] = []
+    calls: ClassVar[list[dict[str, str]]] = []
     fail = False
 
     def do_POST(self) -> None:  # RPC-style calls: parameters in the query and the form
@@ -55,11 +56,15 @@ class _Fake(BaseHTTPRequestHandler):
             self._send(403, {"Code": "Forbidden.RAM", "Message": "not allowed"})
         elif params["Action"] == "DescribePrice":
             price = ECS_PRICES[params["InstanceType"]]
-            self._send(200, {"PriceInfo": {"Price": {"TradePrice": float(price), "Currency": "CNY"}}})
+            self._send(
+                200, {"PriceInfo": {"Price": {"TradePrice": float(price), "Currency": "CNY"}}}
+            )
         else:
             cpu, memory = (params["Cpu"].removesuffix(".0"), params["Memory"].removesuffix(".0"))
             price = ECI_PRICES[(cpu, memory)]
-            self._send(200, {"PriceInfo": {"Price": {"TradePrice": float(price), "Currency": "CNY"}}})
+            self._send(
+                200, {"PriceInfo": {"Price": {"TradePrice": float(price), "Currency": "CNY"}}}
+            )
 
     do_GET = do_POST
 

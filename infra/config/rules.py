@@ -520,7 +520,10 @@ def _budget_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     """A budget on a run needs a bound on the run (infra.pricing.budget checks the amounts)."""
     budget = stack.budget
     bounded = stack.job.active_deadline_seconds is not None
-    for key, value in (("maxCnyPerRun", budget.max_cny_per_run), ("maxCnyPerSweep", budget.max_cny_per_sweep)):
+    for key, value in (
+        ("maxCnyPerRun", budget.max_cny_per_run),
+        ("maxCnyPerSweep", budget.max_cny_per_sweep),
+    ):
         if value is not None and not bounded:
             yield (
                 f"budget.{key}",

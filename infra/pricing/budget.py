@@ -8,11 +8,14 @@ total in another currency): a budget that passes only what can be priced would p
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 from infra.config import PROJECT, StackConfig
-from infra.pricing.cost import StackCost, Totals, totals
+from infra.pricing.cost import StackCost, Totals, stack_cost, totals
+from infra.pricing.table import TABLE, PriceTableError, load_table
 
 CURRENCY = "CNY"
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _problem(key: str, limit: float, what: str, found: Totals) -> str | None:
@@ -37,9 +40,32 @@ def budget_problems(config: StackConfig, cost: StackCost) -> list[str]:
     budget = config.budget
     checks = []
     if budget.max_cny_per_hour is not None:
-        checks.append(("maxCnyPerHour", budget.max_cny_per_hour, "the stack per hour", totals(cost.steady)))
+        checks.append(
+            ("maxCnyPerHour", budget.max_cny_per_hour, "the stack per hour", totals(cost.steady))
+        )
     if budget.max_cny_per_run is not None and cost.runs:
-        checks.append(("maxCnyPerRun", budget.max_cny_per_run, "its dearest run", cost.largest_run()))
+        checks.append(
+            ("maxCnyPerRun", budget.max_cny_per_run, "its dearest run", cost.largest_run())
+        )
     if budget.max_cny_per_sweep is not None and cost.is_sweep:
-        checks.append(("maxCnyPerSweep", budget.max_cny_per_sweep, "the whole sweep", cost.sweep_most()))
+        checks.append(
+            ("maxCnyPerSweep", budget.max_cny_per_sweep, "the whole sweep", cost.sweep_most())
+        )
     return [p for key, limit, what, found in checks if (p := _problem(key, limit, what, found))]
+
+
+def has_budget(config: StackConfig) -> bool:
+    budget = config.budget
+    limits = (budget.max_cny_per_hour, budget.max_cny_per_run, budget.max_cny_per_sweep)
+    return any(limit is not None for limit in limits)
+
+
+def budget_refusals(config: StackConfig, region: str, table_path: Path = TABLE) -> list[str]:
+    """What the program refuses before it registers anything: [] without a budget."""
+    if not has_budget(config):
+        return []
+    try:
+        table = load_table(table_path)
+    except PriceTableError as error:
+        return [f"{PROJECT}:budget: cannot be checked: {error}"]
+    return budget_problems(config, stack_cost(config, table, region, PROJECT_ROOT))

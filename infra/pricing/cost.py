@@ -116,12 +116,16 @@ def _pools(config: StackConfig, pricer: Pricer) -> list[Item]:
     cpu_nodes = cpu.size or cpu.min_size
     if cpu_nodes:
         types = cpu.instance_types
-        items.append(pricer.instances(f"CPU pool: {' / '.join(types)} x {cpu_nodes}", types, cpu_nodes))
+        items.append(
+            pricer.instances(f"CPU pool: {' / '.join(types)} x {cpu_nodes}", types, cpu_nodes)
+        )
     gpu = cluster.gpu_pool
     gpu_nodes = gpu.size or gpu.min_size
     if gpu_nodes and (config.uses_gpu or not config.has_run):
         types = gpu.instance_types
-        items.append(pricer.instances(f"GPU pool: {' / '.join(types)} x {gpu_nodes}", types, gpu_nodes))
+        items.append(
+            pricer.instances(f"GPU pool: {' / '.join(types)} x {gpu_nodes}", types, gpu_nodes)
+        )
     return items
 
 
@@ -132,7 +136,9 @@ def _storage(config: StackConfig, pricer: Pricer, project: Path) -> list[Item]:
         kind = storage.nas_storage_type
         size = _gib(storage.size)
         items.append(
-            pricer.stored(f"NAS {kind} file system, {storage.size} used", f"nas.{kind.lower()}", size)
+            pricer.stored(
+                f"NAS {kind} file system, {storage.size} used", f"nas.{kind.lower()}", size
+            )
         )
     if config.data.create_bucket:
         uploaded = config.data.local_input_dir
@@ -152,7 +158,9 @@ def steady_items(config: StackConfig, pricer: Pricer, project: Path) -> tuple[It
         if kind == "ack":
             items += _pools(config, pricer)
         if config.network.nat_gateway:
-            nat = pricer.instances("NAT gateway (instance fee; CU fees by use)", ("nat.internet",), 1)
+            nat = pricer.instances(
+                "NAT gateway (instance fee; CU fees by use)", ("nat.internet",), 1
+            )
             items += [nat, Item("NAT gateway's EIP", why=_BY_USE)]
         items.append(Item(f"{kind.upper()} API server load balancer", why="no price in the table"))
         items += _storage(config, pricer, project)
@@ -176,8 +184,11 @@ def run_items(config: StackConfig, pricer: Pricer) -> tuple[Item, ...]:
             if g.gpu_count
             else pricer.eci_pods(
                 f"{g.type} x {g.number} on ECI ({g.cpu} vCPU, {g.memory})",
-                g.cpu, g.memory, g.number, g.spot,
-            )  # fmt: skip
+                g.cpu,
+                g.memory,
+                g.number,
+                g.spot,
+            )
             for g in groups
         )
     if kind != "ack":
@@ -203,7 +214,9 @@ def _ack_gpu_nodes(config: StackConfig, groups: list, pricer: Pricer) -> tuple[I
     added = max(0, min(on_demand, ceiling) - always_on)
     items = []
     if added:
-        items.append(pricer.instances(f"GPU nodes added: {' / '.join(types)} x {added}", types, added))
+        items.append(
+            pricer.instances(f"GPU nodes added: {' / '.join(types)} x {added}", types, added)
+        )
     spot = sum(g.number for g in groups if g.spot)
     spot_nodes = min(spot, config.cluster.spot_gpu_pool.max_size)
     if spot_nodes:
@@ -227,15 +240,18 @@ class StackCost:
     def largest_run(self) -> Totals:
         """The dearest run's bound (its trials may differ in replicas)."""
         bounds = [self.run_most(i) for i in range(len(self.runs))]
-        return max(bounds, key=lambda t: (len(t.unpriced), sum(t.amounts.values())), default=Totals())
+        return max(
+            bounds, key=lambda t: (len(t.unpriced), sum(t.amounts.values())), default=Totals()
+        )
 
     def sweep_most(self) -> Totals:
-        return totals(tuple(item for run in self.runs for item in run), Decimal(self.deadline or 0) / SECONDS_PER_HOUR)
+        return totals(
+            tuple(item for run in self.runs for item in run),
+            Decimal(self.deadline or 0) / SECONDS_PER_HOUR,
+        )
 
 
-def stack_cost(
-    config: StackConfig, table: PriceTable, region: str, project: Path
-) -> StackCost:
+def stack_cost(config: StackConfig, table: PriceTable, region: str, project: Path) -> StackCost:
     pricer = Pricer(table, region, config.network.zone_id)
     runs = tuple(run_items(run, pricer) for run in config.runs) if config.has_run else ()
     return StackCost(

@@ -102,7 +102,9 @@ def ecs_row(client: Any, region: str, instance_type: str, today: Any) -> PriceRo
     request = models.DescribePriceRequest(
         region_id=region, resource_type="instance", instance_type=instance_type, price_unit="Hour"
     )
-    body = _call(f"DescribePrice {instance_type} in {region}", lambda: client.describe_price(request)).body
+    body = _call(
+        f"DescribePrice {instance_type} in {region}", lambda: client.describe_price(request)
+    ).body
     price = body.price_info.price
     return PriceRow(
         item=instance_type, region=region, zone="", price=Decimal(str(price.trade_price)),
@@ -116,9 +118,13 @@ def eci_rows(client: Any, region: str, today: Any) -> list[PriceRow]:
 
     prices, currency = [], ""
     for cpu, memory in _ECI_PROBES:
-        request = models.DescribeContainerGroupPriceRequest(region_id=region, cpu=cpu, memory=memory)
+        request = models.DescribeContainerGroupPriceRequest(
+            region_id=region, cpu=cpu, memory=memory
+        )
         what = f"DescribeContainerGroupPrice {cpu} vCPU {memory} GiB in {region}"
-        price = _call(what, lambda r=request: client.describe_container_group_price(r)).body.price_info.price
+        price = _call(
+            what, lambda r=request: client.describe_container_group_price(r)
+        ).body.price_info.price
         prices.append(Decimal(str(price.trade_price)))
         currency = price.currency
     (cpu, low), (_, high) = _ECI_PROBES
@@ -134,7 +140,10 @@ def eci_rows(client: Any, region: str, today: Any) -> list[PriceRow]:
 
 
 def refresh_rows(
-    old: Iterable[PriceRow], regions: dict[str, set[str]], key: tuple[str, str], endpoints: Endpoints
+    old: Iterable[PriceRow],
+    regions: dict[str, set[str]],
+    key: tuple[str, str],
+    endpoints: Endpoints,
 ) -> list[PriceRow]:
     """The new table's rows: the APIs' for what they price, the old rows for the rest."""
     from alibabacloud_eci20180808 import client as eci

@@ -115,7 +115,9 @@ def _row(fields: dict[str, str], where: str) -> PriceRow:
     try:
         fetched = date.fromisoformat(fields["FetchedOn"])
     except ValueError:
-        raise PriceTableError(f"{where}: FetchedOn {fields['FetchedOn']!r} is not YYYY-MM-DD") from None
+        raise PriceTableError(
+            f"{where}: FetchedOn {fields['FetchedOn']!r} is not YYYY-MM-DD"
+        ) from None
     return PriceRow(
         item=fields["InstanceType"],
         region=fields["Region"],

@@ -48,7 +48,11 @@ def flatten(stack: StackFile | None) -> dict[tuple[Any, ...], Any]:
     """{(namespace:name, part, ...): value} of every leaf of a stack file's config."""
     if stack is None:
         return {}
-    return {path: value for key, entry in stack.entries.items() for path, value in _leaves(entry, (key,))}
+    return {
+        path: value
+        for key, entry in stack.entries.items()
+        for path, value in _leaves(entry, (key,))
+    }
 
 
 def display_key(path: tuple[Any, ...]) -> str:
@@ -64,14 +68,17 @@ def _shown(value: Any) -> str:
 _MISSING = object()
 
 
+def _values(sign: str, values: list[Any]) -> str:
+    return (
+        f"{sign}{len(values)} value{'s' * (len(values) != 1)} ({', '.join(map(one_line, values))})"
+    )
+
+
 def _list_change(old: list[Any], new: list[Any]) -> str:
     added = [v for v in new if v not in old]
     removed = [v for v in old if v not in new]
-    parts = []
-    if added:
-        parts.append(f"+{len(added)} value{'s' * (len(added) != 1)} ({', '.join(map(one_line, added))})")
-    if removed:
-        parts.append(f"-{len(removed)} value{'s' * (len(removed) != 1)} ({', '.join(map(one_line, removed))})")
+    parts = [_values("+", added)] if added else []
+    parts += [_values("-", removed)] if removed else []
     return ", ".join(parts) or f"reordered: {one_line(old)} → {one_line(new)}"
 
 
@@ -101,9 +108,7 @@ def jobs_by_group(objects: dict[str, dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def change_lines(
-    old: StackFile | None, new: StackFile | None, jobs: dict[str, int]
-) -> list[str]:
+def change_lines(old: StackFile | None, new: StackFile | None, jobs: dict[str, int]) -> list[str]:
     """One line per changed key, in key order; empty when no key changed."""
     before, after = flatten(old), flatten(new)
     lines = []

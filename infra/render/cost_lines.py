@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal
 from pathlib import Path
 
 from infra.config import ConfigError, StackConfig, parse_config
-from infra.pricing.budget import budget_problems
+from infra.pricing.budget import budget_problems, has_budget
 from infra.pricing.cost import Item, StackCost, Totals, stack_cost, totals
 from infra.pricing.table import PriceTable
 from infra.stack_file import StackFile
@@ -80,11 +79,17 @@ def _items(side: Side) -> list[str]:
     if side.cost is None:
         return []
     cost = side.cost
-    lines = [
-        f"  {item.what}: {money(totals((item,)))}/h" for item in cost.steady if item.priced
-    ]
+    lines = [f"  {item.what}: {money(totals((item,)))}/h" for item in cost.steady if item.priced]
     run_items = tuple(item for run in cost.runs for item in run)
-    lines += [f"  per run, {item.what}: {money(totals((item,)))}/h" for item in cost.runs[0] if item.priced] if cost.runs else []
+    lines += (
+        [
+            f"  per run, {item.what}: {money(totals((item,)))}/h"
+            for item in cost.runs[0]
+            if item.priced
+        ]
+        if cost.runs
+        else []
+    )
     return lines + _unpriced(cost.steady + run_items)
 
 
@@ -96,11 +101,15 @@ def cost_lines(old: Side, new: Side, table: PriceTable, today: date) -> list[str
     for side, name in ((old, "before"), (new, "after")):
         if side.problem:
             lines.append(f"  {name}: not priced: {side.problem}")
-    lines.append(f"  per hour, kept running: {_change(_side_text(old, 'hour'), _side_text(new, 'hour'))}")
+    lines.append(
+        f"  per hour, kept running: {_change(_side_text(old, 'hour'), _side_text(new, 'hour'))}"
+    )
     if (new.cost and new.cost.runs) or (old.cost and old.cost.runs):
         deadline = new.config.job.active_deadline_seconds if new.config else None
         basis = f" (replicas x price x {deadline} s job.activeDeadlineSeconds)" if deadline else ""
-        lines.append(f"  one run at most: {_change(_side_text(old, 'run'), _side_text(new, 'run'))}{basis}")
+        lines.append(
+            f"  one run at most: {_change(_side_text(old, 'run'), _side_text(new, 'run'))}{basis}"
+        )
     if (new.cost and new.cost.is_sweep) or (old.cost and old.cost.is_sweep):
         trials = len(new.cost.runs) if new.cost else 0
         lines.append(
@@ -114,9 +123,7 @@ def cost_lines(old: Side, new: Side, table: PriceTable, today: date) -> list[str
 def budget_lines(side: Side) -> list[str]:
     if side.config is None or side.cost is None:
         return []
-    budget = side.config.budget
-    keys = [budget.max_cny_per_hour, budget.max_cny_per_run, budget.max_cny_per_sweep]
-    if all(value is None for value in keys):
+    if not has_budget(side.config):
         return []
     problems = budget_problems(side.config, side.cost)
     if not problems:
@@ -124,7 +131,3 @@ def budget_lines(side: Side) -> list[str]:
     return ["Budget: REFUSED, `pulumi up` would stop before creating anything:"] + [
         f"  {problem}" for problem in problems
     ]
-
-
-def total_of(found: Totals, currency: str = "CNY") -> Decimal:
-    return found.amounts.get(currency, Decimal(0))

@@ -3,8 +3,9 @@
 
 `tftrain review` (no arguments) prints the comment for the current branch against where it
 left the default branch; `tftrain review previewable` lists the stacks CI may preview;
-`tftrain review comment [--base REV] [--previews DIR]` prints the comment as Markdown. The workflow (.github/workflows/stack-review.yml) posts it as one comment per pull
-request, found again by `MARKER` and edited in place on every push.
+`tftrain review comment [--base REV] [--previews DIR]` prints the comment as Markdown. The
+workflow (.github/workflows/stack-review.yml) posts it as one comment per pull request, found
+again by `MARKER` and edited in place on every push.
 """
 
 from __future__ import annotations
