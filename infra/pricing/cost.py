@@ -154,6 +154,9 @@ def steady_items(config: StackConfig, pricer: Pricer, project: Path) -> tuple[It
     """What the stack keeps running, by the hour, whether or not a run trains."""
     kind = config.cluster.kind
     items: list[Item] = []
+    if kind == "existing":
+        why = "not this stack's (it runs on a cluster it did not create)"
+        items.append(Item("the existing cluster's nodes", why=why))
     if config.makes_cloud:
         if kind == "ack":
             items += _pools(config, pricer)
@@ -191,6 +194,9 @@ def run_items(config: StackConfig, pricer: Pricer) -> tuple[Item, ...]:
             )
             for g in groups
         )
+    if kind == "existing":
+        why = "the existing cluster's nodes are not this stack's"
+        return (Item(f"{len(groups)} replica groups on the existing cluster", why=why),)
     if kind != "ack":
         return ()
     gpu_groups = [g for g in groups if g.gpu_count]
