@@ -584,3 +584,27 @@ def test_bare_review_on_a_branch_names_the_change_against_where_it_left_main(
         in (done.stdout)
     )
     assert "python -m" not in done.stdout
+
+
+def test_a_rotated_secret_says_what_the_engine_does_though_the_renders_agree(
+    repo: Path,
+) -> None:
+    """Offline, a secret renders as a placeholder on both sides, so the consequences read "no
+    change"; the config line says what `pulumi up` does: the Jobs that carry it in their env
+    are replaced (4 in dev), and the run resumes (its id counts the secret by name only)."""
+    edit_stack(repo, "dev", lambda c: c["tftrain:job"].update(env={"TOKEN": {"secure": "v1:A"}}))
+    git(repo, "commit", "-q", "-am", "a secret")
+    edit_stack(repo, "dev", lambda c: c["tftrain:job"].update(env={"TOKEN": {"secure": "v1:B"}}))
+    done = render_cli(repo, "dev", "--diff", "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "Config changes, HEAD → working-tree:\n"
+        "  job.env.TOKEN: changed (secret): the engine replaces the 4 Jobs that carry it in "
+        "their pod template; the run id counts a secret by its name only, so the run resumes "
+        "from its checkpoints\n"
+    )
+    assert "Kubernetes objects: no change\n" in done.stdout
+    assert "\nSecrets: the lines above compare renders that show every secret as <secret>" in (
+        done.stdout
+    )
+    assert "v1:" not in done.stdout

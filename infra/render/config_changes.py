@@ -20,6 +20,7 @@ from infra.render.style import one_line
 from infra.stack_file import PROJECT, StackFile, key_path
 
 UNSET = "(unset)"
+SECRET_CHANGED = "changed (secret)"
 REPLICA_GROUPS = ("chief", "master", "worker", "ps", "evaluator")
 # What the engine does when the secret under a key changes: the Kubernetes object that holds
 # it is replaced (Secret data is replace-on-change in pulumi-kubernetes).
@@ -118,7 +119,7 @@ def change_lines(old: StackFile | None, new: StackFile | None, jobs: dict[str, i
             continue
         name = display_key(path)
         if is_secure(was) or is_secure(now):
-            lines.append(f"  {name}: changed (secret): {secret_effect(path, jobs)}")
+            lines.append(f"  {name}: {SECRET_CHANGED}: {secret_effect(path, jobs)}")
         elif isinstance(was, list) and isinstance(now, list):
             lines.append(f"  {name}: {_list_change(was, now)}")
         else:

@@ -21,6 +21,7 @@ from infra.render.diff import DiffError, RevisionRenderError, StackDiff, compare
 MARKER = "<!-- tftrain-stack-review -->"
 # GitHub refuses comments over 65,536 characters: the diffs share what the rest leaves.
 COMMENT_LIMIT = 65_000
+SUMMARY_LIMIT = 6_000  # a stack's config change, consequences and cost
 EXISTING_CLUSTER_REASON = (
     "cluster.kind is existing: CI holds no kubeconfig for that cluster, so `pulumi preview` "
     "cannot reach it; review the render above"
@@ -83,11 +84,11 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
         "consequences and cost first, then the objects' diff.",
         *failures,
     ]
-    budget = (COMMENT_LIMIT - sum(map(len, parts))) // max(1, len(changed)) - 2_000
+    budget = (COMMENT_LIMIT - sum(map(len, parts))) // max(1, len(changed)) - SUMMARY_LIMIT
     for result in changed:
         parts += [
             f"### {result.stack}",
-            _fenced(result.summary, "", 2_000),
+            _fenced(result.summary, "", SUMMARY_LIMIT),
             "<details><summary>Diff</summary>\n\n"
             + _fenced("\n".join(result.diff), "diff", max(budget, 1_000))
             + "\n</details>",

@@ -8,10 +8,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from infra.pricing.table import PriceTableError, load_table
-from infra.render.config_changes import config_section, jobs_by_group
+from infra.render.config_changes import SECRET_CHANGED, config_section, jobs_by_group
 from infra.render.cost_lines import cost_lines, price_side
 from infra.render.summary import parse_render, summarize
 from infra.stack_file import StackFile
+
+# The consequences compare renders that hold every secret as a placeholder: a rotated secret
+# is no change to them, while the engine acts on it (its config line says how).
+SECRET_NOTE = (
+    "Secrets: the lines above compare renders that show every secret as <secret>; what the "
+    "engine does with each changed secret is on its config line"
+)
 
 
 def review_summary(
@@ -25,6 +32,8 @@ def review_summary(
     jobs = jobs_by_group(parse_render(new_text).objects)
     changes = config_section(files[0], files[1], jobs, names)
     consequences = summarize(old_text, new_text, stack, *names)
+    if any(SECRET_CHANGED in line for line in changes):
+        consequences += SECRET_NOTE + "\n"
     try:
         table = load_table()
     except PriceTableError as error:
