@@ -231,3 +231,24 @@ def test_the_program_registers_a_stack_within_its_budget() -> None:
     run = run_program(config)
     assert run.error is None
     assert run.resources
+
+
+def test_a_grown_pool_the_table_cannot_price_is_still_a_change(tmp_path: Path) -> None:
+    """The committed table has no ecs.g7.xlarge row: the hourly total reads the same on both
+    sides, so the line names the unpriced items that changed instead of "unchanged"."""
+    before = entries("ack-gpu")
+    after = copy.deepcopy(before)
+    after["tftrain:cluster"]["cpuPool"]["size"] = 3
+    table = load_table()
+    lines = cost_lines(
+        price_side(write(tmp_path, "a", before), table),
+        price_side(write(tmp_path, "b", after), table),
+        table,
+        TODAY,
+    )
+    hourly = next(line for line in lines if line.startswith("  per hour, kept running: "))
+    assert hourly.endswith(
+        "on both sides, but the unpriced items changed: -CPU pool: ecs.g7.xlarge x 2; "
+        "+CPU pool: ecs.g7.xlarge x 3"
+    )
+    assert "unchanged" not in hourly

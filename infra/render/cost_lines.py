@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 from infra.config import ConfigError, StackConfig, parse_config
@@ -43,16 +44,40 @@ def price_side(stack: StackFile | None, table: PriceTable, project: Path = PROJE
 
 def money(found: Totals) -> str:
     """`1.25 CNY + 0.034 USD`, `0 CNY`; amounts under 1 with 4 decimals."""
-    parts = [
-        f"{amount:.2f} {currency}" if amount >= 1 else f"{amount:.4f} {currency}"
-        for currency, amount in sorted(found.amounts.items())
-    ]
+    parts = [f"{_amount(amount)} {currency}" for currency, amount in sorted(found.amounts.items())]
     text = " + ".join(parts) or "0 CNY"
     return f"{text} + unpriced" if found.unpriced else text
 
 
-def _change(before: str, after: str) -> str:
-    return f"{after}, unchanged" if before == after else f"{before} → {after}"
+def _amount(amount: Decimal) -> str:
+    """Cents from 1 up; below, enough decimals that a small amount is not shown as 0."""
+    if amount == 0:
+        return "0"
+    return (
+        f"{amount:.2f}" if amount >= 1 else f"{amount:.4f}" if amount >= 0.0001 else f"{amount:.6f}"
+    )
+
+
+def _change(old: Side, new: Side, pick: str) -> str:
+    """`before → after`, or `after, unchanged`; the same text over different unpriced items
+    (a pool of unpriced nodes grown) is a change too, said by naming them."""
+    before, after = _side_text(old, pick), _side_text(new, pick)
+    gone = _unpriced_names(old, pick) - _unpriced_names(new, pick)
+    came = _unpriced_names(new, pick) - _unpriced_names(old, pick)
+    if before != after:
+        return f"{before} → {after}"
+    if not gone and not came:
+        return f"{after}, unchanged"
+    moved = [f"-{name}" for name in sorted(gone)] + [f"+{name}" for name in sorted(came)]
+    return f"{after} on both sides, but the unpriced items changed: {'; '.join(moved)}"
+
+
+def _unpriced_names(side: Side, pick: str) -> set[str]:
+    if side.cost is None:
+        return set()
+    cost = side.cost
+    items = cost.steady if pick == "hour" else tuple(i for run in cost.runs for i in run)
+    return {item.what for item in items if not item.priced}
 
 
 def _side_text(side: Side, pick: str) -> str:
@@ -101,21 +126,14 @@ def cost_lines(old: Side, new: Side, table: PriceTable, today: date) -> list[str
     for side, name in ((old, "before"), (new, "after")):
         if side.problem:
             lines.append(f"  {name}: not priced: {side.problem}")
-    lines.append(
-        f"  per hour, kept running: {_change(_side_text(old, 'hour'), _side_text(new, 'hour'))}"
-    )
+    lines.append(f"  per hour, kept running: {_change(old, new, 'hour')}")
     if (new.cost and new.cost.runs) or (old.cost and old.cost.runs):
         deadline = new.config.job.active_deadline_seconds if new.config else None
         basis = f" (replicas x price x {deadline} s job.activeDeadlineSeconds)" if deadline else ""
-        lines.append(
-            f"  one run at most: {_change(_side_text(old, 'run'), _side_text(new, 'run'))}{basis}"
-        )
+        lines.append(f"  one run at most: {_change(old, new, 'run')}{basis}")
     if (new.cost and new.cost.is_sweep) or (old.cost and old.cost.is_sweep):
         trials = len(new.cost.runs) if new.cost else 0
-        lines.append(
-            f"  whole sweep at most ({trials} trials): "
-            f"{_change(_side_text(old, 'sweep'), _side_text(new, 'sweep'))}"
-        )
+        lines.append(f"  whole sweep at most ({trials} trials): {_change(old, new, 'sweep')}")
     lines += _items(new)
     return lines + budget_lines(new)
 
