@@ -110,6 +110,10 @@ def test_refresh_prices_the_stacks_types_and_eci_and_keeps_page_rows(fake, proje
     assert rows["ecs.gn6i-c4g1.xlarge"].price == Decimal("8.5")
     assert rows["ecs.gn6i-c4g1.xlarge"].unit == "hour"
     assert rows["ecs.g7.xlarge"].price == Decimal("1.2")
+    # The shape from the type's name: gn6i-c4g1.xlarge is 4 vCPUs, 1 GPU; g7.xlarge 4 and 16.
+    gpu, cpu = rows["ecs.gn6i-c4g1.xlarge"], rows["ecs.g7.xlarge"]
+    assert (gpu.vcpus, gpu.accelerator_count) == ("4", "1")
+    assert (cpu.vcpus, cpu.memory_gib, cpu.accelerator_count) == ("4", "16", "")
     # Solved from the two pods by hand: GiB = (0.00014704 - 0.00012252) / 4 = 0.00000613,
     # vCPU = (0.00012252 - 4 x 0.00000613) / 2 = 0.000049.
     assert rows["eci.memory"].price == Decimal("0.00000613")

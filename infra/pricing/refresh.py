@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.config import ConfigError
+from infra.config.instance_types import instance_shape
 from infra.pricing.table import TABLE, PriceRow, PriceTableError, load_table, table_text
 from infra.stack_file import read_stack
 
@@ -106,10 +107,14 @@ def ecs_row(client: Any, region: str, instance_type: str, today: Any) -> PriceRo
         f"DescribePrice {instance_type} in {region}", lambda: client.describe_price(request)
     ).body
     price = body.price_info.price
+    shape = instance_shape(instance_type)  # the catalog's shape columns, read from the name
     return PriceRow(
         item=instance_type, region=region, zone="", price=Decimal(str(price.trade_price)),
         spot_price=None, unit="hour", currency=price.currency,
         source=f"ECS DescribePrice (RegionId {region}, PriceUnit Hour)", fetched_on=today,
+        vcpus=str(shape.vcpus) if shape else "",
+        memory_gib=str(shape.memory_gib) if shape and shape.memory_gib else "",
+        accelerator_count=str(shape.gpus) if shape and shape.gpus else "",
     )  # fmt: skip
 
 
@@ -158,11 +163,15 @@ def refresh_rows(
         ecs_client = _client(ecs, key, endpoints.ecs.format(region=region), endpoints.protocol)
         for name in sorted(types):
             fresh = ecs_row(ecs_client, region, name, today)
-            kept = rows.get((name, region, ""))
-            rows[(name, region, "")] = replace(fresh, spot_price=None) if kept is None else replace(
-                fresh, vcpus=kept.vcpus, memory_gib=kept.memory_gib, accelerator=kept.accelerator,
-                accelerator_count=kept.accelerator_count,
-            )  # fmt: skip
+            if kept := rows.get((name, region, "")):  # the shape the API does not return
+                fresh = replace(
+                    fresh,
+                    vcpus=kept.vcpus,
+                    memory_gib=kept.memory_gib,
+                    accelerator=kept.accelerator,
+                    accelerator_count=kept.accelerator_count,
+                )
+            rows[(name, region, "")] = fresh
         eci_client = _client(eci, key, endpoints.eci.format(region=region), endpoints.protocol)
         for fresh in eci_rows(eci_client, region, today):
             rows[(fresh.item, region, "")] = fresh
