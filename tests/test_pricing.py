@@ -252,3 +252,15 @@ def test_a_grown_pool_the_table_cannot_price_is_still_a_change(tmp_path: Path) -
         "+CPU pool: ecs.g7.xlarge x 3"
     )
     assert "unchanged" not in hourly
+
+
+def test_the_cost_lines_name_the_table_date_and_warn_past_90_days(tmp_path: Path) -> None:
+    side = price_side(write(tmp_path, "a", entries("ask-eci")), priced_table())
+    fresh = cost_lines(side, side, priced_table(), date(2026, 12, 1))
+    assert fresh[0] == "Cost (Alibaba Cloud list prices, test-prices.csv of 2026-11-01):"
+    assert not fresh[1].startswith("  warning")
+    stale = cost_lines(side, side, priced_table(), date(2027, 3, 1))  # 120 days after
+    assert stale[1] == (
+        "  warning: the price table is 120 days old (over 90): prices may have changed; "
+        "`tftrain prices refresh` reads today's from your account"
+    )
