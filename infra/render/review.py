@@ -99,20 +99,32 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _comment_options(parser: argparse.ArgumentParser, default: object) -> None:
+    """`--base` and `--previews`, for `tftrain review` itself and for its `comment`."""
+    parser.add_argument(
+        "--base",
+        metavar="REV",
+        default=default,
+        help="the pull request's base (default: where this branch left the default branch)",
+    )
+    parser.add_argument(
+        "--previews",
+        type=Path,
+        metavar="DIR",
+        default=default,
+        help="`pulumi preview` output per stack",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tftrain review", description=__doc__)
     parser.add_argument("--stacks-dir", type=Path, metavar="DIR", help="default: stacks/")
+    _comment_options(parser, None)
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("previewable", help="stacks CI can run `pulumi preview` on")
-    make = commands.add_parser("comment", help="the review comment, as Markdown")
-    make.add_argument(
-        "--base",
-        metavar="REV",
-        help="the pull request's base (default: where this branch left the default branch)",
-    )
-    make.add_argument(
-        "--previews", type=Path, metavar="DIR", help="`pulumi preview` output per stack"
-    )
+    make = commands.add_parser("comment", help="the review comment, as Markdown (the default)")
+    # SUPPRESS: given after `comment` or before it, the option keeps its value.
+    _comment_options(make, argparse.SUPPRESS)
     return parser
 
 
@@ -126,11 +138,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(stack)
         return 0
     try:
-        base = getattr(args, "base", None) or default_base()
+        base = args.base or default_base()
     except DiffError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    sys.stdout.write(comment(base, args.stacks_dir, getattr(args, "previews", None)))
+    sys.stdout.write(comment(base, args.stacks_dir, args.previews))
     return 0
 
 
