@@ -19,6 +19,7 @@ from infra.pricing.table import load_table
 
 # The fake's prices, per hour for ECS types and per second for ECI pods (the APIs' units).
 ECS_PRICES = {"ecs.gn6i-c4g1.xlarge": "8.5", "ecs.g7.xlarge": "1.2"}
+SYSTEM_DISK = 0.05  # the default system disk in DescribePrice's total: not the type's price
 # vCPU 0.000049 and GiB 0.00000613 per second: 2 vCPU 4 GiB = 0.00012252 (the API doc's
 # example), 2 vCPU 8 GiB = 0.000098 + 0.00004904 = 0.00014704.
 ECI_PRICES = {("2", "4"): "0.00012252", ("2", "8"): "0.00014704"}
@@ -55,10 +56,15 @@ class _Fake(BaseHTTPRequestHandler):
         if type(self).fail:
             self._send(403, {"Code": "Forbidden.RAM", "Message": "not allowed"})
         elif params["Action"] == "DescribePrice":
-            price = ECS_PRICES[params["InstanceType"]]
-            self._send(
-                200, {"PriceInfo": {"Price": {"TradePrice": float(price), "Currency": "CNY"}}}
-            )
+            # As the API answers: the total with a default system disk, then each part.
+            own = float(ECS_PRICES[params["InstanceType"]])
+            parts = [
+                {"Resource": "instanceType", "TradePrice": own},
+                {"Resource": "systemDisk", "TradePrice": SYSTEM_DISK},
+            ]
+            price = {"TradePrice": own + SYSTEM_DISK, "Currency": "CNY"}
+            details = {"DetailInfos": {"DetailInfo": parts}}
+            self._send(200, {"PriceInfo": {"Price": {**price, **details}}})
         else:
             cpu, memory = (params["Cpu"].removesuffix(".0"), params["Memory"].removesuffix(".0"))
             price = ECI_PRICES[(cpu, memory)]

@@ -107,9 +107,13 @@ def ecs_row(client: Any, region: str, instance_type: str, today: Any) -> PriceRo
         f"DescribePrice {instance_type} in {region}", lambda: client.describe_price(request)
     ).body
     price = body.price_info.price
+    # The total includes a default system disk: the instance type's own line when listed.
+    details = price.detail_infos.detail_info if price.detail_infos else []
+    own = next((d.trade_price for d in details if d.resource == "instanceType"), None)
     shape = instance_shape(instance_type)  # the catalog's shape columns, read from the name
     return PriceRow(
-        item=instance_type, region=region, zone="", price=Decimal(str(price.trade_price)),
+        item=instance_type, region=region, zone="",
+        price=Decimal(str(price.trade_price if own is None else own)),
         spot_price=None, unit="hour", currency=price.currency,
         source=f"ECS DescribePrice (RegionId {region}, PriceUnit Hour)", fetched_on=today,
         vcpus=str(shape.vcpus) if shape else "",
