@@ -324,14 +324,17 @@ class SweepConfig:
     metric: SweepMetric = Field(default_factory=SweepMetric)
 
 
+_CNY = "unset or an amount in CNY greater than 0"
+
+
 @section
 class BudgetConfig:
     """The most a stack may cost, in CNY, priced from infra/pricing/prices.csv: the review and
     the program refuse a change over it, and one whose cost the table cannot price."""
 
-    max_cny_per_hour: t.Cny | None = None  # what the stack keeps running
-    max_cny_per_run: t.Cny | None = None  # one run, to job.activeDeadlineSeconds
-    max_cny_per_sweep: t.Cny | None = None  # every trial of a sweep, each to its deadline
+    max_cny_per_hour: t.Cny | None = Field(None, description=_CNY)  # what it keeps running
+    max_cny_per_run: t.Cny | None = Field(None, description=_CNY)  # to activeDeadlineSeconds
+    max_cny_per_sweep: t.Cny | None = Field(None, description=_CNY)  # every trial of a sweep
 
 
 # The bundled trainer, and the interpreters a command may name it with.

@@ -390,6 +390,6 @@ MetricName = text(
 # A budget (`infra.config.model.BudgetConfig`): amounts of money in CNY, as the price table's.
 Cny = Annotated[
     float,
-    Field(gt=0, allow_inf_nan=False, description="unset or an amount in CNY greater than 0"),
+    Field(gt=0, allow_inf_nan=False, description="an amount in CNY greater than 0"),
     BeforeValidator(_not_bool),
 ]
