@@ -42,7 +42,12 @@ VERBS = (
     Verb(
         "review",
         "infra.render.review",
-        "the pull request comment: every changed stack's consequences",
+        "the pull request comment: every changed stack's config change, consequences, cost",
+    ),
+    Verb(
+        "prices",
+        "infra.pricing.refresh",
+        "`prices refresh`: the price table from your own account (ECS and ECI price APIs)",
     ),
 )
 

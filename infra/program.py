@@ -50,6 +50,7 @@ from infra.platform import (
     required_outputs,
     uses_platform_role,
 )
+from infra.pricing.budget import budget_refusals
 from infra.stack_file import namespace_problem, program_value
 from infra.topology import build_topology
 
@@ -622,6 +623,8 @@ def build() -> None:
         config = parse_config(raw, secret_sections(raw))
         if problems := platform_problems(config):  # what the cluster cannot hold back
             raise ConfigError(problems)
+        if problems := budget_refusals(config, pulumi.Config("alicloud").get("region") or ""):
+            raise ConfigError(problems)  # a change over the stack's budget creates nothing
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.
         raise pulumi.RunError(str(error)) from error

@@ -782,6 +782,40 @@ CASES: dict[str, Bad] = {
         "tftrain:image",
         "a platform stack (cluster.role platform) has no run",
     ),
+    # A budget (infra.pricing.budget checks the amounts; these are the keys' own rules).
+    "budget-per-run-without-a-deadline": Bad(
+        {**BASE, "budget": {"maxCnyPerRun": 5}},
+        "tftrain:budget.maxCnyPerRun",
+        "unset unless job.activeDeadlineSeconds is set: without it a run has no most",
+    ),
+    "budget-per-sweep-without-a-deadline": Bad(
+        {
+            **BASE,
+            "budget": {"maxCnyPerSweep": 5},
+            "sweep": {"parameters": {"hyperparams.learningRate": {"values": [0.1, 0.2]}}},
+        },
+        "tftrain:budget.maxCnyPerSweep",
+        "unset unless job.activeDeadlineSeconds is set",
+    ),
+    "budget-per-sweep-without-a-sweep": Bad(
+        {**BASE, "job": {"activeDeadlineSeconds": 60}, "budget": {"maxCnyPerSweep": 5}},
+        "tftrain:budget.maxCnyPerSweep",
+        "unset unless the stack has a sweep",
+    ),
+    "budget-of-zero": Bad(
+        {**BASE, "budget": {"maxCnyPerHour": 0}},
+        "tftrain:budget.maxCnyPerHour",
+        "an amount in CNY greater than 0",
+    ),
+    "budget-per-run-on-a-platform": Bad(
+        {
+            **{key: value for key, value in ACK.items() if key != "image"},
+            "cluster": {**ACK["cluster"], "role": "platform"},
+            "budget": {"maxCnyPerRun": 5},
+        },
+        "tftrain:budget.maxCnyPerRun",
+        "a platform stack (cluster.role platform) has no run",
+    ),
 }
 
 

@@ -72,6 +72,7 @@ def test_an_unknown_verb_is_one_line_and_exit_2() -> None:
         ("review", "usage: tftrain review"),
         ("status", "usage: tftrain status"),
         ("compare", "usage: tftrain compare"),
+        ("prices", "usage: tftrain prices"),
     ],
 )
 def test_each_verb_answers_help_under_its_own_name(verb: str, usage: str) -> None:

@@ -23,7 +23,6 @@ import yaml
 from infra import mock_deploy
 from infra.cluster_facts import cluster_facts
 from infra.config import ConfigError, load_stack, read_stack_entries, stack_file
-from infra.lifecycle import OUTCOMES_DIR
 from infra.manifests import build_objects
 from infra.render import cloud as render_cloud_module
 from infra.render import render_stack
@@ -319,15 +318,22 @@ def edit_stack(repo: Path, stack: str, change: Callable[[dict[str, Any]], None])
     path.write_text(yaml.safe_dump(document, sort_keys=False))
 
 
-def diff_head(repo: Path, stack: str) -> list[str]:
-    """The diff lines of `--diff HEAD`, after the consequences summary it opens with."""
+def diff_parts(repo: Path, stack: str) -> tuple[str, list[str]]:
+    """What `--diff HEAD` opens with (the config change, consequences, cost and the folded
+    run-id lines), and the diff lines after its `---`/`+++` header."""
     done = render_cli(repo, stack, "--diff", "HEAD")
     assert done.returncode == 0, done.stderr
-    summary, _, diff = done.stdout.partition("\n\n")
-    assert summary.startswith(f"Consequences for {stack}, HEAD → working-tree:\n")
+    head, _, diff = done.stdout.partition(f"\n--- {stack}@HEAD\n")
+    assert head.startswith("Config changes, HEAD → working-tree:\n")
+    assert f"\n\nConsequences for {stack}, HEAD → working-tree:\n" in head
     lines = diff.splitlines()
-    assert lines[:2] == [f"--- {stack}@HEAD", f"+++ {stack}@working-tree"]
-    return lines[2:]
+    assert lines[0] == f"+++ {stack}@working-tree"
+    return head, lines[1:]
+
+
+def diff_head(repo: Path, stack: str) -> list[str]:
+    """The diff lines of `--diff HEAD`, after what it opens with."""
+    return diff_parts(repo, stack)[1]
 
 
 # A deploy generation in a supervisor's argv: 12 hex digits (infra.lifecycle.deploy_generation).
@@ -361,42 +367,29 @@ def test_learning_rate_change_shows_the_env_values_and_the_new_run(repo: Path) -
     old = load_stack("dev", repo / "stacks")
     edit_stack(repo, "dev", set_learning_rate(0.01))
     new = load_stack("dev", repo / "stacks")
-    lines = diff_head(repo, "dev")
+    head, lines = diff_parts(repo, "dev")
 
     # The run id is derived from the hyperparameters (infra.config.settings_fingerprint): a new
     # learning rate is a new run, in a new directory under the logs root, so TensorBoard shows
-    # it beside the old run instead of it resuming the old run's checkpoints. So, for every
-    # replica, besides its learning rate: the run-id label of its Service (metadata and
-    # selector) and of its Job (metadata and pod template), its output directory, the run its
-    # supervisor ends with (the run key, the outcomes in the output directory), the replica's
-    # working directory, home and logs (all in the output directory), and the three run
-    # selectors of the training NetworkPolicy (its pods, their ingress and egress peers).
+    # it beside the old run instead of it resuming the old run's checkpoints. The id is
+    # rewritten in every replica's Service (metadata and selector: 2 lines) and Job (metadata
+    # and pod template labels, its output directory, the outcomes in it, the run its
+    # supervisor ends with, the replica's work, logs and home directories: 8 lines), and in
+    # the three run selectors of the training NetworkPolicy: folded to one line per kind, so
+    # the diff shows the learning rate alone.
     assert old.job.run_id != new.job.run_id
     replicas = len(build_topology(old).replicas)
-
-    def expected(config: Any, rate: str) -> Counter[str]:
-        return Counter(
-            {
-                f"- {{name: TFTRAIN_LEARNING_RATE, value: '{rate}'}}": replicas,
-                f"- {{name: TFTRAIN_OUTPUT_DIR, value: {config.output_dir}}}": replicas,
-                f"tftrain.io/run-id: {config.job.run_id}": 4 * replicas + 3,
-                f"- {config.output_dir}/{OUTCOMES_DIR}": replicas,
-                # A derived run id is the supervisors' run key as it is.
-                f"- {config.job.run_id}": replicas,
-                **{
-                    f"- {config.output_dir}/replicas/{replica.name}/{kept}": 1
-                    for replica in build_topology(config).replicas
-                    for kept in ("work", "logs")
-                },
-                **{
-                    f"- {{name: HOME, value: {config.output_dir}/replicas/{replica.name}/home}}": 1
-                    for replica in build_topology(config).replicas
-                },
-            }
-        )
-
-    assert changed(lines, "-") == expected(old, repr(old.hyperparams.learning_rate))
-    assert changed(lines, "+") == expected(new, "0.01")
+    assert "  hyperparams.learningRate: 0.003 → 0.01\n" in head
+    assert head.endswith(
+        f"Run id {old.job.run_id} → {new.job.run_id}, folded out of the diff below "
+        "(labels, names, paths):\n"
+        f"  Job: {replicas} objects, {8 * replicas} lines\n"
+        "  NetworkPolicy: 1 object, 3 lines\n"
+        f"  Service: {replicas} objects, {2 * replicas} lines"
+    )
+    rate = "- {{name: TFTRAIN_LEARNING_RATE, value: '{}'}}"
+    assert changed(lines, "-") == Counter({rate.format(old.hyperparams.learning_rate): replicas})
+    assert changed(lines, "+") == Counter({rate.format("0.01"): replicas})
     assert_one_new_generation(lines, replicas)
     # Hunks are labelled with the object they change.
     assert any(line.endswith(" @@ Job tftrain-dev/mnist-worker-0") for line in lines)
@@ -468,7 +461,7 @@ def test_a_stack_new_in_the_working_tree_is_all_added(repo: Path) -> None:
     done = render_cli(repo, "dev2", "--diff", "HEAD")
     assert done.returncode == 0, done.stderr
     assert "HEAD has no stack dev2" in done.stderr
-    body = done.stdout.partition("\n\n")[2].splitlines()[3:]  # after ---, +++ and the @@
+    body = done.stdout.partition("\n--- dev2@HEAD\n")[2].splitlines()[2:]  # after +++, @@
     assert body and all(line.startswith("+") for line in body)
 
 
@@ -507,6 +500,9 @@ def test_diff_opens_with_the_consequences_of_the_change(repo: Path) -> None:
     assert done.returncode == 0, done.stderr
     jobs = len(build_topology(new).replicas)
     assert done.stdout.startswith(
+        "Config changes, HEAD → working-tree:\n"
+        "  hyperparams.learningRate: 0.003 → 0.01\n"
+        "\n"
         "Consequences for dev, HEAD → working-tree:\n"
         f"Run: {old.job.run_id} is stopped; {new.job.run_id} starts, in a directory of its own\n"
         # The training NetworkPolicy selects the run by its id: updated, not replaced.
@@ -516,8 +512,19 @@ def test_diff_opens_with_the_consequences_of_the_change(repo: Path) -> None:
         "GPUs requested: none\n"
         "New public endpoints: none\n"
         "Idle GPU pool: none\n"
-        "\n--- dev@HEAD\n"
+        "\n"
+        "Cost (Alibaba Cloud list prices, prices.csv of "
     )
+    # An existing cluster's nodes are not the stack's: nothing priced, and said so.
+    assert (
+        "  per hour, kept running: 0 CNY + unpriced, unchanged\n"
+        "  one run at most: unbounded (no job.activeDeadlineSeconds; 0 CNY + unpriced per hour), "
+        "unchanged\n"
+        "  unpriced: the existing cluster's nodes: not this stack's (it runs on a cluster it "
+        "did not create)\n"
+        "  unpriced: 3 replica groups on the existing cluster: the existing cluster's nodes are "
+        "not this stack's\n"
+    ) in done.stdout
 
 
 @pytest.mark.slow  # renders every stack on both sides
@@ -538,6 +545,66 @@ def test_review_comment_carries_each_changed_stack_and_says_why_dev_is_not_previ
     assert text.startswith(MARKER + "\n")
     assert text.count("### ") == 1 and "### dev\n" in text
     assert "Consequences for dev, HEAD → working-tree:" in text
+    assert "  hyperparams.learningRate: 0.003 → 0.01\n" in text
+    assert "`tftrain render <stack> --diff HEAD`" in text and "python -m" not in text
     assert "+        - {name: TFTRAIN_LEARNING_RATE, value: '0.01'}" in text
     assert f"`pulumi preview`: not run, {EXISTING_CLUSTER_REASON}." in text
     assert "Unchanged: ack-cpu, ack-gpu, ask-eci" in text
+
+
+def test_bare_review_on_a_branch_names_the_change_against_where_it_left_main(
+    repo: Path,
+) -> None:
+    """`tftrain review` with no arguments: the base is the merge-base with the default
+    branch (no origin here: the local main), and the comment speaks the front door."""
+    others = [
+        p.name for p in (repo / "stacks").glob("Pulumi.*.yaml") if p.name != "Pulumi.dev.yaml"
+    ]
+    git(repo, "rm", "-q", *(f"stacks/{name}" for name in others))
+    git(repo, "commit", "-q", "-m", "dev only")
+    git(repo, "branch", "-M", "main")
+    git(repo, "remote", "remove", "origin")
+    base = git(repo, "rev-parse", "--short=12", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "lower-the-rate")
+    edit_stack(repo, "dev", set_learning_rate(0.01))
+    git(repo, "commit", "-q", "-am", "lower the learning rate")
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.cli", "review"],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo)},
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"## Stack review against `{base}`" in done.stdout
+    assert f"`tftrain render <stack> --diff {base}`" in done.stdout
+    assert (
+        f"Config changes, {base} → working-tree:\n  hyperparams.learningRate: 0.003 → 0.01\n"
+        in (done.stdout)
+    )
+    assert "python -m" not in done.stdout
+
+
+def test_a_rotated_secret_says_what_the_engine_does_though_the_renders_agree(
+    repo: Path,
+) -> None:
+    """Offline, a secret renders as a placeholder on both sides, so the consequences read "no
+    change"; the config line says what `pulumi up` does: the Jobs that carry it in their env
+    are replaced (4 in dev), and the run resumes (its id counts the secret by name only)."""
+    edit_stack(repo, "dev", lambda c: c["tftrain:job"].update(env={"TOKEN": {"secure": "v1:A"}}))
+    git(repo, "commit", "-q", "-am", "a secret")
+    edit_stack(repo, "dev", lambda c: c["tftrain:job"].update(env={"TOKEN": {"secure": "v1:B"}}))
+    done = render_cli(repo, "dev", "--diff", "HEAD")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(
+        "Config changes, HEAD → working-tree:\n"
+        "  job.env.TOKEN: changed (secret): the engine replaces the 4 Jobs that carry it in "
+        "their pod template; the run id counts a secret by its name only, so the run resumes "
+        "from its checkpoints\n"
+    )
+    assert "Kubernetes objects: no change\n" in done.stdout
+    assert "\nSecrets: the lines above compare renders that show every secret as <secret>" in (
+        done.stdout
+    )
+    assert "v1:" not in done.stdout

@@ -325,6 +325,19 @@ class SweepConfig:
     metric: SweepMetric = Field(default_factory=SweepMetric)
 
 
+_CNY = "unset or an amount in CNY greater than 0"
+
+
+@section
+class BudgetConfig:
+    """The most a stack may cost, in CNY, priced from infra/pricing/prices.csv: the review and
+    the program refuse a change over it, and one whose cost the table cannot price."""
+
+    max_cny_per_hour: t.Cny | None = Field(None, description=_CNY)  # what it keeps running
+    max_cny_per_run: t.Cny | None = Field(None, description=_CNY)  # to activeDeadlineSeconds
+    max_cny_per_sweep: t.Cny | None = Field(None, description=_CNY)  # every trial of a sweep
+
+
 # The bundled trainer, and the interpreters a command may name it with.
 BUNDLED_COMMAND = ("python", "-m", "trainer")
 PYTHON = re.compile(r"^(/usr(/local)?/bin/)?python(3(\.[0-9]+)?)?$")
@@ -377,6 +390,7 @@ class StackConfig:
     tensorboard: TensorBoardConfig = Field(default_factory=TensorBoardConfig)
     image_registry: ImageRegistryConfig = Field(default_factory=ImageRegistryConfig)
     sweep: SweepConfig | None = None
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
     # A sweep's trials, each a whole stack config of its own (`infra.sweep.trials`): set by
     # `infra.config.parse_config`, never a key of the stack file.
     trials: SkipJsonSchema[tuple[Any, ...]] = Field(default=(), exclude=True, repr=False)

@@ -16,7 +16,10 @@ RUN_SECTIONS = (
     "imageRegistry", "sweep",
 )  # fmt: skip
 # Keys of other sections that only a run uses: the volumes' credentials (a platform has none).
-RUN_KEYS = {"data": ("accessKeyId", "accessKeySecret", "credentialsSecret")}
+RUN_KEYS = {
+    "data": ("accessKeyId", "accessKeySecret", "credentialsSecret"),
+    "budget": ("maxCnyPerRun", "maxCnyPerSweep"),
+}
 # Keys that describe cloud resources: a run stack takes them from its platform stack.
 CLOUD_KEYS = {
     "network": None,  # the whole section

@@ -524,8 +524,27 @@ def _bundled_trainer_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
 
 
 # Every rule, in the order its problems are listed.
+def _budget_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
+    """A budget on a run needs a bound on the run (infra.pricing.budget checks the amounts)."""
+    budget = stack.budget
+    bounded = stack.job.active_deadline_seconds is not None
+    for key, value in (
+        ("maxCnyPerRun", budget.max_cny_per_run),
+        ("maxCnyPerSweep", budget.max_cny_per_sweep),
+    ):
+        if value is not None and not bounded:
+            yield (
+                f"budget.{key}",
+                "unset unless job.activeDeadlineSeconds is set: without it a run has no most "
+                "it can cost",
+            )
+    if budget.max_cny_per_sweep is not None and stack.sweep is None:
+        yield "budget.maxCnyPerSweep", "unset unless the stack has a sweep"
+
+
 RULES: tuple[Callable[[StackConfig], Iterator[tuple[str, str]]], ...] = (
     _role_rules,
+    _budget_rules,
     _image_rules,
     _image_registry_rules,
     _tensorboard_rules,

@@ -418,3 +418,10 @@ MetricName = text(
     "a TensorBoard scalar tag such as test_accuracy or eval/loss",
     256,
 )
+
+# A budget (`infra.config.model.BudgetConfig`): amounts of money in CNY, as the price table's.
+Cny = Annotated[
+    float,
+    Field(gt=0, allow_inf_nan=False, description="an amount in CNY greater than 0"),
+    BeforeValidator(_not_bool),
+]

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from infra.config import ConfigError, read_stack_file, stack_file
 from infra.render import render_stack
-from infra.render.summary import summarize
+from infra.render.relabel import fold_run_id
+from infra.render.review_summary import review_summary
 from infra.render.unified import unified_diff
+from infra.stack_file import StackFile, read_stack
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The renderer's own files: lent to a revision that predates them (see `_lend_renderer`).
@@ -63,6 +65,21 @@ def _commit(repo: Path, rev: str) -> str:
     if found.returncode != 0:
         raise DiffError(f"unknown git revision {rev!r}: no commit of that name in {repo}")
     return found.stdout.decode().strip()
+
+
+def default_base() -> str:
+    """Where the current branch left the default branch: the merge-base of HEAD with
+    origin's HEAD (the remote's default branch), else with a local main or master."""
+    repo, _ = _repository()
+    remote = _git(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], repo)
+    candidates = [remote.stdout.decode().strip()] if remote.returncode == 0 else []
+    for branch in [*candidates, "origin/main", "main", "origin/master", "master"]:
+        found = _git(["merge-base", "HEAD", branch], repo)
+        if found.returncode == 0 and branch:
+            return found.stdout.decode().strip()[:12]
+    raise DiffError(
+        "no default branch to review against (origin/HEAD, main or master): pass --base REV"
+    )
 
 
 def _stacks_relative(stacks_dir: Path | None) -> Path:
@@ -115,6 +132,20 @@ def _lend_renderer(project: Path) -> bool:
         else:
             shutil.copy2(source, target)
     return True
+
+
+def stack_file_at_revision(rev: str, stack: str, stacks_dir: Path | None) -> StackFile | None:
+    """REV's stack file, read by the one stack-file reader (None: REV has no such stack, or
+    a file it cannot read, which REV's render reports)."""
+    repo, project_rel = _repository()
+    commit = _commit(repo, rev)
+    path = (project_rel / _stacks_relative(stacks_dir) / f"Pulumi.{stack}.yaml").as_posix()
+    with tempfile.TemporaryDirectory(prefix="tftrain-stack-") as tmp:
+        _extract(repo, commit, [path], Path(tmp))
+        try:
+            return read_stack(Path(tmp) / path) if (Path(tmp) / path).is_file() else None
+        except ConfigError:
+            return None
 
 
 def render_at_revision(
@@ -184,10 +215,14 @@ def compare_stack(rev: str, stack: str, stacks_dir: Path | None, only: str | Non
     else:
         new = render_stack(stack, stacks_dir, only)  # ConfigError if it is nowhere, or bad
     old_name, new_name = f"{stack}@{rev}", f"{stack}@{WORKING_TREE}"
+    old_file = stack_file_at_revision(rev, stack, stacks_dir)
+    path = stack_file(stack, stacks_dir)
+    new_file = read_stack(path) if new and path.is_file() else None
+    folded_old, folded = fold_run_id(old, new)
     return StackDiff(
         stack=stack,
-        summary=summarize(old, new, stack, rev, WORKING_TREE),
-        diff=unified_diff(old, new, old_name, new_name),
+        summary=review_summary(old, new, (old_file, new_file), stack, (rev, WORKING_TREE)),
+        diff=folded + unified_diff(folded_old, new, old_name, new_name),
         notes=notes,
     )
 

@@ -1,10 +1,11 @@
 """The pull request's review comment: every changed stack's consequences and diff, and what
 `pulumi preview` said where CI can run it (or why it cannot).
 
-`python -m infra.render.review previewable` lists the stacks CI may preview;
-`python -m infra.render.review comment --base REV [--previews DIR]` prints the comment as
-Markdown. The workflow (.github/workflows/stack-review.yml) posts it as one comment per pull
-request, found again by `MARKER` and edited in place on every push.
+`tftrain review` (no arguments) prints the comment for the current branch against where it
+left the default branch; `tftrain review previewable` lists the stacks CI may preview;
+`tftrain review comment [--base REV] [--previews DIR]` prints the comment as Markdown. The
+workflow (.github/workflows/stack-review.yml) posts it as one comment per pull request, found
+again by `MARKER` and edited in place on every push.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import sys
 from pathlib import Path
 
 from infra.config import ConfigError, load_stack, stack_file
-from infra.render.diff import DiffError, RevisionRenderError, StackDiff, compare_stack
+from infra.render.diff import DiffError, RevisionRenderError, StackDiff, compare_stack, default_base
 
 MARKER = "<!-- tftrain-stack-review -->"
 # GitHub refuses comments over 65,536 characters: the diffs share what the rest leaves.
 COMMENT_LIMIT = 65_000
+SUMMARY_LIMIT = 6_000  # a stack's config change, consequences and cost
 EXISTING_CLUSTER_REASON = (
     "cluster.kind is existing: CI holds no kubeconfig for that cluster, so `pulumi preview` "
     "cannot reach it; review the render above"
@@ -78,15 +80,15 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
     parts = [
         MARKER,
         f"## Stack review against `{base}`",
-        "Rendered offline by `python -m infra.render <stack> --diff "
-        f"{base}` (the consequences first, then the objects' diff).",
+        f"Rendered offline by `tftrain render <stack> --diff {base}`: the config change, its "
+        "consequences and cost first, then the objects' diff.",
         *failures,
     ]
-    budget = (COMMENT_LIMIT - sum(map(len, parts))) // max(1, len(changed)) - 2_000
+    budget = (COMMENT_LIMIT - sum(map(len, parts))) // max(1, len(changed)) - SUMMARY_LIMIT
     for result in changed:
         parts += [
             f"### {result.stack}",
-            _fenced(result.summary, "", 2_000),
+            _fenced(result.summary, "", SUMMARY_LIMIT),
             "<details><summary>Diff</summary>\n\n"
             + _fenced("\n".join(result.diff), "diff", max(budget, 1_000))
             + "\n</details>",
@@ -97,16 +99,32 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _comment_options(parser: argparse.ArgumentParser, default: object) -> None:
+    """`--base` and `--previews`, for `tftrain review` itself and for its `comment`."""
+    parser.add_argument(
+        "--base",
+        metavar="REV",
+        default=default,
+        help="the pull request's base (default: where this branch left the default branch)",
+    )
+    parser.add_argument(
+        "--previews",
+        type=Path,
+        metavar="DIR",
+        default=default,
+        help="`pulumi preview` output per stack",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tftrain review", description=__doc__)
     parser.add_argument("--stacks-dir", type=Path, metavar="DIR", help="default: stacks/")
-    commands = parser.add_subparsers(dest="command", required=True)
+    _comment_options(parser, None)
+    commands = parser.add_subparsers(dest="command")
     commands.add_parser("previewable", help="stacks CI can run `pulumi preview` on")
-    make = commands.add_parser("comment", help="the review comment, as Markdown")
-    make.add_argument("--base", required=True, metavar="REV", help="the pull request's base")
-    make.add_argument(
-        "--previews", type=Path, metavar="DIR", help="`pulumi preview` output per stack"
-    )
+    make = commands.add_parser("comment", help="the review comment, as Markdown (the default)")
+    # SUPPRESS: given after `comment` or before it, the option keeps its value.
+    _comment_options(make, argparse.SUPPRESS)
     return parser
 
 
@@ -119,7 +137,12 @@ def main(argv: list[str] | None = None) -> int:
             if preview_blocker(stack, args.stacks_dir) is None:
                 print(stack)
         return 0
-    sys.stdout.write(comment(args.base, args.stacks_dir, args.previews))
+    try:
+        base = args.base or default_base()
+    except DiffError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    sys.stdout.write(comment(base, args.stacks_dir, args.previews))
     return 0
 
 

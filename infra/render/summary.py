@@ -320,6 +320,9 @@ def _run_ids(render: Render) -> list[str]:
     return sorted(ids - {""})
 
 
+run_ids = _run_ids  # the run ids of a render, for infra.render.relabel
+
+
 def _run_line(old: Render, new: Render, changed_jobs: int, replaced_types: set[str]) -> str:
     before, after = ", ".join(_run_ids(old)), ", ".join(_run_ids(new))
     if not before and not after:
