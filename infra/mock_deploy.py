@@ -244,11 +244,17 @@ class _RecordingMonitor(MockMonitor):
         return response
 
 
+class ProviderError(Exception):
+    """A fake cloud's refusal of a resource (what a provider's failed create is to the
+    program): recorded as `Recorded.error`, like the program's own refusal."""
+
+
 def _unless_the_programs_refusal(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """Report what asyncio reports, except the program's own refusal (a RunError, recorded as
-    `Recorded.error`) once more for every future that carried it (a run stack's failed
-    platform check reaches each object's registration): hundreds of copies of one message."""
-    if isinstance(context.get("exception"), pulumi.RunError):
+    `Recorded.error`) or a provider's (ProviderError) once more for every future that carried
+    it (a run stack's failed platform check reaches each object's registration): hundreds of
+    copies of one message."""
+    if isinstance(context.get("exception"), (pulumi.RunError, ProviderError)):
         return
     loop.default_exception_handler(context)
 

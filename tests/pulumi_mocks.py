@@ -26,7 +26,7 @@ import pulumi
 
 from infra import mock_deploy
 from infra.config import PROJECT, read_stack_entries, read_stack_file, stack_file
-from infra.mock_deploy import Recorded, Registration, StackOutputs
+from infra.mock_deploy import ProviderError, Recorded, Registration, StackOutputs
 from infra.stack_file import engine_config
 
 __all__ = [
@@ -174,12 +174,12 @@ def _uploaded(inputs: Mapping[str, Any]) -> dict[str, Any]:
     `content_md5` (InvalidDigest)."""
     source = Path(os.path.expanduser(str(inputs["source"])))
     if not source.is_file():
-        raise FileNotFoundError(
+        raise ProviderError(
             f"PutObjectFromFile: open {inputs['source']}: no such file (from {Path.cwd()})"
         )
     digest = base64.b64encode(hashlib.md5(source.read_bytes()).digest()).decode()
     if inputs.get("contentMd5") not in (None, digest):
-        raise ValueError(f"InvalidDigest: {inputs['source']} is not contentMd5")
+        raise ProviderError(f"InvalidDigest: {inputs['source']} is not contentMd5")
     return {"etag": hashlib.md5(source.read_bytes()).hexdigest().upper()}
 
 
