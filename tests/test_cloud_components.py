@@ -660,6 +660,34 @@ def test_ask_cluster_is_private_by_default_in_the_stack_vswitch() -> None:
     assert out["cluster_id"].value == ask.id
 
 
+def test_the_ask_endpoint_is_read_from_the_cluster_by_its_id_not_listed() -> None:
+    """DescribeClusters (the serverless list) is being switched off, and the list that stays
+    (cs.get_clusters, DescribeClustersForRegion) has no endpoint: the cluster is read by its id
+    (ManagedKubernetes, which manages ACK Serverless clusters too), whose `connections` carry
+    the VPC endpoint (TF: from DescribeClusterDetail's master_url)."""
+    mocks, out = deploy(build_ask(stack("ask-eci")))
+    (read,) = mocks.of_type(ACK)
+    assert read.existing_id == mocks.one(ASK).id
+    assert not [token for token, _ in mocks.calls if "KubernetesClusters" in token]
+    assert server_of(out["kubeconfig"].value) == MOCK_INTRANET_API
+
+
+@dataclass
+class NoEndpointCloud(PlausibleCloud):
+    """A cluster whose read reports no connection at all (the answer is known, and empty)."""
+
+    def outputs(self, type_token: str, resource_id: str, inputs: Mapping[str, Any]) -> dict:
+        found = super().outputs(type_token, resource_id, inputs)
+        return {**found, "connections": []} if type_token == ACK else found
+
+
+def test_an_ask_cluster_reporting_no_endpoint_stops_with_a_message_not_an_index_error() -> None:
+    mocks = CloudMocks(cloud=NoEndpointCloud(strict=True))
+    with pytest.raises(Exception, match="reports no intranet API server endpoint") as raised:
+        deploy(build_ask(stack("ask-eci")), mocks=mocks)
+    assert not isinstance(raised.value, IndexError)
+
+
 def test_ask_api_server_is_public_only_when_configured() -> None:
     mocks, _ = deploy(build_ask(stack("ask-eci", cluster={"publicApiServer": True})))
 

@@ -50,9 +50,7 @@ def kept_file_system(
         wanted["zoneId"] = zone_id
     differs = sorted(key for key, value in wanted.items() if entry.get(key) != value)
     if len(kept) > 1 or differs:
-        why = (
-            f"{len(kept)} of them" if len(kept) > 1 else f"it differs in {', '.join(differs)}"
-        )
+        why = f"{len(kept)} of them" if len(kept) > 1 else f"it differs in {', '.join(differs)}"
         raise pulumi.RunError(
             f"{PROJECT}:storage.fileSystemId = '': this stack's kept NAS file systems exist "
             f"({ids}; {why}), so a new one would leave them billing unseen. Set "
@@ -158,7 +156,10 @@ class NasStorage(pulumi.ComponentResource):
         description = file_system_description(name)
         found = listed(
             GET_FILE_SYSTEMS,
-            {"fileSystemType": FILE_SYSTEM_TYPE, "descriptionRegex": f"^{re2_literal(description)}$"},
+            {
+                "fileSystemType": FILE_SYSTEM_TYPE,
+                "descriptionRegex": f"^{re2_literal(description)}$",
+            },
             "systems",
         )
         # A zone that is config, not an existing vSwitch's (known only once it is looked up).
