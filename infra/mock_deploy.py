@@ -12,7 +12,8 @@ A run stack's `StackReference` is answered from `stack_references` (the other st
 placeholders offline, a mock-deployed platform's outputs in the tests).
 
 Per DESIGN.md: a fresh monitor, config and root stack per run (`build()` registers afresh every
-time), `set_all_config` with what the engine hands over (`infra.stack_file.engine_config`); numbers
+time), run as the engine runs it (`as_the_engine_runs_it`: in Pulumi.yaml's `main` folder, config
+handed over as the language host hands it, `infra.stack_file.engine_config`); numbers
 come back as floats and are normalised to ints when whole.
 """
 
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import os
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +32,7 @@ from typing import Any, Protocol
 
 import pulumi
 from pulumi.output import Unknown
+from pulumi.runtime import config as runtime_config
 from pulumi.runtime import settings
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.proto import resource_pb2
@@ -36,6 +40,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from infra.config import PROJECT
+from infra.program_dir import PROJECT_DIR, program_dir
 
 # How the Pulumi SDK marks a secret value on the wire (rpc._special_sig_key / secret sig).
 _SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -110,6 +115,7 @@ class Registration:
     urn: str = ""
     parent: str = ""  # the parent's URN; the root Stack's for top-level resources
     ignore_changes: tuple[str, ...] = ()  # the resource option, as the engine receives it
+    import_id: str = ""  # the `import_` resource option: adopt this existing resource
 
 
 @dataclass
@@ -192,26 +198,44 @@ class _RecordingMonitor(MockMonitor):
     def __init__(self, mocks: RecordingMocks) -> None:
         super().__init__(mocks)
         self.recording = mocks
-        # (type, name) → (urn, parent, ignore_changes)
-        self.tree: dict[tuple[str, str], tuple[str, str, tuple[str, ...]]] = {}
+        # (type, name) → (urn, parent, ignore_changes, import id)
+        self.tree: dict[tuple[str, str], tuple[str, str, tuple[str, ...], str]] = {}
+        # A cloud resource read by id (`Resource.get`): a lookup, not something the stack owns.
+        self.reads: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
-        self._place(request, tuple(request.ignoreChanges))
+        self._place(request, tuple(request.ignoreChanges), request.importId)
         return super().RegisterResource(request)
 
     def ReadResource(self, request: Any) -> Any:  # a StackReference is read, not registered
-        self._place(request, ())
+        self._place(request, (), "")
+        # A Kubernetes object read by name stays with the objects (the render shows it there).
+        if request.type != STACK_REFERENCE and not request.type.startswith("kubernetes:"):
+            with self._lock:
+                self.reads[(request.type, request.name)] = request.id
         return super().ReadResource(request)
 
-    def _place(self, request: Any, ignored: tuple[str, ...]) -> None:
+    def _place(self, request: Any, ignored: tuple[str, ...], import_id: str) -> None:
         urn = self.make_urn(request.parent, request.type, request.name)
         with self._lock:
-            self.tree[(request.type, request.name)] = (urn, request.parent, ignored)
+            self.tree[(request.type, request.name)] = (urn, request.parent, ignored, import_id)
 
     def placed(self, registration: Registration) -> Registration:
-        urn, parent, ignored = self.tree.get((registration.type, registration.name), ("", "", ()))
-        return replace(registration, urn=urn, parent=parent, ignore_changes=ignored)
+        urn, parent, ignored, import_id = self.tree.get(
+            (registration.type, registration.name), ("", "", (), "")
+        )
+        return replace(
+            registration, urn=urn, parent=parent, ignore_changes=ignored, import_id=import_id
+        )
+
+    def settle(self, recorded: Recorded) -> None:
+        """Place every registration in the tree; a resource read by id becomes a lookup
+        (`<type>.get`, with its id), since the stack neither creates nor owns it."""
+        owned = [r for r in recorded.resources if (r.type, r.name) not in self.reads]
+        recorded.resources[:] = [self.placed(r) for r in owned]
+        for (type_token, _), resource_id in sorted(self.reads.items()):
+            recorded.calls.append((f"{type_token}.get", {"id": resource_id}))
 
     def Invoke(self, request: Any) -> Any:
         response = super().Invoke(request)  # records the call through the mocks
@@ -220,11 +244,17 @@ class _RecordingMonitor(MockMonitor):
         return response
 
 
+class ProviderError(Exception):
+    """A fake cloud's refusal of a resource (what a provider's failed create is to the
+    program): recorded as `Recorded.error`, like the program's own refusal."""
+
+
 def _unless_the_programs_refusal(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """Report what asyncio reports, except the program's own refusal (a RunError, recorded as
-    `Recorded.error`) once more for every future that carried it (a run stack's failed
-    platform check reaches each object's registration): hundreds of copies of one message."""
-    if isinstance(context.get("exception"), pulumi.RunError):
+    `Recorded.error`) or a provider's (ProviderError) once more for every future that carried
+    it (a run stack's failed platform check reaches each object's registration): hundreds of
+    copies of one message."""
+    if isinstance(context.get("exception"), (pulumi.RunError, ProviderError)):
         return
     loop.default_exception_handler(context)
 
@@ -271,6 +301,38 @@ def _private_event_loop() -> Iterator[None]:
         asyncio.set_event_loop(None)  # the next user gets a loop of its own
 
 
+# What the Python language host adds to the program's environment (pulumi/pulumi
+# sdk/python/cmd/pulumi-language-python/main.go `Run`: pulumiConfigVar, pulumiConfigSecretKeysVar);
+# everything else reaches its exec script as arguments, which become the runtime's settings.
+ENGINE_ENV = ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")
+
+
+@contextmanager
+def as_the_engine_runs_it(config: Mapping[str, str], secret_keys: Iterable[str]) -> Iterator[None]:
+    """The program's process as the engine starts it: working directory Pulumi.yaml's `main`
+    (where every provider starts too, so a relative `source` is opened from there), the config
+    and its secret keys as JSON in the language host's variables, read back the way its exec
+    script reads them (`set_all_config(get_config_env(), get_config_secret_keys_env())`).
+    Both are restored afterwards: the process is the caller's."""
+    saved_env = {name: os.environ.get(name) for name in ENGINE_ENV}
+    saved_cwd = os.getcwd()
+    os.environ["PULUMI_CONFIG"] = json.dumps(dict(config))
+    os.environ["PULUMI_CONFIG_SECRET_KEYS"] = json.dumps(list(secret_keys))
+    os.chdir(program_dir())
+    try:
+        runtime_config.set_all_config(
+            runtime_config.get_config_env(), runtime_config.get_config_secret_keys_env()
+        )
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def run_program(
     config: Mapping[str, str],
     *,
@@ -296,12 +358,12 @@ def run_program(
     recorded = Recorded(resources=mocks.resources, calls=mocks.calls)
 
     # Set up inside the loop: set_mocks makes the root Stack, whose outputs live on it.
-    with _private_event_loop():
+    with _private_event_loop(), as_the_engine_runs_it(config, secret_keys):
         settings.ROOT.set(None)  # a new root Stack per run, or exports pile up across runs
         pulumi.runtime.set_mocks(
             mocks, project=PROJECT, stack=stack, preview=answers is None, monitor=monitor
         )
-        pulumi.runtime.set_all_config(dict(config), list(secret_keys))
+        settings.SETTINGS.root_directory = str(PROJECT_DIR)  # the exec script's --root_directory
         settings.SETTINGS.rpc_manager.clear()
         settings.SETTINGS.outputs.clear()
 
@@ -321,5 +383,5 @@ def run_program(
             if raise_errors:
                 raise
         finally:
-            recorded.resources[:] = [monitor.placed(r) for r in recorded.resources]
+            monitor.settle(recorded)
     return recorded

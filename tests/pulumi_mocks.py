@@ -12,7 +12,10 @@ built one at a time (tests/test_cloud_components.py).
 
 from __future__ import annotations
 
+import base64
 import copy
+import hashlib
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +26,7 @@ import pulumi
 
 from infra import mock_deploy
 from infra.config import PROJECT, read_stack_entries, read_stack_file, stack_file
-from infra.mock_deploy import Recorded, Registration, StackOutputs
+from infra.mock_deploy import ProviderError, Recorded, Registration, StackOutputs
 from infra.stack_file import engine_config
 
 __all__ = [
@@ -91,6 +94,8 @@ def _computed_outputs(
     type_token: str, resource_id: str, inputs: Mapping[str, Any]
 ) -> dict[str, Any]:
     """Plausible values for outputs a provider computes (by type token suffix)."""
+    if type_token == "alicloud:oss/bucketObject:BucketObject":
+        return _uploaded(inputs)
     if type_token.startswith("alicloud:nas/mountTarget:"):
         file_system = inputs.get("fileSystemId", "fs")
         return {"mountTargetDomain": f"{file_system}-mock.cn-hangzhou.nas.aliyuncs.com"}
@@ -130,14 +135,52 @@ MOCK_BUCKETS = {
 }
 
 
-def _buckets_result(args: Mapping[str, Any]) -> dict[str, Any]:
+def _buckets_result(args: Mapping[str, Any], kept: Sequence[str] = ()) -> dict[str, Any]:
+    """The listing, with `kept`: buckets an earlier destroy of a stack left in the account."""
     pattern = re.compile(args.get("nameRegex", ""))
-    names = [name for name in MOCK_BUCKETS if pattern.search(name)]
+    account = {**MOCK_BUCKETS, **dict.fromkeys(kept, ("private", "oss-cn-hangzhou"))}
+    names = [name for name in account if pattern.search(name)]
     buckets = [
-        {"name": name, "acl": MOCK_BUCKETS[name][0], "location": MOCK_BUCKETS[name][1]}
-        for name in names
+        {"name": name, "acl": account[name][0], "location": account[name][1]} for name in names
     ]
     return {"id": "buckets", "names": names, "buckets": buckets}
+
+
+def _file_systems_result(
+    args: Mapping[str, Any], kept: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """nas.get_file_systems: the account's file systems whose description matches."""
+    pattern = re.compile(args.get("descriptionRegex", ""))
+    kind = args.get("fileSystemType")
+    systems = [
+        dict(entry)
+        for entry in kept
+        if pattern.search(str(entry.get("description", "")))
+        and (not kind or entry.get("fileSystemType", kind) == kind)
+    ]
+    return {
+        "id": "file-systems",
+        "ids": [entry["id"] for entry in systems],
+        "descriptions": [entry.get("description", "") for entry in systems],
+        "systems": systems,
+    }
+
+
+def _uploaded(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """What the provider does with a BucketObject's `source`: PutObjectFromFile opens it as
+    given, from the provider's working directory (terraform-provider-alicloud
+    resource_alicloud_oss_bucket_object.go: `homedir.Expand(source)`, then
+    `bucket.PutObjectFromFile(key, path)`), and OSS refuses bytes whose MD5 is not
+    `content_md5` (InvalidDigest)."""
+    source = Path(os.path.expanduser(str(inputs["source"])))
+    if not source.is_file():
+        raise ProviderError(
+            f"PutObjectFromFile: open {inputs['source']}: no such file (from {Path.cwd()})"
+        )
+    digest = base64.b64encode(hashlib.md5(source.read_bytes()).digest()).decode()
+    if inputs.get("contentMd5") not in (None, digest):
+        raise ProviderError(f"InvalidDigest: {inputs['source']} is not contentMd5")
+    return {"etag": hashlib.md5(source.read_bytes()).hexdigest().upper()}
 
 
 def _zones_result() -> dict[str, Any]:
@@ -314,6 +357,10 @@ class PlausibleCloud:
     # Whether the stack's cluster exists already (a later `up`) or is new (the first one);
     # the private API server check asks.
     cluster_exists: bool = True
+    # What an earlier `destroy` kept in the account (retainOnDestroy): bucket names, and NAS
+    # file systems as nas.get_file_systems lists them (id, description, storageType, ...).
+    kept_buckets: tuple[str, ...] = ()
+    kept_file_systems: tuple[Mapping[str, Any], ...] = ()
 
     def outputs(
         self, type_token: str, resource_id: str, inputs: Mapping[str, Any]
@@ -331,7 +378,9 @@ class PlausibleCloud:
                 "expiration": "2099-01-01T00:00:00Z",
             }
         if token == "alicloud:oss/getBuckets:getBuckets":
-            return _buckets_result(args)
+            return _buckets_result(args, self.kept_buckets)
+        if token == "alicloud:nas/getFileSystems:getFileSystems":
+            return _file_systems_result(args, self.kept_file_systems)
         if token == "alicloud:index/getCallerIdentity:getCallerIdentity":
             return {
                 "id": MOCK_ACCOUNT_ID,
@@ -344,18 +393,6 @@ class PlausibleCloud:
             return {"id": "roles", "ids": names, "names": names, "roles": []}
         if token == "alicloud:cs/getKubernetesVersion:getKubernetesVersion":
             return kubernetes_versions_result(args, self.offered_versions)
-        if token.endswith("getServerlessKubernetesClusters:getServerlessKubernetesClusters"):
-            connection = {
-                "apiServerIntranet": MOCK_INTRANET_API,
-                "apiServerInternet": "",
-                "masterPublicIp": "",
-            }
-            return {
-                "id": "clusters",
-                "ids": args.get("ids", []),
-                "names": [],
-                "clusters": [{"id": (args.get("ids") or ["ask"])[0], "connections": [connection]}],
-            }
         if token == "alicloud:cs/getClusters:getClusters":
             return _clusters_result(args, self.cluster_exists)
         if token == "alicloud:ecs/getInstanceTypes:getInstanceTypes":
@@ -380,6 +417,8 @@ class Registered:
     id: str
     inputs: dict[str, Any]
     outputs: dict[str, Any]
+    # The id of an existing resource it names: read (`Resource.get`) or imported (`import_`).
+    existing_id: str = ""
 
 
 @dataclass
@@ -394,7 +433,11 @@ class CloudMocks(pulumi.runtime.Mocks):
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
         resource_id = f"{args.name}-id"
         outputs = {**args.inputs, **self.cloud.outputs(args.typ, resource_id, args.inputs)}
-        self.resources.append(Registered(args.typ, args.name, resource_id, args.inputs, outputs))
+        self.resources.append(
+            Registered(
+                args.typ, args.name, resource_id, args.inputs, outputs, args.resource_id or ""
+            )
+        )
         return resource_id, outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import pulumi
 import pytest
 
 from infra.cloud import api_server_reach
-from infra.config import ConfigError, parse_config
+from infra.config import ConfigError, parse_config, read_stack_file
 from infra.config.model import NetworkConfig
 from tests.pulumi_mocks import PlausibleCloud, run_program, stack_raw
 
@@ -212,3 +212,22 @@ def test_a_platform_stack_sends_no_kubernetes_object_so_nothing_needs_reaching(
     run = run_program("platform-ack", cloud=FIRST_UP)
     assert run.of_type("alicloud:cs/managedKubernetes:ManagedKubernetes")
     assert probed == []
+
+
+CLOUD_STACKS = [
+    path
+    for path in sorted((Path(__file__).resolve().parent.parent / "stacks").glob("Pulumi.*.yaml"))
+    if (read_stack_file(path).get("cluster") or {}).get("kind") in ("ack", "ask")
+]
+
+
+@pytest.mark.parametrize("path", CLOUD_STACKS, ids=lambda path: path.name)
+def test_every_cloud_stack_says_what_its_first_up_from_a_laptop_needs(path: Path) -> None:
+    """A newcomer copying a checked-in cloud stack learns, before the refusal above, the keys
+    that let a first `up` from a laptop reach the private API server (issue 34)."""
+    comments = " ".join(
+        line.lstrip("# ").strip() for line in path.read_text().splitlines() if line.startswith("#")
+    )
+    assert "First `up` from a laptop" in comments
+    assert "cluster.publicApiServer: true" in comments
+    assert "network.vpcId" in comments

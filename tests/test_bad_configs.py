@@ -851,13 +851,14 @@ def test_a_good_config_does_register() -> None:
 
 
 def test_a_key_that_is_not_a_string_fails_the_program_with_its_name() -> None:
-    # A YAML `1: x` at the top of `config:` reaches the program as a non-string key.
+    # A YAML `1: x` at the top of `config:` reaches the program as the JSON key "1": the
+    # language host hands config over as a JSON object (PULUMI_CONFIG), whose keys are strings.
     config: dict[Any, str] = {"tftrain:image": IMAGE, 1: "x"}
     run = mock_deploy.run_program(
         config, stack="test", secret_keys=[], answers=PlausibleCloud(), raise_errors=False
     )
     assert isinstance(run.error, pulumi.RunError)
-    assert "1: a config key is a string <namespace>:<name>" in str(run.error)
+    assert "  - 1: unknown config namespace; keys are <namespace>:<name>" in str(run.error)
     assert run.resources == []
 
 

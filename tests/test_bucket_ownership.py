@@ -117,7 +117,9 @@ def test_a_created_bucket_is_named_from_the_account_and_holds_the_input_first() 
     ]
     for key, inputs in objects.items():
         path = REPOSITORY / "trainer/data" / key
-        assert inputs["source"] == f"trainer/data/{key}"  # from the project's directory
+        # From the directory the provider runs in: Pulumi.yaml's `main: infra/` (getPwdMain),
+        # whatever the checkout's path.
+        assert inputs["source"] == f"../trainer/data/{key}"
         assert (
             inputs["contentMd5"]
             == base64.b64encode(hashlib.md5(path.read_bytes()).digest()).decode()

@@ -660,6 +660,34 @@ def test_ask_cluster_is_private_by_default_in_the_stack_vswitch() -> None:
     assert out["cluster_id"].value == ask.id
 
 
+def test_the_ask_endpoint_is_read_from_the_cluster_by_its_id_not_listed() -> None:
+    """DescribeClusters (the serverless list) is being switched off, and the list that stays
+    (cs.get_clusters, DescribeClustersForRegion) has no endpoint: the cluster is read by its id
+    (ManagedKubernetes, which manages ACK Serverless clusters too), whose `connections` carry
+    the VPC endpoint (TF: from DescribeClusterDetail's master_url)."""
+    mocks, out = deploy(build_ask(stack("ask-eci")))
+    (read,) = mocks.of_type(ACK)
+    assert read.existing_id == mocks.one(ASK).id
+    assert not [token for token, _ in mocks.calls if "KubernetesClusters" in token]
+    assert server_of(out["kubeconfig"].value) == MOCK_INTRANET_API
+
+
+@dataclass
+class NoEndpointCloud(PlausibleCloud):
+    """A cluster whose read reports no connection at all (the answer is known, and empty)."""
+
+    def outputs(self, type_token: str, resource_id: str, inputs: Mapping[str, Any]) -> dict:
+        found = super().outputs(type_token, resource_id, inputs)
+        return {**found, "connections": []} if type_token == ACK else found
+
+
+def test_an_ask_cluster_reporting_no_endpoint_stops_with_a_message_not_an_index_error() -> None:
+    mocks = CloudMocks(cloud=NoEndpointCloud(strict=True))
+    with pytest.raises(Exception, match="reports no intranet API server endpoint") as raised:
+        deploy(build_ask(stack("ask-eci")), mocks=mocks)
+    assert not isinstance(raised.value, IndexError)
+
+
 def test_ask_api_server_is_public_only_when_configured() -> None:
     mocks, _ = deploy(build_ask(stack("ask-eci", cluster={"publicApiServer": True})))
 
@@ -855,7 +883,8 @@ def test_all_components_together_have_unique_resource_names(stack_name: str) -> 
 
     mocks, out = deploy(build)
 
-    cloud = [r for r in mocks.resources if r.type.startswith("alicloud:")]
+    # What the stack creates: not what it reads by id (the ASK cluster's endpoint).
+    cloud = [r for r in mocks.resources if r.type.startswith("alicloud:") and not r.existing_id]
     names = [r.name for r in cloud]
     assert len(names) == len(set(names)), sorted(names)
     components = {r.type for r in mocks.resources if r.type.startswith("tftrain:cloud:")}
@@ -942,10 +971,6 @@ KNOWN_DEPRECATIONS: dict[str, str] = {
         "profile Serverless; moving ask there replaces every running ASK cluster (another "
         "resource type, and profile is ForceNew) and its ASK arguments are not verified yet: "
         "docs/cloud-evidence.md, open follow-up"
-    ),
-    "alicloud:cs/getServerlessKubernetesClusters:getServerlessKubernetesClusters": (
-        "the only data source reporting an ASK cluster's intranet API endpoint (connections); "
-        "its documented replacement cs.get_clusters has no endpoint field in the installed SDK"
     ),
 }
 

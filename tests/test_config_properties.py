@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable
@@ -526,8 +527,9 @@ def _check_the_program_answers_odd_keys(case: OddCase) -> None:
     document, place, key = case
     assume(place[:1] == ("config",))  # beside `config:` is the file's business, not the program's
     entries = document["config"]
-    # A non-string key among the entries, as a harness could hand it (the engine cannot): the
-    # program's own path must still refuse it by name. Deeper, it arrives as its JSON string.
+    # A non-string key among the entries: the harness hands config over as the language host
+    # does, as a JSON object (PULUMI_CONFIG), so it arrives as its JSON text, as it does
+    # deeper; the program's own path must still refuse it by that name.
     odd = {key: entries.pop(key)} if place == ("config",) and not isinstance(key, str) else {}
     try:
         config = {**engine_config(entries), **odd}
@@ -547,7 +549,7 @@ def _check_the_program_answers_odd_keys(case: OddCase) -> None:
     problems = str(run.error).split("\n  - ")[1:]
     assert problems
     for problem in problems:
-        assert _LOCATED.match(problem) or problem.startswith(repr(key)), problem
+        assert _LOCATED.match(problem) or problem.startswith(json.dumps(key)), problem
 
 
 test_random_yaml_loads_or_says_where, test_random_yaml_loads_or_says_where_slow = _twins(

@@ -484,12 +484,13 @@ def test_a_revision_older_than_the_renderer_is_rendered_with_the_working_trees(
 
 def test_a_stack_that_uploads_its_data_is_unchanged_against_its_own_commit(repo: Path) -> None:
     """ack-gpu uploads trainer/data/mnist into the bucket it creates: the revision's side needs
-    those files too, and where a checkout lives is no change (a path from the project root)."""
+    those files too, and where a checkout lives is no change (a path from Pulumi.yaml's `main`
+    folder, where the engine starts the provider that opens it)."""
     done = render_cli(repo, "ack-gpu", "--diff", "HEAD")
     assert done.returncode == 0, done.stderr
     assert "Kubernetes objects: no change\nCloud resources: no change\n" in done.stdout
     rendered = render_cli(repo, "ack-gpu", "--only", "cloud")
-    assert "#     source: trainer/data/mnist/SHA256SUMS\n" in rendered.stdout
+    assert "#     source: ../trainer/data/mnist/SHA256SUMS\n" in rendered.stdout
 
 
 def test_diff_opens_with_the_consequences_of_the_change(repo: Path) -> None:

@@ -391,6 +391,26 @@ def _intranet_endpoint(connections: Sequence[Any]) -> str:
     return str(endpoint)
 
 
+def _ask_intranet_endpoint(
+    name: str, cluster: cs.ServerlessKubernetes, parent: pulumi.Resource
+) -> pulumi.Output[str]:
+    """The ASK cluster's VPC endpoint, read once the cluster exists.
+
+    `ServerlessKubernetes` has no `connections`, and the cluster list the provider still
+    supports (`cs.get_clusters`, DescribeClustersForRegion, as `api_server_reach` uses it)
+    reports no endpoint at all; the serverless list (DescribeClusters) is deprecated and being
+    switched off. `ManagedKubernetes`, which manages ACK Serverless clusters too (its
+    `profile: Serverless`), reads them with DescribeClusterDetail and sets `connections` from
+    its `master_url`: so the cluster is read, never listed, and nothing indexes a list that may
+    be empty. Offline the read answers nothing and nothing is checked (the one lookup rule);
+    an empty answer stops the run naming the endpoint (`_intranet_endpoint`).
+    """
+    found = cs.ManagedKubernetes.get(
+        f"{name}-ask-endpoint", cluster.id, opts=pulumi.ResourceOptions(parent=parent)
+    )
+    return found.connections.apply(_intranet_endpoint)
+
+
 class AskCluster(pulumi.ComponentResource):
     """A Serverless Kubernetes (ASK) cluster in `network`: every pod is an ECI instance.
 
@@ -446,11 +466,7 @@ class AskCluster(pulumi.ComponentResource):
         )
         intranet = None
         if not config.public_api_server:
-            # ServerlessKubernetes has no `connections`; the cluster list reports them.
-            found = cs.get_serverless_kubernetes_clusters_output(
-                ids=[cluster.id], enable_details=True, opts=pulumi.InvokeOutputOptions(parent=self)
-            )
-            intranet = found.clusters.apply(lambda c: _intranet_endpoint(c[0].connections))
+            intranet = _ask_intranet_endpoint(name, cluster, self)
         self.kubeconfig = _kubeconfig(self, self.cluster_id, intranet, check)
         self.register_outputs(
             {"cluster_id": self.cluster_id, "kubeconfig": self.kubeconfig, "version": self.version}

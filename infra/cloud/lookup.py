@@ -28,3 +28,13 @@ def listed(token: str, args: Mapping[str, Any], field: str) -> list[Mapping[str,
     """The list `field` of the lookup's result; None only when the result is unknown."""
     result = answered(token, args)
     return None if result is None else list(result.get(field) or ())
+
+
+# What Go's regexp (RE2, which the provider's `name_regex`/`description_regex` filters use)
+# treats as syntax; it refuses an escaped space or letter, so `re.escape` does not fit text.
+_RE2_SYNTAX = frozenset("\\.+*?()|[]{}^$")
+
+
+def re2_literal(text: str) -> str:
+    """`text` as an RE2 pattern that matches exactly it."""
+    return "".join(f"\\{char}" if char in _RE2_SYNTAX else char for char in text)

@@ -2,19 +2,62 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pulumi
 from pulumi_alicloud import nas
 
+from infra.cloud.lookup import listed, re2_literal
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
+from infra.config import PROJECT
 from infra.config.model import StorageConfig
 
 # General-purpose NAS: pay per GiB used, no capacity to size up front (extreme NAS needs one).
 FILE_SYSTEM_TYPE = "standard"
 # At-rest encryption with a NAS-managed KMS key: no key to create, rotate or pay for.
 NAS_MANAGED_KEY = 1
+# nas.get_file_systems, through `infra.cloud.lookup`. It filters by description, not by tags
+# (SDK 4.0.0 `nas/get_file_systems.py`: no tags argument, no tags in its result), so the
+# description names the stack: `<project>-<stack>-<component>` is unique per account.
+GET_FILE_SYSTEMS = "alicloud:nas/getFileSystems:getFileSystems"
+ADOPTED_FILE_SYSTEM = (
+    "NAS file system {id} holds this stack's runs (kept by an earlier destroy, "
+    "storage.retainOnDestroy): adopted with its checkpoints, not created anew "
+    "(docs/data.md, Up after destroy)"
+)
+
+
+def file_system_description(name: str) -> str:
+    return f"tftrain data, checkpoints and logs of {physical_name(name)}"
+
+
+def kept_file_system(
+    config: StorageConfig, zone_id: str, description: str, found: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """The id of the file system an earlier `destroy` of this stack kept, from the listing
+    `found` (this stack's description); None when there is none. Several, or one unlike what
+    the stack asks for (a replacement would orphan it again), stop the run naming the way
+    to re-attach it explicitly (`storage.fileSystemId`)."""
+    kept = [entry for entry in found if entry.get("description") == description]
+    if not kept:
+        return None
+    ids = ", ".join(sorted(str(entry.get("id")) for entry in kept))
+    entry = kept[0]
+    wanted = {"storageType": config.nas_storage_type, "protocolType": config.nas_protocol}
+    if zone_id:
+        wanted["zoneId"] = zone_id
+    differs = sorted(key for key, value in wanted.items() if entry.get(key) != value)
+    if len(kept) > 1 or differs:
+        why = f"{len(kept)} of them" if len(kept) > 1 else f"it differs in {', '.join(differs)}"
+        raise pulumi.RunError(
+            f"{PROJECT}:storage.fileSystemId = '': this stack's kept NAS file systems exist "
+            f"({ids}; {why}), so a new one would leave them billing unseen. Set "
+            f"{PROJECT}:storage.fileSystemId to the one whose checkpoints you want (the others "
+            "can then be deleted in the NAS console), or delete them first"
+        )
+    return str(entry["id"])
 
 
 class NasStorage(pulumi.ComponentResource):
@@ -108,7 +151,22 @@ class NasStorage(pulumi.ComponentResource):
         network: Network,
         child: pulumi.ResourceOptions,
     ) -> pulumi.Output[str]:
-        """A new file system, kept on destroy unless `storage.retainOnDestroy` is false."""
+        """A new file system, kept on destroy unless `storage.retainOnDestroy` is false; or
+        the one an earlier destroy kept, adopted (imported) with its checkpoints."""
+        description = file_system_description(name)
+        found = listed(
+            GET_FILE_SYSTEMS,
+            {
+                "fileSystemType": FILE_SYSTEM_TYPE,
+                "descriptionRegex": f"^{re2_literal(description)}$",
+            },
+            "systems",
+        )
+        # A zone that is config, not an existing vSwitch's (known only once it is looked up).
+        zone = "" if network.config.vswitch_id else network.config.zone_id
+        adopted = None if found is None else kept_file_system(config, zone, description, found)
+        if adopted:
+            pulumi.log.info(ADOPTED_FILE_SYSTEM.format(id=adopted), resource=self)
         return nas.FileSystem(
             f"{name}-fs",
             file_system_type=FILE_SYSTEM_TYPE,
@@ -117,9 +175,10 @@ class NasStorage(pulumi.ComponentResource):
             encrypt_type=NAS_MANAGED_KEY,
             # Same zone as the nodes: NFS round trips stay inside one zone.
             zone_id=network.zone_id,
-            description=f"tftrain data, checkpoints and logs of {name}",
+            description=description,
             tags=resource_tags(name),
             opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
+                child,
+                pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy, import_=adopted),
             ),
         ).id

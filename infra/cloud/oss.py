@@ -23,11 +23,12 @@ from typing import Any
 import pulumi
 from pulumi_alicloud import oss, ram
 
-from infra.cloud.lookup import answered, listed
+from infra.cloud.lookup import answered, listed, re2_literal
 from infra.cloud.naming import physical_name, resource_tags
 from infra.config import PROJECT, StackConfig
 from infra.config.model import DataConfig
-from infra.config.rules import REPOSITORY_ROOT, local_input_root
+from infra.config.rules import local_input_root
+from infra.program_dir import as_provider_path
 
 # Server-side encryption with OSS-managed keys: no KMS key to create, rotate or pay for.
 SSE_ALGORITHM = "AES256"
@@ -41,6 +42,12 @@ PUBLIC_ACLS = ("public-read", "public-read-write")
 GET_BUCKETS = "alicloud:oss/getBuckets:getBuckets"
 GET_CALLER_IDENTITY = "alicloud:index/getCallerIdentity:getCallerIdentity"
 ACCOUNT_PLACEHOLDER = "<account-id>"
+# Said at `up` (and in the review's consequences when the bucket is new to the stack).
+ADOPTED_BUCKET = (
+    "oss://{bucket} already exists in this account: the stack adopts it instead of creating "
+    "it (imported when an earlier destroy kept it, data.retainOnDestroy; unchanged once the "
+    "stack holds it). docs/data.md, Up after destroy"
+)
 _NOT_IN_BUCKET_NAMES = re.compile(r"[^a-z0-9-]+")
 _BUCKET_NAME_MAX = 63
 
@@ -103,6 +110,17 @@ def check_existing_bucket(
             f"{region}; use a bucket in the stack's region (internal endpoint, no traffic "
             "charge)"
         )
+
+
+def kept_bucket(bucket_name: str) -> bool | None:
+    """Whether the account already holds the bucket the stack creates: one an earlier
+    `destroy` kept (`retain_on_delete`), or this stack's own on a later `up`. None offline.
+    The provider's create refuses a name that exists (IsBucketExist: "The specified bucket
+    name ... is not available"), so such a bucket is adopted (imported), never created."""
+    found = listed(GET_BUCKETS, {"nameRegex": f"^{re2_literal(bucket_name)}$"}, "buckets")
+    if found is None:
+        return None
+    return any(entry.get("name") == bucket_name for entry in found)
 
 
 def grant_needed(data: DataConfig, rrsa: bool) -> str:
@@ -179,16 +197,6 @@ def input_files(data: DataConfig) -> list[tuple[str, Path]]:
     return [(data.input_prefix + path.relative_to(root).as_posix(), path) for path in files]
 
 
-def _source(path: Path) -> str:
-    """A file inside the project by its path from the project root (Pulumi starts providers
-    in the project's directory), so the state and a review do not change with where the
-    checkout lives; a file elsewhere by its absolute path."""
-    try:
-        return path.relative_to(REPOSITORY_ROOT).as_posix()
-    except ValueError:
-        return str(path)
-
-
 def rrsa_trust_policy(oidc_provider_arn: str, issuer_url: str) -> str:
     return json.dumps(
         {
@@ -237,6 +245,9 @@ class OssBucket(pulumi.ComponentResource):
         kept = pulumi.ResourceOptions.merge(
             child, pulumi.ResourceOptions(retain_on_delete=config.retain_on_destroy)
         )
+        adopted = kept_bucket(bucket_name)
+        if adopted:
+            pulumi.log.info(ADOPTED_BUCKET.format(bucket=bucket_name), resource=self)
         bucket = oss.Bucket(
             f"{name}-bucket",
             bucket=bucket_name,
@@ -244,8 +255,15 @@ class OssBucket(pulumi.ComponentResource):
                 sse_algorithm=SSE_ALGORITHM
             ),
             versioning=oss.BucketVersioningArgs(status="Enabled"),
+            # A bucket not kept must go with the stack, though versioning leaves old versions
+            # and delete markers in it: DeleteBucket refuses a non-empty bucket (BucketNotEmpty).
+            force_destroy=None if config.retain_on_destroy else True,
             tags=resource_tags(name),
-            opts=kept,
+            # The engine imports it when the stack does not hold it yet, and treats it as any
+            # other resource once it does (same id): harmless on every later `up`.
+            opts=pulumi.ResourceOptions.merge(
+                kept, pulumi.ResourceOptions(import_=bucket_name if adopted else None)
+            ),
         )
         oss.BucketPublicAccessBlock(
             f"{name}-public-access-block",
@@ -258,7 +276,7 @@ class OssBucket(pulumi.ComponentResource):
                 f"{name}-object-{key}",
                 bucket=bucket.bucket,
                 key=key,
-                source=_source(path),
+                source=as_provider_path(path),
                 # OSS refuses an upload whose bytes do not match; a changed file is an update.
                 content_md5=base64.b64encode(hashlib.md5(path.read_bytes()).digest()).decode(),
                 opts=kept,

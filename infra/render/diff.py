@@ -28,7 +28,7 @@ from infra.stack_file import StackFile, read_stack
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The renderer's own files: lent to a revision that predates them (see `_lend_renderer`).
-RENDERER_FILES = ("infra/render", "infra/mock_deploy.py")
+RENDERER_FILES = ("infra/render", "infra/mock_deploy.py", "infra/program_dir.py")
 WORKING_TREE = "working-tree"
 
 
@@ -158,7 +158,9 @@ def render_at_revision(
     stacks_rel = _stacks_relative(stacks_dir)
     with tempfile.TemporaryDirectory(prefix="tftrain-render-") as tmp:
         tree = Path(tmp)
-        paths = [(project_rel / part).as_posix() for part in ("infra", stacks_rel.as_posix())]
+        # Pulumi.yaml too: its `main` is where REV's program (and its providers) run.
+        parts = ("Pulumi.yaml", "infra", stacks_rel.as_posix())
+        paths = [(project_rel / part).as_posix() for part in parts]
         _extract(repo, commit, paths, tree)
         project = tree / project_rel
         if not stack_file(stack, project / stacks_rel).is_file():

@@ -485,6 +485,29 @@ def _oss_locations(render: Render) -> dict[str, str]:
     return found
 
 
+BUCKET_TYPE = "alicloud:oss/bucket:Bucket"
+# What `up` does when a resource new to the stack may already exist, kept by a `destroy`
+# (retainOnDestroy): infra/cloud/oss.py `kept_bucket`, infra/cloud/nas.py `kept_file_system`.
+_ADOPTS = {
+    BUCKET_TYPE: "Kept bucket: `up` looks up oss://{bucket} first and adopts it (import), "
+    "with its data, when an earlier destroy kept it; otherwise creates it",
+    FILE_SYSTEM_TYPE: "Kept file system: `up` looks up this stack's NAS file system first and "
+    "adopts it (import), with every run's checkpoints, when an earlier destroy kept it; "
+    "several, or one unlike storage's config, stop `up` naming storage.fileSystemId",
+}
+
+
+def _adoption_lines(old: Render, new: Render) -> list[str]:
+    """For a kept-on-destroy resource this change creates: what `up` does if it still exists."""
+    lines = []
+    for title in sorted(new.cloud.keys() - old.cloud.keys()):
+        said = _ADOPTS.get(_type_of_title(title))
+        if said:
+            bucket = new.cloud[title].inputs.get("bucket", "").strip("'")
+            lines.append(said.format(bucket=bucket))
+    return lines
+
+
 def _data_lines(old: Render, new: Render) -> list[str]:
     """Where training data comes from and where a finished run goes, when either side has one."""
     before, after = _oss_locations(old), _oss_locations(new)
@@ -589,6 +612,7 @@ def summarize(old_text: str, new_text: str, stack: str, old_name: str, new_name:
         *_cloud_update_note(cloud["update"]),
         *_gpu_lines(old, new),
         *_data_lines(old, new),
+        *_adoption_lines(old, new),
         f"New public endpoints: {', '.join(new_public) or 'none'}",
         *_isolation_lines(new),
         *_gpu_pool_lines(new),
