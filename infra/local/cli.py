@@ -65,8 +65,26 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="tftrain run",
         description="Run a stack's ps/worker/chief topology as processes on this machine, "
         "with the stack's own command and TF_CONFIG on localhost ports.",
+        epilog="""\
+examples:
+  tftrain run dev                                  train the dev stack here
+  tftrain run dev --set hyperparams.learningRate=0.01
+  tftrain run dev --dry-run                        each replica's command, env and TF_CONFIG
+  tftrain run dev-sweep                            every trial of a sweep, then the comparison
+  tftrain run dev --input ~/mnist --export ~/models
+
+exit status:
+  0  the run succeeded (the replica that ends it exited 0)
+  N  it failed: the status of the replica that failed it (1, 137 if killed, …)
+  2  bad arguments or stack config (nothing started)
+  124  --timeout (job.activeDeadlineSeconds) passed
+  130, 143  stopped by Ctrl-C or SIGTERM: run the same command again to continue
+""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("stack", nargs="?", default="dev", help="stack name (default: dev)")
+    parser.add_argument(
+        "stack", metavar="STACK", nargs="?", default="dev", help="stack name (default: dev)"
+    )
     parser.add_argument(
         "--stacks-dir", type=Path, help="where Pulumi.<stack>.yaml lives (default: stacks/)"
     )

@@ -98,7 +98,20 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tftrain review", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tftrain review",
+        description=__doc__,
+        epilog="""\
+examples:
+  tftrain review comment --base main   the comment for this branch against main
+  tftrain review previewable           the stacks CI can run `pulumi preview` on
+
+exit status:
+  0  printed
+  2  bad arguments
+""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--stacks-dir", type=Path, metavar="DIR", help="default: stacks/")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("previewable", help="stacks CI can run `pulumi preview` on")
