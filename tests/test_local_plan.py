@@ -20,7 +20,6 @@ from infra.local.plan import (
     default_output_dir,
     primary_replica,
     process_env,
-    replica_names,
     write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
@@ -213,17 +212,9 @@ def test_python_m_trainer_is_the_users_where_the_pod_would_run_the_users(tmp_pat
     command = {"job": {"command": ["python", "-m", "trainer"]}}
     ours = _plan(tmp_path, command, start_dir=project)  # IMAGE is tftrain's
     assert {spec.cwd for spec in ours.replicas} == {REPO}
-    theirs = _plan(tmp_path, {**command, "image": "registry.example.com/me/trainer:1"},
-                   start_dir=project)  # fmt: skip
+    mine = {"image": "registry.example.com/me/trainer:1", "tensorboard": {"enabled": False}}
+    theirs = _plan(tmp_path, {**command, **mine}, start_dir=project)
     assert {spec.cwd for spec in theirs.replicas} == {project}
-    # No image (a stack only run here): a `trainer` where the user stands is theirs...
-    config = parse_config({"job": {"command": ["python", "-m", "trainer"]}})
-    ports = {name: 41000 + i for i, name in enumerate(replica_names(config))}
-    plan = build_plan(config, ports, tmp_path, tmp_path / "s", {}, start_dir=project)
-    assert {spec.cwd for spec in plan.replicas} == {project}
-    # ...and without one, the bundled trainer runs from the checkout.
-    plan = build_plan(config, ports, tmp_path, tmp_path / "s", {}, start_dir=tmp_path / "empty")
-    assert {spec.cwd for spec in plan.replicas} == {REPO}
 
 
 def test_a_stack_that_would_hang_is_warned_of_by_render_and_launcher(

@@ -255,8 +255,7 @@ def build_plan(
         plan = replica_plan(config, place, replica, generation)
         own = local_env(plan, config.job.namespace)
         env = process_env(base, own, scratch_root)
-        start = start_dir or Path.cwd()
-        cwd = REPO if runs_bundled_trainer(config, plan.group, start) else start
+        cwd = REPO if runs_bundled_trainer(config, plan.group) else (start_dir or Path.cwd())
         # `$(VAR)` from the container's own env only, as the kubelet: not the launcher's.
         replicas.append(ProcessSpec(replica.name, expand_argv(plan.argv, own), env, cwd))
     outcomes = output_dir / OUTCOMES_DIR
@@ -272,20 +271,11 @@ def build_plan(
     )
 
 
-def has_own_trainer(start_dir: Path) -> bool:
-    """A `trainer` of the user's own where their command starts: a package or a module."""
-    return (start_dir / "trainer").is_dir() or (start_dir / "trainer.py").is_file()
-
-
-def runs_bundled_trainer(config: StackConfig, group: ReplicaGroup, start_dir: Path) -> bool:
+def runs_bundled_trainer(config: StackConfig, group: ReplicaGroup) -> bool:
     """Whether `python -m trainer` means tftrain's trainer here, as it would in the pod: the
-    command is the bundled one and the image is tftrain's (whose WORKDIR holds it). A user's
-    image runs the user's `trainer`; with no image at all (a stack only run here), a
-    `trainer` in the start directory is the user's and wins, as in an image built from it."""
-    if not is_bundled_command(config.command_of(group)):
-        return False
-    image = group.image
-    return is_bundled_image(image) if image else not has_own_trainer(start_dir)
+    command is the bundled one and the image is tftrain's, whose WORKDIR holds it. In a
+    user's image it is the user's `trainer`, so here it is the one where the user stands."""
+    return is_bundled_command(config.command_of(group)) and is_bundled_image(group.image)
 
 
 def expand_argv(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, ...]:
