@@ -86,7 +86,10 @@ exit status:
         "stack", metavar="STACK", nargs="?", default="dev", help="stack name (default: dev)"
     )
     parser.add_argument(
-        "--stacks-dir", type=Path, help="where Pulumi.<stack>.yaml lives (default: stacks/)"
+        "--stacks-dir",
+        type=Path,
+        metavar="DIR",
+        help="where Pulumi.STACK.yaml lives (default: stacks/)",
     )
     parser.add_argument(
         "--set",
@@ -118,7 +121,7 @@ exit status:
 
 def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--output-dir", type=Path, help="default: runs/<stack>/<job>/<run id> in the repo"
+        "--output-dir", type=Path, metavar="DIR", help="default: runs/STACK/JOB/RUN_ID in the repo"
     )
     parser.add_argument(
         "--input",
@@ -130,7 +133,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
         "--export",
         type=Path,
         metavar="DIR",
-        help="where a succeeded run is copied, as <DIR>/<job>/<run id>/, in place of the "
+        help="where a succeeded run is copied, as DIR/JOB/RUN_ID/, in place of the "
         "bucket's export prefix (data.localExportDir)",
     )
 

@@ -219,7 +219,7 @@ def add_trial_option(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_ID",
         help="a stack with a sweep: run only this trial (default: every trial not yet "
         "succeeded, sweep.parallel at a time; --output-dir is then the directory of the "
-        "trials' <run id> directories, default runs/<stack>/<job>)",
+        "trials' RUN_ID directories, default runs/STACK/JOB)",
     )
 
 

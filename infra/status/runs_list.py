@@ -98,9 +98,12 @@ def collect(runs_root: Path, only: str | None, stacks_dir: Path | None) -> list[
     entries: list[Listed | Sweep] = []
     stacks = [runs_root / only] if only else sorted(p for p in runs_root.glob("*") if p.is_dir())
     for stack_dir in stacks:
-        for job_dir in sorted(p for p in stack_dir.glob("*") if p.is_dir()):
-            runs = [Listed(stack_dir.name, s) for d in run_dirs(job_dir)
-                    if (s := read_run(d, with_scalars=False)) is not None]  # fmt: skip
+        by_job: dict[Path, list[Listed]] = {}
+        for run_dir in run_dirs(stack_dir):
+            state = read_run(run_dir, with_scalars=False)
+            if state is not None:
+                by_job.setdefault(run_dir.parent, []).append(Listed(stack_dir.name, state))
+        for job_dir, runs in by_job.items():
             trials = trial_ids(stack_dir.name, job_dir, stacks_dir)
             swept = [r for r in runs if r.state.directory.name in trials]
             entries += [r for r in runs if r not in swept]

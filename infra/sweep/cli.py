@@ -50,18 +50,21 @@ exit status:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description=__doc__.split("\n\n")[0],
+        description="A sweep's trials in one table, best first; written beside the runs as "
+        "sweep-results.csv, .md and .png, with `best` linking the best trial's directory.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("stack", metavar="STACK", help="a stack with a sweep")
-    parser.add_argument("--stacks-dir", type=Path, help="where the stack files are (stacks/)")
+    parser.add_argument(
+        "--stacks-dir", type=Path, metavar="DIR", help="where the stack files are (stacks/)"
+    )
     parser.add_argument(
         "--runs-dir",
         type=Path,
         metavar="DIR",
-        help="the directory holding the trials' <run id>/ directories "
-        "(default: runs/<stack>/<job>, where the local launcher writes)",
+        help="the directory holding the trials' RUN_ID/ directories "
+        "(default: runs/STACK/JOB, where the local launcher writes)",
     )
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="as for tftrain run"
