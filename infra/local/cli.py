@@ -346,6 +346,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_CONFIG
+    if config.job.suspend:
+        print(
+            f"tftrain run: {args.stack} is suspended (tftrain:job.suspend true): it runs "
+            "nowhere until that is false; to run it here anyway: --set job.suspend=false",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
     for warning in hang_warnings(config):
         print(f"tftrain run: {warning}", file=sys.stderr)
     # Absolute: the replicas work in their own directories, not in the caller's.

@@ -156,6 +156,8 @@ def _job_phase(job: Obj, pod: Obj | None) -> str:
         return "Succeeded"
     if failed_condition(job) is not None:
         return "Failed"
+    if any(c.get("type") == "Suspended" and c.get("status") == "True" for c in _conds(job)):
+        return "Suspended"  # job.suspend: its pods stopped, the Job kept
     return ((pod or {}).get("status") or {}).get("phase", "Pending") if pod else "Pending"
 
 
@@ -199,4 +201,6 @@ def run_phase(lines: Sequence[ReplicaLine], ends_run: str) -> str:
         return "failed"
     if all(line.phase == "not deployed" for line in lines):
         return "not deployed"
+    if all(line.phase in ("Suspended", "Succeeded") for line in lines):
+        return "suspended (job.suspend true; false resumes it from its checkpoints)"
     return "running" if all(line.phase in ("Running", "Succeeded") for line in lines) else "pending"
