@@ -2,8 +2,8 @@
 command, args, env, working directory and home, replica by replica.
 
 What may differ is stated here, independently of the code: the addresses in TF_CONFIG
-(Services there, localhost here), the run's output dir (the volume's path there, a local
-directory here), the scripts' paths (the ConfigMap's mount there, the repo here), TMPDIR (the
+(Services there, localhost here), the run's output dir and its parent, the job's (the
+volume's paths there, local directories here), the scripts' paths (the ConfigMap's mount there, the repo here), TMPDIR (the
 pod's /tmp there, a directory per replica here), POD_NAME/POD_NAMESPACE (downward API there,
 the replica's name and the namespace here), the interpreter shims on PATH, and the machine's
 own variables a process needs here (locale, proxies), and the deploy generation (a digest of
@@ -76,6 +76,8 @@ def _pods(config: Any) -> dict[str, dict[str, Any]]:
 def _as_pod_would(value: str, config: Any, name: str, addresses: dict[str, str]) -> str:
     """A local value with the stated differences replaced by the pod's side of each."""
     value = value.replace(LOCAL_OUT, config.output_dir)
+    # The job's directory, the run's parent: matplotlib's cache beside the runs.
+    value = value.replace(str(Path(LOCAL_OUT).parent), str(Path(config.output_dir).parent))
     value = value.replace(LOCAL_INPUT, config.data.input_path)
     value = value.replace(LOCAL_EXPORT, EXPORT_PATH)
     value = value.replace(str(EXPORT_SCRIPT), EXPORT_SCRIPT_PATH)
@@ -150,8 +152,9 @@ def test_every_name_a_replica_gets_from_the_stack_is_a_stated_one(stack: str) ->
     for pod in _pods(config).values():
         (container,) = pod["containers"]
         names = {var["name"] for var in container["env"]}
-        # PYTHONUNBUFFERED is a default a user may change (a trainer that buffers on purpose).
-        assert names - {"PYTHONUNBUFFERED"} <= STACK_SET
+        # Defaults a user may change: PYTHONUNBUFFERED (a trainer that buffers on purpose),
+        # MPLCONFIGDIR (matplotlib's cache, shared by the job's runs).
+        assert names - {"PYTHONUNBUFFERED", "MPLCONFIGDIR"} <= STACK_SET
 
 
 @pytest.mark.parametrize("name", sorted(STACK_SET))
@@ -240,3 +243,5 @@ def test_one_replica_plan_worked_by_hand() -> None:
     assert env(chief)["HOME"] == (chief.home, "")
     assert env(worker)["TMPDIR"] == ("/scratch/mnist-worker-0", "")
     assert env(chief)["TFTRAIN_OUTPUT_DIR"] == ("/runs/X/", "")
+    # HOME is new every run; matplotlib's font cache is kept beside the runs, for the next.
+    assert env(chief)["MPLCONFIGDIR"] == ("/runs/.cache/matplotlib", "")
