@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from infra.cli import main as tftrain
+from infra.local.cli import opening_lines
+from infra.local.plan import load_config
 from infra.status import main as status
 from infra.status.logs import main as logs
 from infra.status.runs_list import main as list_runs
@@ -286,3 +288,15 @@ def test_bash_completion_completes_verbs_and_stacks(tmp_path: Path) -> None:
     )
     done = subprocess.run(["bash", "-c", probe], cwd=tmp_path, capture_output=True, text=True)
     assert done.stdout.splitlines() == ["logs list", "dev-sweep"], done.stderr
+
+
+def test_the_launchers_opening_lines_show_what_it_trains_with() -> None:
+    # stacks/Pulumi.dev.yaml: 1 chief, 2 workers, 1 ps; epochs 4, batch 128; the --set shows.
+    config = load_config("dev", None, ["hyperparams.learningRate=0.01", "hyperparams.maxSteps=200"])
+    lines = opening_lines("dev", config)
+    assert lines == [
+        f"stack dev: job mnist, run {config.job.run_id}",
+        "replicas: 1 chief, 2 worker, 1 ps",
+        "hyperparameters: learning rate 0.01, batch size 128, epochs 4, max steps 200, "
+        "strategy parameter_server",
+    ]

@@ -238,6 +238,24 @@ def _print_plan(plan: LocalPlan, secret_names: frozenset[str] = frozenset()) -> 
         print(f"  {shown(shlex.join(spec.argv))}")
 
 
+def opening_lines(stack: str, config: StackConfig) -> list[str]:
+    """What this launch trains with, first: stack, run id, replicas and the hyperparameters,
+    so a --set shows before the first step."""
+    hyper = config.hyperparams
+    replicas = ", ".join(
+        f"{group.number} {group.type}" for group in config.replica_groups if group.number
+    )
+    length = f"epochs {hyper.epochs}" + (
+        f", max steps {hyper.max_steps}" if hyper.max_steps else ""
+    )
+    return [
+        f"stack {stack}: job {config.job.name}, run {config.job.run_id}",
+        f"replicas: {replicas}",
+        f"hyperparameters: learning rate {hyper.learning_rate:g}, batch size "
+        f"{hyper.batch_size}, {length}, strategy {config.effective_strategy}",
+    ]
+
+
 def _commands(plan: LocalPlan) -> list[str]:
     """Each group's command and args, once per group."""
     lines = {}
@@ -286,7 +304,8 @@ def _run(
     )
     say = supervisor.say
     config = plan.config
-    say(f"stack {args.stack}: job {config.job.name}, run {config.job.run_id}")
+    for line in opening_lines(args.stack, config):
+        say(line)
     for line in _commands(plan):
         say(f"command {line} (each replica under {SCRIPT.relative_to(REPO)})")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
