@@ -1,15 +1,15 @@
 """One replica, two places: every stack's pods and the local launcher's processes get the same
 command, args, env, working directory and home, replica by replica.
 
-What may differ is stated here, independently of the code: the addresses in TF_CONFIG
-(Services there, localhost here), the run's output dir and its parent, the job's (the
-volume's paths there, local directories here), the scripts' paths (the ConfigMap's mount
-there, the repo here), TMPDIR (the pod's /tmp there, a directory per replica here),
-POD_NAME/POD_NAMESPACE (downward API there, the replica's name and the namespace here), the interpreter shims on PATH, and the machine's
-own variables a process needs here (locale, proxies), and the deploy generation (a digest of
-the Jobs there, one per launch here). With a bucket, the input and export are its mounts
-there and --input / --export directories here, and the export names the images there and the
-stack here.
+What may differ is stated here, independently of the code: the addresses in TF_CONFIG (Services
+there, localhost here), the run's output dir and its parent, the job's (the volume's paths
+there, local directories here), the scripts' paths (the ConfigMap's mount there, the repo
+here), TMPDIR (the pod's /tmp there, a directory per replica here), POD_NAME/POD_NAMESPACE
+(downward API there, the replica's name and the namespace here), the interpreter shims on PATH,
+and the machine's own variables a process needs here (locale, proxies), and the deploy
+generation (a digest of the Jobs there, one per launch here). With a bucket, the input and
+export are its mounts there and --input / --export directories here, and the export names the
+images there and the stack here.
 """
 
 from __future__ import annotations
