@@ -128,7 +128,7 @@ def plot(path: Path, name: str, run: str, lines: Mapping[str, Sequence[Point]]) 
                       markersize=3, label=spec.labels[series])  # fmt: skip
             if series != spec.labels[series]:  # the test metric's value, at its point
                 axes.annotate(f"{points[-1].value:.4f}", (points[-1].step, points[-1].value),
-                              textcoords="offset points", xytext=(4, 4))  # fmt: skip
+                              textcoords="offset points", xytext=(-4, 6), ha="right")  # fmt: skip
         if spec.log_scale:
             axes.set_yscale("log")
         axes.set_xlabel("step")

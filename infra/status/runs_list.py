@@ -125,9 +125,9 @@ def _metric(state: RunState) -> str:
 def _row(stack: str, state: RunState, indent: str = "") -> list[str]:
     wall = state.wall_seconds
     return [
-        indent + stack,
+        stack,
         state.directory.parent.name,
-        state.directory.name,
+        indent + state.directory.name,
         state.outcome,
         "-" if state.step is None else str(state.step),
         _metric(state),
