@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from datetime import UTC, datetime
@@ -21,11 +22,13 @@ from pathlib import Path
 import pytest
 
 from infra.cli import main as tftrain
+from infra.config import load_stack
 from infra.local.cli import opening_lines
 from infra.local.plan import load_config
 from infra.status import main as status
 from infra.status.logs import main as logs
 from infra.status.runs_list import main as list_runs
+from tests.test_status_cloud import _fake_kubectl, running
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "run-aaaa1111.abc123"  # a run key as the launcher makes them: run id, config hash
@@ -300,3 +303,48 @@ def test_the_launchers_opening_lines_show_what_it_trains_with() -> None:
         "hyperparameters: learning rate 0.01, batch size 128, epochs 4, max steps 200, "
         "strategy parameter_server",
     ]
+
+
+def _cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_pods: bool) -> Path:
+    """ack-gpu's run in a fake cluster: every Job running (with its pod, or with none left)."""
+    config = load_stack("ack-gpu")
+    jobs, pods = running(config, skip="")
+    items = [*jobs, *(pods if with_pods else [])]
+    bin_dir = _fake_kubectl(tmp_path, {"workloads": {"items": items}, "events": {"items": []}})
+    (tmp_path / "logs.txt").write_text("Step: 100/1876 (5 %), from the pod\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return tmp_path / "calls"
+
+
+def test_logs_in_the_cluster_reads_the_chiefs_pod_and_follows_it(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _cluster(tmp_path, monkeypatch, with_pods=True)
+    kubeconfig = tmp_path / "kubeconfig"
+    assert logs(["ack-gpu", "-f", "--kubeconfig", str(kubeconfig)]) == 0
+    captured = capfdbinary.readouterr()
+    assert captured.out.decode() == "Step: 100/1876 (5 %), from the pod\n"
+    assert "==> pod mnist-chief-0-abcde (mnist-chief-0) <==" in captured.err.decode()
+    last = calls.read_text().splitlines()[-1]
+    assert last.endswith("logs mnist-chief-0-abcde -c tensorflow -f"), last
+    assert f"--kubeconfig {kubeconfig}" in last
+
+
+def test_logs_in_the_cluster_reads_the_kept_logs_once_the_pods_are_gone(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _cluster(tmp_path, monkeypatch, with_pods=False)
+    volume = tmp_path / "volume"
+    succeeded_run(volume)  # the run's directory on NAS, as TensorBoard's pod streams it
+    with tarfile.open(tmp_path / "run.tar", "w") as archive:
+        archive.add(volume, arcname=".")
+    runs = tmp_path / "runs"
+    args = ["ack-gpu", "--kubeconfig", str(tmp_path / "k"), "--runs-dir", str(runs)]
+    assert logs(args) == 0
+    out = capfdbinary.readouterr().out.decode()
+    assert out.splitlines() == [
+        "Step: 10",
+        "Test-Accuracy: 0.9500",
+        "tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 0",
+    ]
+    assert " exec deployment/mnist-tensorboard " in calls.read_text()
