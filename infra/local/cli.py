@@ -353,25 +353,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
+    refused = _no_run(args.stack, config)
+    if refused:
+        print(f"tftrain run: {refused}", file=sys.stderr)
+        return EXIT_CONFIG
     if config.trials or args.trial:
         chosen = _sweep_or_trial(args, config)
         if isinstance(chosen, int):
             return chosen
         config = chosen
-    if not config.has_run:
-        print(
-            f"tftrain run: {args.stack} is a platform stack (tftrain:cluster.role "
-            "platform): it has no run to launch; launch one of its run stacks",
-            file=sys.stderr,
-        )
-        return EXIT_CONFIG
-    if config.job.suspend:
-        print(
-            f"tftrain run: {args.stack} is suspended (tftrain:job.suspend true): it runs "
-            "nowhere until that is false; to run it here anyway: --set job.suspend=false",
-            file=sys.stderr,
-        )
-        return EXIT_CONFIG
     for warning in hang_warnings(config):
         print(f"tftrain run: {warning}", file=sys.stderr)
     # Absolute: the replicas work in their own directories, not in the caller's.
@@ -406,6 +396,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(plan, ports, args, shown)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
+
+
+def _no_run(stack: str, config: StackConfig) -> str | None:
+    """Why this stack has nothing to launch here, or None."""
+    if not config.has_run:
+        return (
+            f"{stack} is a platform stack (tftrain:cluster.role platform): it has no run to "
+            "launch; launch one of its run stacks"
+        )
+    if config.job.suspend:
+        return (
+            f"{stack} is suspended (tftrain:job.suspend true): it runs nowhere until that is "
+            "false; to run it here anyway: --set job.suspend=false"
+        )
+    return None
 
 
 def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfig | int:
