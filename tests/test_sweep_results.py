@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -226,3 +227,39 @@ def test_a_metric_no_trial_wrote_names_the_scalars_found(tmp_path: Path) -> None
         "the scalars they wrote: eval/test_accuracy, train/loss"
     )
     assert missing_metric(compare(config, tmp_path), "test_accuracy") is None
+
+
+def test_compare_json_is_the_table_for_scripts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
+    runs, config = run_command(tmp_path)
+    capsys.readouterr()
+    stacks = tmp_path / "stacks"
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    first, second, third = (t.job.run_id for t in config.trials)
+    # Event files hold float32: 0.95 reads back as 0.9499999881.
+    assert [(r["trial"], r["run_id"], r["metric"], r["best"], r["outcome"]) for r in rows] == [
+        (2, second, {"name": "test_accuracy", "value": pytest.approx(0.95)}, True, "succeeded"),
+        (1, first, {"name": "test_accuracy", "value": pytest.approx(0.91)}, False, "succeeded"),
+        (3, third, {"name": "test_accuracy", "value": None}, False, "not started"),
+    ]
+    assert rows[0]["point"] == {LR: 0.01}
+
+
+def test_compare_names_the_scalars_when_the_metric_is_not_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
+    stacks, runs = tmp_path / "stacks", tmp_path / "runs"
+    stacks.mkdir()
+    runs.mkdir()
+    sweep_section = {"parameters": {LR: {"values": [0.001, 0.01, 0.1]}}, "parallel": 3}
+    write_stack(stacks, {**sweep_section, "metric": {"name": "val_acc", "goal": "maximize"}})
+    lay_out(runs, sweep())  # the same trials (the metric is not in the run id)
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]) == 1
+    assert capsys.readouterr().err == (
+        "tftrain compare: no trial has written the scalar 'val_acc' "
+        "(tftrain:sweep.metric.name); the scalars they wrote: eval/test_accuracy, train/loss\n"
+    )
