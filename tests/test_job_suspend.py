@@ -12,11 +12,17 @@ from __future__ import annotations
 import copy
 import re
 
+import kubernetes_validate
+
+from infra.cluster_facts import cluster_facts
 from infra.config import load_stack, read_stack_entries, stack_file
 from infra.local.cli import main as launch
+from infra.local.plan import load_config
+from infra.manifests import build_objects
 from infra.render.summary import summarize
 from infra.status.cloud import Snapshot, replica_lines, run_phase
 from tests.goldens import Case, _render, _set, summary_of
+from tests.test_manifests_schema import schema_version
 
 RUN = re.compile(r"run-[0-9a-f]{8}")
 
@@ -74,3 +80,11 @@ def test_the_cloud_status_says_suspended() -> None:
     assert run_phase(lines, "mnist-chief-0") == (
         "suspended (job.suspend true; false resumes it from its checkpoints)"
     )
+
+
+def test_a_suspended_job_validates_against_the_clusters_schema() -> None:
+    config = load_config("ack-gpu", None, ["job.suspend=true"])
+    jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
+    assert len(jobs) == 5
+    for job in jobs:
+        kubernetes_validate.validate(job, schema_version(config), strict=True)
