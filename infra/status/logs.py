@@ -170,9 +170,11 @@ class Follower:
             return
         mine = os.fstat(self.stream.fileno())
         if (current.st_ino, current.st_dev) != (mine.st_ino, mine.st_dev):
+            self._drain()  # rotated: what reached the old file since, then the new one
             self.stream.close()
-            self._open()  # rotated: the old file was read to its end above
-            self._drain()
+            self._open()
+            if self.stream is not None:
+                self._drain()
         elif current.st_size < self.stream.tell():
             self.stream.seek(0)  # truncated in place
             self._drain()
