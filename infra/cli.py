@@ -66,7 +66,7 @@ usage: tftrain VERB [ARGS...]      (tftrain VERB --help for a verb's options)
        tftrain --version
 
 tftrain trains TensorFlow ps/worker/chief topologies from one stack file
-(stacks/Pulumi.<stack>.yaml): on this machine, or on Alibaba Cloud with `pulumi up`.
+(stacks/Pulumi.STACK.yaml): on this machine, or on Alibaba Cloud with `pulumi up`.
 
 verbs:
 {verbs}
@@ -81,7 +81,8 @@ a first session:
   tftrain render ack-gpu --diff main   review what a stack edit changes before `pulumi up`
   pulumi up -s ack-gpu                 deploy (docs/deploy.md "Deploy to Alibaba Cloud")
   tftrain status ack-gpu               the run in the cluster: phases, and why not running
-  set tftrain:job.suspend true, `pulumi up`: the run stops, its checkpoints kept (false resumes)
+  pulumi config set -s ack-gpu --path tftrain:job.suspend true && pulumi up -s ack-gpu
+                                       stop the cluster run and keep it (false + up resumes)
 
 exit status: the verb's (each verb's --help lists its own); 2 for an unknown verb
 """
