@@ -348,3 +348,23 @@ def test_logs_in_the_cluster_reads_the_kept_logs_once_the_pods_are_gone(
         "tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 0",
     ]
     assert " exec deployment/mnist-tensorboard " in calls.read_text()
+
+
+def test_status_json_in_the_cluster_is_each_replicas_phase(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _cluster(tmp_path, monkeypatch, with_pods=True)
+    assert status(["ack-gpu", "--kubeconfig", str(tmp_path / "k"), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    run_id = load_stack("ack-gpu").job.run_id
+    assert {k: answer[k] for k in ("stack", "job", "run_id", "namespace", "phase")} == {
+        "stack": "ack-gpu", "job": "mnist", "run_id": run_id, "namespace": "tftrain",
+        "phase": "running",
+    }  # fmt: skip
+    assert answer["replicas"][0] == {
+        "name": "mnist-chief-0", "phase": "Running", "failed_pods": 0,
+        "pod": "mnist-chief-0-abcde", "cause": None,
+    }  # fmt: skip
+    assert [r["name"] for r in answer["replicas"]] == [
+        "mnist-chief-0", "mnist-worker-0", "mnist-worker-1", "mnist-ps-0", "mnist-ps-1"
+    ]  # fmt: skip
