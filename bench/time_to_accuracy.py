@@ -64,7 +64,7 @@ MWMS_OVERRIDES = ("ps.number=0", "chief.number=0", "worker.number=2")
 _TEST_ACCURACY = re.compile(r"Test-Accuracy: ([0-9.]+)")
 _EXAMPLES_PER_SEC = re.compile(r"Examples/sec: ([0-9.]+)")
 _TOTAL_TIME = re.compile(r"Total Time: ([0-9.]+)s")
-_STEP = re.compile(r"Step: ([0-9]+),")
+_STEP = re.compile(r"Step: ([0-9]+)/")
 _RESUMED = "Resumed from checkpoint"
 _CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 _SAMPLE_SECONDS = 0.25

@@ -35,6 +35,16 @@ VERBS = (
         "what a stack's runs are doing or did, here or in the cluster, causes named",
     ),
     Verb(
+        "logs",
+        "infra.status.logs",
+        "a replica's log (the chief's, or the failed one's); -f follows it",
+    ),
+    Verb(
+        "list",
+        "infra.status.runs_list",
+        "every run on this machine, newest first; a sweep's trials beneath it",
+    ),
+    Verb(
         "compare",
         "infra.sweep.cli",
         "a sweep's trials in one table, best first (CSV, Markdown, PNG)",
@@ -49,13 +59,19 @@ VERBS = (
         "infra.pricing.refresh",
         "`prices refresh`: the price table from your own account (ECS and ECI price APIs)",
     ),
+    Verb(
+        "completion",
+        "infra.completion",
+        'the shell completion script (bash or zsh): eval "$(tftrain completion bash)"',
+    ),
 )
 
 _USAGE = """\
 usage: tftrain VERB [ARGS...]      (tftrain VERB --help for a verb's options)
+       tftrain --version
 
 tftrain trains TensorFlow ps/worker/chief topologies from one stack file
-(stacks/Pulumi.<stack>.yaml): on this machine, or on Alibaba Cloud with `pulumi up`.
+(stacks/Pulumi.STACK.yaml): on this machine, or on Alibaba Cloud with `pulumi up`.
 
 verbs:
 {verbs}
@@ -64,10 +80,16 @@ a first session:
   tftrain run dev                      train the dev stack here (real MNIST, a minute or two)
   tftrain run dev --set hyperparams.learningRate=0.01
   tftrain status dev                   how the run went: outcome, metric, logs, report
+  tftrain logs dev -f                  follow the chief's log while it trains
+  tftrain list                         every run on this machine, newest first
   tftrain run dev-sweep                two learning rates, then `tftrain compare dev-sweep`
   tftrain render ack-gpu --diff main   review what a stack edit changes before `pulumi up`
   pulumi up -s ack-gpu                 deploy (docs/deploy.md "Deploy to Alibaba Cloud")
   tftrain status ack-gpu               the run in the cluster: phases, and why not running
+  pulumi config set -s ack-gpu --path tftrain:job.suspend true && pulumi up -s ack-gpu
+                                       stop the cluster run and keep it (false + up resumes)
+
+exit status: the verb's (each verb's --help lists its own); 2 for an unknown verb
 """
 
 
@@ -81,10 +103,24 @@ def _entry(verb: Verb) -> Callable[[list[str]], int]:
     return importlib.import_module(verb.module).main
 
 
+def version() -> str:
+    """The installed distribution's version (pyproject.toml's, read once installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("tftrain")
+    except PackageNotFoundError:
+        return "unknown (not installed: scripts/bootstrap.sh installs it)"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in {"-h", "--help", "help"}:
         print(usage(), end="")
+        return 0
+    if args[0] in {"-V", "--version", "version"}:
+        print(f"tftrain {version()}")
         return 0
     by_name = {verb.name: verb for verb in VERBS}
     verb = by_name.get(args[0])

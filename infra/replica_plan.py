@@ -23,6 +23,7 @@ launcher's directory here) is made absolute first, and that directory leads PYTH
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ from infra.trainer_env import replica_env
 
 REPLICAS_DIR = "replicas"
 LOGS_DIR = "logs"
+# Beside the job's runs (<volume>/<job>/), shared by them: matplotlib's config and caches.
+CACHE_DIR = ".cache/matplotlib"
 # The downward API fields a pod's env carries, and what stands for them here.
 DOWNWARD_FIELDS = (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace"))
 
@@ -104,6 +107,9 @@ def replica_plan(
         # Lines reach `kubectl logs` (and the launcher) as they are printed, not lost in a
         # buffer when the replica is stopped.
         EnvVar("PYTHONUNBUFFERED", "1"),
+        # HOME is new every run: matplotlib's font cache (seconds to build) goes where the
+        # job's next runs find it, beside them on the volume.
+        EnvVar("MPLCONFIGDIR", f"{posixpath.dirname(place.output_dir.rstrip('/'))}/{CACHE_DIR}"),
         *(EnvVar(name, value) for name, value in config.env_of(group).items()),
     )
     command = supervisor.wrap(place.supervisor, config.command_of(group), generation, workdir, logs)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -94,21 +94,46 @@ def series(state: RunState, fragment: str) -> dict[str, list[Point]]:
     return found
 
 
-def plot(path: Path, title: str, lines: Mapping[str, Sequence[Point]]) -> None:
+@dataclass(frozen=True)
+class PlotSpec:
+    """What one plot says, decided before drawing: which run, which scale, which labels."""
+
+    title: str
+    log_scale: bool  # the values span a decade or more (a loss from 2.3 to 0.02)
+    labels: dict[str, str]  # series name → legend label (a test metric with its value)
+
+
+def plot_spec(name: str, run: str, lines: Mapping[str, Sequence[Point]]) -> PlotSpec:
+    values = [p.value for points in lines.values() for p in points]
+    log_scale = bool(values) and min(values) > 0 and max(values) >= 10 * min(values)
+    labels = {
+        series: f"{series} = {points[-1].value:.4f}" if "test" in series.lower() else series
+        for series, points in lines.items()
+    }
+    return PlotSpec(f"{name}: {run}", log_scale, labels)
+
+
+def plot(path: Path, name: str, run: str, lines: Mapping[str, Sequence[Point]]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")  # files only: no display, no GUI toolkit
     from matplotlib import pyplot
 
+    spec = plot_spec(name, run, lines)
     figure, axes = pyplot.subplots(figsize=(7, 4), dpi=100)
     try:
-        for name, points in lines.items():
+        for series, points in lines.items():
             # A marker too: a series of one point (a short run) is no line.
             axes.plot([p.step for p in points], [p.value for p in points], marker="o",
-                      markersize=3, label=name)  # fmt: skip
+                      markersize=3, label=spec.labels[series])  # fmt: skip
+            if series != spec.labels[series]:  # the test metric's value, at its point
+                axes.annotate(f"{points[-1].value:.4f}", (points[-1].step, points[-1].value),
+                              textcoords="offset points", xytext=(-4, 6), ha="right")  # fmt: skip
+        if spec.log_scale:
+            axes.set_yscale("log")
         axes.set_xlabel("step")
-        axes.set_ylabel(title)
-        axes.set_title(title)
+        axes.set_ylabel(name + (" (log scale)" if spec.log_scale else ""))
+        axes.set_title(spec.title, fontsize="medium")
         axes.grid(alpha=0.3)
         axes.legend()
         figure.tight_layout()
@@ -179,7 +204,7 @@ def write_report(
     for name, fragment in PLOTS.items():
         lines = series(state, fragment)
         if lines:
-            plot(out / f"{name}.png", name, lines)
+            plot(out / f"{name}.png", name, title, lines)
             plots.append(f"![{name}]({name}.png)")
         else:
             plots.append(f"No {name} scalar in the event files.")

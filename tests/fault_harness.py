@@ -40,7 +40,7 @@ AFTER_TRAINING = "Test-Accuracy"
 # `[name]   text`, as the launcher prefixes every line.
 _LINE = re.compile(r"^\[(?P<name>[^\]]+)\] +(?P<text>.*)$")
 _STARTED = re.compile(r"^started (?P<name>\S+) \(pid (?P<pid>\d+)\)$")
-_STEP = re.compile(r"^Step: (?P<step>\d+), .*Cost: (?P<cost>[\d.]+)")
+_STEP = re.compile(r"^Step: (?P<step>\d+)/\d+ .*Cost: (?P<cost>[\d.]+)")
 _PREEMPTED = re.compile(r"^tftrain: preempted \(.*\): saved a checkpoint at step (?P<step>\d+)")
 _RESUMED = re.compile(r"^Resumed from checkpoint \S+ at step (?P<step>\d+)")
 _ACCURACY = re.compile(r"^Test-Accuracy: (?P<accuracy>[\d.]+)$")

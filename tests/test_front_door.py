@@ -13,7 +13,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # What a user does, as the README's quickstart names it: run locally, review, watch, compare.
-USER_VERBS = ("run", "render", "review", "status", "compare")
+USER_VERBS = ("run", "render", "review", "status", "logs", "list", "compare")
 
 
 def tftrain(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,6 +9,7 @@ sets them (Kubernetes Job API: startTime, active, ready, succeeded, failed, cond
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import jsonpath_rfc9535
@@ -16,8 +17,9 @@ import pytest
 
 from infra.cluster_facts import cluster_facts
 from infra.config import load_stack
+from infra.local.plan import load_config
 from infra.manifests import build_objects
-from infra.manifests.workloads import JOB_WAIT_FOR, TRIAL_WAIT_FOR
+from infra.manifests.workloads import JOB_WAIT_FOR, SUSPENDED_WAIT_FOR, TRIAL_WAIT_FOR
 from tests.pulumi_mocks import run_stacks
 
 WAIT_FOR = "pulumi.com/waitFor"
@@ -108,3 +110,47 @@ def test_every_job_carries_the_wait_and_none_skips_it(stack: str) -> None:
         annotations = job["metadata"]["annotations"]
         assert {key: annotations[key] for key in wanted} == wanted
         assert "pulumi.com/skipAwait" not in annotations
+
+
+# batch/v1 Job suspension (KEP-2232): the controller deletes the active pods, then sets the
+# condition `Suspended` True; resumed, it sets it False (reason JobResumed).
+SUSPENDED_STATES = [
+    ("suspend asked, pods still stopping", {"startTime": "t", "active": 1, "ready": 1}, False),
+    (
+        "suspended",
+        {"active": 0, "conditions": [
+            {"type": "Suspended", "status": "True", "reason": "JobSuspended"}]},
+        True,
+    ),
+    (
+        "resumed",
+        {"startTime": "t", "active": 1, "conditions": [
+            {"type": "Suspended", "status": "False", "reason": "JobResumed"}]},
+        False,
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("status", "up"), [c[1:] for c in SUSPENDED_STATES], ids=[c[0] for c in SUSPENDED_STATES]
+)
+def test_a_suspended_job_is_up_once_its_controller_says_suspended(status: dict, up: bool) -> None:
+    annotation = SUSPENDED_WAIT_FOR[WAIT_FOR]
+    assert satisfied(annotation, job_in(status)) is up
+    # The 4.24-4.32 splitter: no lone `=` past the prefix, one `}`.
+    assert len(re.findall(r"(?<!=)=(?!=)", annotation)) == 1 and annotation.count("}") == 1
+
+
+def test_job_suspend_suspends_every_job_of_the_run_and_nothing_else() -> None:
+    config = load_stack("dev")
+    suspended = load_config("dev", None, ["job.suspend=true"])
+    before = build_objects(config, cluster_facts(config))
+    after = build_objects(suspended, cluster_facts(suspended))
+    assert suspended.job.run_id == config.job.run_id  # the same run, stopped
+    for old, new in zip(before, after, strict=True):
+        if old["kind"] != "Job":
+            assert old == new
+            continue
+        assert new["spec"]["suspend"] is True and "suspend" not in old["spec"]
+        assert new["spec"]["template"] == old["spec"]["template"]  # patched, not replaced
+        assert new["metadata"]["annotations"][WAIT_FOR] == SUSPENDED_WAIT_FOR[WAIT_FOR]

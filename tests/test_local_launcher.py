@@ -306,12 +306,17 @@ def test_sigkill_of_the_launcher_leaves_no_wrapped_trainer_behind(tmp_path: Path
             launcher.close()
 
 
-def test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout(tmp_path: Path) -> None:
+@pytest.mark.parametrize("module", ["trainer.task", "trainer"])
+def test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout(
+    tmp_path: Path, module: str
+) -> None:
     # Google Cloud's layout: trainer/task.py, run as `python -m trainer.task` from the
-    # project's directory (a pod's image WORKDIR). The checkout has a `trainer` package too.
+    # project's directory (a pod's image WORKDIR), or as `python -m trainer`: the very
+    # command of the bundled trainer, which the checkout has. In the user's image, theirs runs.
     project = tmp_path / "project"
     (project / "trainer").mkdir(parents=True)
     (project / "trainer" / "__init__.py").write_text("")
+    (project / "trainer" / "__main__.py").write_text("from trainer import task  # noqa\n")
     (project / "trainer" / "task.py").write_text(
         "import json, os, time\n"
         "task = json.loads(os.environ['TF_CONFIG'])['task']\n"
@@ -321,7 +326,7 @@ def test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout(tmp_path: P
     )
     stacks_dir = tmp_path / "stacks"
     stacks_dir.mkdir()
-    write_stack(stacks_dir, {"job": {"command": ["python", "-m", "trainer.task"],
+    write_stack(stacks_dir, {"job": {"command": ["python", "-m", module],
                                      "runId": "own", "backoffLimit": 0}})  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-m", "infra.local", *launcher_args(stacks_dir, "--timeout", "60")],

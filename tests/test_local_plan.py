@@ -203,6 +203,20 @@ def test_the_checkout_is_the_code_dir_only_for_the_bundled_trainer(tmp_path: Pat
     assert {spec.cwd for spec in own.replicas} == {project}
 
 
+def test_python_m_trainer_is_the_users_where_the_pod_would_run_the_users(tmp_path: Path) -> None:
+    # In a pod, `python -m trainer` runs the `trainer` of the image's WORKDIR: tftrain's in
+    # tftrain's image, the user's in theirs. Here the user's package is in their directory.
+    project = tmp_path / "project"
+    (project / "trainer").mkdir(parents=True)
+    (project / "trainer" / "__main__.py").write_text("print('mine')\n")
+    command = {"job": {"command": ["python", "-m", "trainer"]}}
+    ours = _plan(tmp_path, command, start_dir=project)  # IMAGE is tftrain's
+    assert {spec.cwd for spec in ours.replicas} == {REPO}
+    mine = {"image": "registry.example.com/me/trainer:1", "tensorboard": {"enabled": False}}
+    theirs = _plan(tmp_path, {**command, **mine}, start_dir=project)
+    assert {spec.cwd for spec in theirs.replicas} == {project}
+
+
 def test_a_stack_that_would_hang_is_warned_of_by_render_and_launcher(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

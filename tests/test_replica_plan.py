@@ -1,15 +1,15 @@
 """One replica, two places: every stack's pods and the local launcher's processes get the same
 command, args, env, working directory and home, replica by replica.
 
-What may differ is stated here, independently of the code: the addresses in TF_CONFIG
-(Services there, localhost here), the run's output dir (the volume's path there, a local
-directory here), the scripts' paths (the ConfigMap's mount there, the repo here), TMPDIR (the
-pod's /tmp there, a directory per replica here), POD_NAME/POD_NAMESPACE (downward API there,
-the replica's name and the namespace here), the interpreter shims on PATH, and the machine's
-own variables a process needs here (locale, proxies), and the deploy generation (a digest of
-the Jobs there, one per launch here). With a bucket, the input and export are its mounts
-there and --input / --export directories here, and the export names the images there and the
-stack here.
+What may differ is stated here, independently of the code: the addresses in TF_CONFIG (Services
+there, localhost here), the run's output dir and its parent, the job's (the volume's paths
+there, local directories here), the scripts' paths (the ConfigMap's mount there, the repo
+here), TMPDIR (the pod's /tmp there, a directory per replica here), POD_NAME/POD_NAMESPACE
+(downward API there, the replica's name and the namespace here), the interpreter shims on PATH,
+and the machine's own variables a process needs here (locale, proxies), and the deploy
+generation (a digest of the Jobs there, one per launch here). With a bucket, the input and
+export are its mounts there and --input / --export directories here, and the export names the
+images there and the stack here.
 """
 
 from __future__ import annotations
@@ -76,6 +76,8 @@ def _pods(config: Any) -> dict[str, dict[str, Any]]:
 def _as_pod_would(value: str, config: Any, name: str, addresses: dict[str, str]) -> str:
     """A local value with the stated differences replaced by the pod's side of each."""
     value = value.replace(LOCAL_OUT, config.output_dir)
+    # The job's directory, the run's parent: matplotlib's cache beside the runs.
+    value = value.replace(str(Path(LOCAL_OUT).parent), str(Path(config.output_dir).parent))
     value = value.replace(LOCAL_INPUT, config.data.input_path)
     # A run stack's pods export into their namespace's directory of the shared prefix.
     namespaced = f"/{config.job.namespace}" if config.cluster.role == "run" else ""
@@ -152,8 +154,9 @@ def test_every_name_a_replica_gets_from_the_stack_is_a_stated_one(stack: str) ->
     for pod in _pods(config).values():
         (container,) = pod["containers"]
         names = {var["name"] for var in container["env"]}
-        # PYTHONUNBUFFERED is a default a user may change (a trainer that buffers on purpose).
-        assert names - {"PYTHONUNBUFFERED"} <= STACK_SET
+        # Defaults a user may change: PYTHONUNBUFFERED (a trainer that buffers on purpose),
+        # MPLCONFIGDIR (matplotlib's cache, shared by the job's runs).
+        assert names - {"PYTHONUNBUFFERED", "MPLCONFIGDIR"} <= STACK_SET
 
 
 @pytest.mark.parametrize("name", sorted(STACK_SET))
@@ -242,3 +245,5 @@ def test_one_replica_plan_worked_by_hand() -> None:
     assert env(chief)["HOME"] == (chief.home, "")
     assert env(worker)["TMPDIR"] == ("/scratch/mnist-worker-0", "")
     assert env(chief)["TFTRAIN_OUTPUT_DIR"] == ("/runs/X/", "")
+    # HOME is new every run; matplotlib's font cache is kept beside the runs, for the next.
+    assert env(chief)["MPLCONFIGDIR"] == ("/runs/.cache/matplotlib", "")

@@ -344,3 +344,14 @@ def test_random_draws_that_repeat_a_point_run_it_once_and_say_so() -> None:
     config = parse_config(raw)
     assert sorted(p[BS] for p in points(config)) == [64, 128]
     assert "# sweep trials: 2 (8 samples drew 2 distinct points)" in render_kubernetes(config)
+
+
+def test_points_that_differ_only_in_a_job_env_value_are_different_runs() -> None:
+    # docs/hyperparameters.md and docs/config.md: env values are part of the run id.
+    config = parse_config(
+        {"image": "registry.example.com/tftrain/trainer:1",
+         "sweep": {"parameters": {"job.env.MODE": {"values": ["a", "b"]}}}}
+    )  # fmt: skip
+    first, second = config.trials
+    assert (first.job.env, second.job.env) == ({"MODE": "a"}, {"MODE": "b"})
+    assert first.job.run_id != second.job.run_id

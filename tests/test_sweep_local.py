@@ -82,7 +82,7 @@ def test_a_local_sweep_runs_every_trial_and_writes_the_comparison(
     with (runs / "sweep-results.csv").open() as stream:
         table = list(csv.DictReader(stream))
     # One row per trial, the metric filled (10 x its learning rate), best first.
-    assert [(r["run_id"], r["metric"], r["outcome"]) for r in table] == [
+    assert [(r["run_id"], r["test_accuracy"], r["outcome"]) for r in table] == [
         (ids[1], "0.5", "succeeded"),
         (ids[0], "0.1", "succeeded"),
     ]
@@ -97,6 +97,30 @@ def test_a_local_sweep_runs_every_trial_and_writes_the_comparison(
     again = capfd.readouterr().out
     assert again.count("(succeeded before: not run again)") == 2
     assert "started trial" not in again
+
+
+def test_trials_start_where_the_users_single_runs_start(tmp_path: Path) -> None:
+    # `python t.py`, relative to the user's project, as they would run it once: every trial
+    # finds it (it used to start in the checkout: "can't open file").
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "t.py").write_text(TRAINER)
+    write_sweep_stack(tmp_path)
+    stack = tmp_path / "Pulumi.sweep.yaml"
+    document = yaml.safe_load(stack.read_text())
+    document["config"]["tftrain:job"]["command"] = ["python", "t.py"]
+    stack.write_text(yaml.safe_dump(document))
+    runs = tmp_path / "runs"
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.local", "sweep", "--stacks-dir", str(tmp_path),
+         "--output-dir", str(runs)],
+        cwd=project, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    with (runs / "sweep-results.csv").open() as stream:
+        outcomes = [row["outcome"] for row in csv.DictReader(stream)]
+    assert outcomes == ["succeeded", "succeeded"]
 
 
 def test_an_unknown_trial_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,9 +171,9 @@ def test_the_dev_sweep_stack_runs_to_completion(
     out = capfd.readouterr().out  # the comparison prints from a process of its own
     with (runs / "sweep-results.csv").open() as stream:
         table = list(csv.DictReader(stream))
-    assert len(table) == 2 and all(row["metric"] for row in table)
+    assert len(table) == 2 and all(row["test_accuracy"] for row in table)
     assert len({row["run_id"] for row in table}) == 2
-    assert "| trial | run_id | point | test_accuracy |" in out
+    assert "| trial | run_id | hyperparams.learningRate | test_accuracy |" in out
 
 
 def test_a_trial_gets_its_secret_env_from_this_shell(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,14 @@ from infra.config import StackConfig, parse_config
 from infra.lifecycle import OUTCOMES_DIR, run_key
 from infra.sweep import cli
 from infra.sweep.cli import main
-from infra.sweep.results import best_trial, compare, to_csv
+from infra.sweep.results import (
+    best_trial,
+    compare,
+    missing_metric,
+    to_csv,
+    to_markdown,
+    trial_result,
+)
 from infra.tensorboard_scalars import flat_run_scalars, latest
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
@@ -110,13 +118,14 @@ def test_the_table_is_sorted_by_the_goal_and_names_the_best(tmp_path: Path) -> N
     config = sweep()
     lay_out(tmp_path, config)
     first, second, third = (t.job.run_id for t in config.trials)
-    table = rows(to_csv(compare(config, tmp_path)))
-    assert [(r["trial"], r["run_id"], r["metric"]) for r in table] == [
-        ("2", second, "0.95"),
-        ("1", first, "0.91"),
-        ("3", third, ""),
+    table = rows(to_csv(compare(config, tmp_path), "test_accuracy"))
+    # The metric's column is named as the Markdown names it; one column per swept key.
+    assert [(r["trial"], r["run_id"], r["test_accuracy"], r["best"]) for r in table] == [
+        ("2", second, "0.95", "best"),
+        ("1", first, "0.91", ""),
+        ("3", third, "", ""),
     ]
-    assert table[0]["point"] == f"{LR}=0.01"
+    assert table[0][LR] == "0.01"
     assert (table[0]["steps"], table[0]["wall_seconds"], table[0]["outcome"]) == (
         "120", "30.0", "succeeded"
     )  # fmt: skip
@@ -129,8 +138,8 @@ def test_the_table_is_sorted_by_the_goal_and_names_the_best(tmp_path: Path) -> N
 def test_minimize_puts_the_lowest_first(tmp_path: Path) -> None:
     config = sweep(goal="minimize")
     lay_out(tmp_path, config)
-    table = rows(to_csv(compare(config, tmp_path)))
-    assert [r["metric"] for r in table] == ["0.91", "0.95", ""]
+    table = rows(to_csv(compare(config, tmp_path), "test_accuracy"))
+    assert [r["test_accuracy"] for r in table] == ["0.91", "0.95", ""]
 
 
 def test_a_failed_trial_is_never_the_best(tmp_path: Path) -> None:
@@ -176,7 +185,7 @@ def test_the_command_writes_csv_and_markdown_and_links_the_best_without_matplotl
     assert f"Best (maximize test_accuracy): trial 2, {second}" in printed
     assert "matplotlib is not installed" in printed
     assert len(rows((runs / "sweep-results.csv").read_text())) == 3
-    assert "| 2 | " in (runs / "sweep-results.md").read_text()
+    assert "| **2** | " in (runs / "sweep-results.md").read_text()
     assert not (runs / "sweep-results.png").exists()
     assert (runs / "best").resolve() == (runs / second).resolve()
 
@@ -194,3 +203,63 @@ def test_the_command_refuses_a_stack_without_a_sweep(
     assert main(["s", "--stacks-dir", str(tmp_path)]) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert "has no tftrain:sweep" in line
+
+
+def test_markdown_and_csv_agree_and_the_best_row_is_marked(tmp_path: Path) -> None:
+    config = sweep()
+    lay_out(tmp_path, config)
+    results = compare(config, tmp_path)
+    csv_header = to_csv(results, "test_accuracy").splitlines()[0].split(",")
+    markdown = to_markdown(results, "test_accuracy", "maximize").splitlines()
+    assert markdown[0] == "| " + " | ".join(csv_header) + " |"
+    assert csv_header[:4] == ["trial", "run_id", LR, "test_accuracy"]
+    best_row = markdown[2]
+    assert best_row.startswith("| **2** | ") and "| **best** |" in best_row, best_row
+
+
+def test_a_metric_no_trial_wrote_names_the_scalars_found(tmp_path: Path) -> None:
+    config = sweep()
+    lay_out(tmp_path, config)
+    trials = enumerate(config.trials, 1)
+    wrong = [trial_result(n, t, tmp_path / t.job.run_id, "test_acc") for n, t in trials]
+    assert missing_metric(wrong, "test_acc") == (
+        "no trial has written the scalar 'test_acc' (tftrain:sweep.metric.name); "
+        "the scalars they wrote: eval/test_accuracy, train/loss"
+    )
+    assert missing_metric(compare(config, tmp_path), "test_accuracy") is None
+
+
+def test_compare_json_is_the_table_for_scripts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
+    runs, config = run_command(tmp_path)
+    capsys.readouterr()
+    stacks = tmp_path / "stacks"
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    first, second, third = (t.job.run_id for t in config.trials)
+    # Event files hold float32: 0.95 reads back as 0.9499999881.
+    assert [(r["trial"], r["run_id"], r["metric"], r["best"], r["outcome"]) for r in rows] == [
+        (2, second, {"name": "test_accuracy", "value": pytest.approx(0.95)}, True, "succeeded"),
+        (1, first, {"name": "test_accuracy", "value": pytest.approx(0.91)}, False, "succeeded"),
+        (3, third, {"name": "test_accuracy", "value": None}, False, "not started"),
+    ]
+    assert rows[0]["point"] == {LR: 0.01}
+
+
+def test_compare_names_the_scalars_when_the_metric_is_not_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
+    stacks, runs = tmp_path / "stacks", tmp_path / "runs"
+    stacks.mkdir()
+    runs.mkdir()
+    sweep_section = {"parameters": {LR: {"values": [0.001, 0.01, 0.1]}}, "parallel": 3}
+    write_stack(stacks, {**sweep_section, "metric": {"name": "val_acc", "goal": "maximize"}})
+    lay_out(runs, sweep())  # the same trials (the metric is not in the run id)
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]) == 1
+    assert capsys.readouterr().err == (
+        "tftrain compare: no trial has written the scalar 'val_acc' "
+        "(tftrain:sweep.metric.name); the scalars they wrote: eval/test_accuracy, train/loss\n"
+    )

@@ -33,8 +33,11 @@ SMALL_RUN = {
     "TFTRAIN_CHECKPOINT_STEPS": "12",
     "TFTRAIN_STEPS_PER_EXECUTION": "4",
 }
+# The seed's line with the run's totals and an ETA (issue 38):
+# `Step: 900/1876 (47 %), Epoch: 2/4, Batch: 431 of 469, Cost: 0.0612, AvgTime: 4.1ms, ETA 1m12s`
 PROGRESS_LINE = re.compile(
-    r"^Step: (\d+), Epoch: (\d+), Batch: (\d+) of (\d+), Cost: \d+\.\d{4}, AvgTime: [\d.]+ms$",
+    r"^Step: (\d+)/(\d+) \((\d+) %\), Epoch: (\d+)/(\d+), Batch: (\d+) of (\d+), "
+    r"Cost: \d+\.\d{4}, AvgTime: [\d.]+ms, ETA (?:\d+h\d\dm|\d+m\d\ds|\d+s)$",
     re.MULTILINE,
 )
 
@@ -212,10 +215,13 @@ def assert_outputs(output_dir: Path, final_step: int, log_steps: list[int]) -> N
 
 def assert_progress(log: str, steps: list[int], steps_per_epoch: int) -> None:
     lines = [tuple(map(int, match)) for match in PROGRESS_LINE.findall(log)]
+    final = steps[-1]  # each run here logs its last step
+    epochs = -(-final // steps_per_epoch)
     expected = [
-        (step, (step - 1) // steps_per_epoch + 1, (step - 1) % steps_per_epoch + 1, steps_per_epoch)
+        (step, final, 100 * step // final, (step - 1) // steps_per_epoch + 1, epochs,
+         (step - 1) % steps_per_epoch + 1, steps_per_epoch)
         for step in steps
-    ]
+    ]  # fmt: skip
     assert lines == expected, log
     assert re.search(r"^Test-Accuracy: \d\.\d{4}$", log, re.MULTILINE), log
     assert re.search(r"^Total Time: [\d.]+s$", log, re.MULTILINE), log
@@ -316,12 +322,12 @@ def test_lost_worker_is_survived_and_lost_ps_resumes(tmp_path: Path) -> None:
         cluster.start_all()
         # A worker dies: the coordinator re-runs its closures on the other; the restarted
         # worker rejoins on its old port.
-        cluster.wait_for_line("chief-0", r"^Step: 100,", timeout=120)
+        cluster.wait_for_line("chief-0", r"^Step: 100/", timeout=120)
         cluster.kill("worker-1")
         cluster.wait("worker-1", timeout=10)
         cluster.start("worker", 1)
         # The ps dies: the chief stops at once, naming the step a restart resumes from.
-        cluster.wait_for_line("chief-0", r"^Step: 300,", timeout=120)
+        cluster.wait_for_line("chief-0", r"^Step: 300/", timeout=120)
         cluster.kill("ps-0")
         assert cluster.wait("chief-0", timeout=60) == 1
         message = re.search(

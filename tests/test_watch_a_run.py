@@ -78,7 +78,7 @@ def test_a_worker_killed_once_shows_two_attempts_in_its_logs_status_and_report(
 
     # The status command, from the stack and the run directory.
     shown = _status(capsys, STACK, "--stacks-dir", str(stacks_dir), "--runs-dir", str(run_dir))
-    assert shown.splitlines()[0] == ".: succeeded", shown
+    assert shown.splitlines()[0] == f"{run_dir}: succeeded", shown  # pasteable: absolute here
     assert "step 30, test_accuracy 0.9000" in shown
     assert re.search(r"mnist-worker-1 +2 attempts, 1 restart: ", shown), shown
     assert f"report: {report}" in shown
@@ -94,7 +94,7 @@ def test_an_exit_2_failure_names_the_replica_and_its_last_lines(
     assert code == 2, out
     run_dir = stacks_dir / "out"
     shown = _status(capsys, STACK, "--stacks-dir", str(stacks_dir), "--runs-dir", str(run_dir))
-    assert shown.splitlines()[0] == ".: FAILED: mnist-worker-1 attempt 1 exit 2", shown
+    assert shown.splitlines()[0] == f"{run_dir}: FAILED: mnist-worker-1 attempt 1 exit 2", shown
     assert "    | stderr of worker:1" in shown.splitlines()
     text = _report_path(out).read_text()
     assert "**Failed**: `mnist-worker-1` attempt 1 exit 2" in text
@@ -118,5 +118,5 @@ def test_a_short_dev_run_leaves_logs_a_report_and_a_status(
     for plot in ("loss", "accuracy"):
         assert (report.parent / f"{plot}.png").read_bytes().startswith(PNG_SIGNATURE)
     shown = _status(capsys, "dev", "--runs-dir", str(run_dir))
-    assert shown.splitlines()[0] == ".: succeeded", shown
+    assert shown.splitlines()[0] == f"{run_dir}: succeeded", shown  # pasteable: absolute here
     assert re.search(r"step 40, test_accuracy 0\.\d{4}", shown), shown

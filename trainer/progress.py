@@ -1,8 +1,8 @@
 """Progress reporting: the log line of every interval and the `train/` scalars.
 
-The line keeps the shape the seed trainers printed, so existing log scrapers still work:
-`Step: 1200, Epoch: 3, Batch: 262 of 469, Cost: 0.0612, AvgTime: 4.1ms`, where AvgTime
-is the wall time per step over the interval.
+The line keeps the shape the seed trainers printed, with the run's totals and an ETA
+(`trainer.progress_line`): `Step: 1200/1876 (63 %), Epoch: 3/4, Batch: 262 of 469, Cost:
+0.0612, AvgTime: 4.1ms, ETA 2m46s`, where AvgTime is the wall time per step over the interval.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import tensorflow as tf
 
 from trainer.distribution import Executor
+from trainer.progress_line import progress_line
 from trainer.steps import StepPlan
 
 
@@ -79,13 +80,8 @@ class Progress:
         for interval, interval_sums in zip(intervals, sums, strict=True):
             loss = sum(loss for loss, _ in interval_sums) / interval.steps
             accuracy = sum(accuracy for _, accuracy in interval_sums) / interval.steps
-            epoch, batch = self._steps.position(interval.end_step)
             if self._echo:
-                print(
-                    f"Step: {interval.end_step}, Epoch: {epoch}, Batch: {batch} of "
-                    f"{self._steps.steps_per_epoch}, Cost: {loss:.4f}, "
-                    f"AvgTime: {1000 * seconds_per_step:.1f}ms"
-                )
+                print(progress_line(self._steps, interval.end_step, loss, seconds_per_step))
             with self._writer.as_default(step=interval.end_step):
                 tf.summary.scalar("loss", loss)
                 tf.summary.scalar("accuracy", accuracy)

@@ -37,6 +37,11 @@ class StepPlan:
             settings.steps_per_execution,
         )
 
+    @property
+    def epochs(self) -> int:
+        """How many epochs the run touches: fewer than configured when maxSteps ends it."""
+        return math.ceil(self.final_step / self.steps_per_epoch)
+
     def next_chunk(self, step: int) -> int:
         """Steps to run from `step` without crossing a log or checkpoint boundary."""
         boundary = min(

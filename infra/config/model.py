@@ -63,6 +63,10 @@ class JobConfig:
     active_deadline_seconds: t.integer(1, t.INT32_MAX) | None = Field(
         None, description="unset (no deadline) or an integer from 1 to 2147483647"
     )
+    # Stop the run, keep it: every Job's batch/v1 `spec.suspend`. Its pods get SIGTERM (the
+    # trainer checkpoints), its Jobs, records and checkpoints stay; false resumes it from its
+    # checkpoints. Not in the run id: a suspended run is the same run.
+    suspend: t.Bool = False
     gang_scheduling: t.Bool = True  # ACK's coscheduling: all replicas start together or none
     evaluator_in_cluster: t.Bool = False  # Kubeflow's TF_CONFIG shape: evaluator in `cluster`
     # After the run's success the evaluator may still be scoring the final checkpoint: it gets

@@ -67,10 +67,31 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="tftrain run",
         description="Run a stack's ps/worker/chief topology as processes on this machine, "
         "with the stack's own command and TF_CONFIG on localhost ports.",
+        epilog="""\
+examples:
+  tftrain run dev                                  train the dev stack here
+  tftrain run dev --set hyperparams.learningRate=0.01
+  tftrain run dev --dry-run                        each replica's command, env and TF_CONFIG
+  tftrain run dev-sweep                            every trial of a sweep, then the comparison
+  tftrain run dev --input ~/mnist --export ~/models
+
+exit status:
+  0  the run succeeded (the replica that ends it exited 0)
+  N  it failed: the status of the replica that failed it (1, 137 if killed, …)
+  2  bad arguments or stack config (nothing started)
+  124  --timeout (job.activeDeadlineSeconds) passed
+  130, 143  stopped by Ctrl-C or SIGTERM: run the same command again to continue
+""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("stack", nargs="?", default="dev", help="stack name (default: dev)")
     parser.add_argument(
-        "--stacks-dir", type=Path, help="where Pulumi.<stack>.yaml lives (default: stacks/)"
+        "stack", metavar="STACK", nargs="?", default="dev", help="stack name (default: dev)"
+    )
+    parser.add_argument(
+        "--stacks-dir",
+        type=Path,
+        metavar="DIR",
+        help="where Pulumi.STACK.yaml lives (default: stacks/)",
     )
     parser.add_argument(
         "--set",
@@ -102,7 +123,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--output-dir", type=Path, help="default: runs/<stack>/<job>/<run id> in the repo"
+        "--output-dir", type=Path, metavar="DIR", help="default: runs/STACK/JOB/RUN_ID in the repo"
     )
     parser.add_argument(
         "--input",
@@ -114,7 +135,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
         "--export",
         type=Path,
         metavar="DIR",
-        help="where a succeeded run is copied, as <DIR>/<job>/<run id>/, in place of the "
+        help="where a succeeded run is copied, as DIR/JOB/RUN_ID/, in place of the "
         "bucket's export prefix (data.localExportDir)",
     )
 
@@ -219,6 +240,24 @@ def _print_plan(plan: LocalPlan, secret_names: frozenset[str] = frozenset()) -> 
         print(f"  {shown(shlex.join(spec.argv))}")
 
 
+def opening_lines(stack: str, config: StackConfig) -> list[str]:
+    """What this launch trains with, first: stack, run id, replicas and the hyperparameters,
+    so a --set shows before the first step."""
+    hyper = config.hyperparams
+    replicas = ", ".join(
+        f"{group.number} {group.type}" for group in config.replica_groups if group.number
+    )
+    length = f"epochs {hyper.epochs}" + (
+        f", max steps {hyper.max_steps}" if hyper.max_steps else ""
+    )
+    return [
+        f"stack {stack}: job {config.job.name}, run {config.job.run_id}",
+        f"replicas: {replicas}",
+        f"hyperparameters: learning rate {hyper.learning_rate:g}, batch size "
+        f"{hyper.batch_size}, {length}, strategy {config.effective_strategy}",
+    ]
+
+
 def _commands(plan: LocalPlan) -> list[str]:
     """Each group's command and args, once per group."""
     lines = {}
@@ -297,7 +336,8 @@ def _run_in(
     )
     say = supervisor.say
     config = plan.config
-    say(f"stack {args.stack}: job {config.job.name}, run {config.job.run_id}")
+    for line in opening_lines(args.stack, config):
+        say(line)
     for line in _commands(plan):
         say(f"command {line} (each replica under {SCRIPT.relative_to(REPO)})")
     say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
@@ -346,18 +386,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
+    refused = _no_run(args.stack, config)
+    if refused:
+        print(f"tftrain run: {refused}", file=sys.stderr)
+        return EXIT_CONFIG
     if config.trials or args.trial:
         chosen = _sweep_or_trial(args, config)
         if isinstance(chosen, int):
             return chosen
         config = chosen
-    if not config.has_run:
-        print(
-            f"tftrain run: {args.stack} is a platform stack (tftrain:cluster.role "
-            "platform): it has no run to launch; launch one of its run stacks",
-            file=sys.stderr,
-        )
-        return EXIT_CONFIG
     for warning in hang_warnings(config):
         print(f"tftrain run: {warning}", file=sys.stderr)
     # Absolute: the replicas work in their own directories, not in the caller's.
@@ -393,6 +430,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(plan, ports, args, shown)
     finally:
         shutil.rmtree(scratch_root, ignore_errors=True)
+
+
+def _no_run(stack: str, config: StackConfig) -> str | None:
+    """Why this stack has nothing to launch here, or None."""
+    if not config.has_run:
+        return (
+            f"{stack} is a platform stack (tftrain:cluster.role platform): it has no run to "
+            "launch; launch one of its run stacks"
+        )
+    if config.job.suspend:
+        return (
+            f"{stack} is suspended (tftrain:job.suspend true): it runs nowhere until that is "
+            "false; to run it here anyway: --set job.suspend=false"
+        )
+    return None
 
 
 def _sweep_or_trial(args: argparse.Namespace, config: StackConfig) -> StackConfig | int:

@@ -26,7 +26,7 @@ from infra.config import (
     read_stack_file,
     stack_file,
 )
-from infra.config.model import is_bundled_command
+from infra.config.model import ReplicaGroup, is_bundled_command, is_bundled_image
 from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run
 from infra.local.data import LocalData
@@ -279,8 +279,7 @@ def build_plan(
         plan = replica_plan(config, place, replica, generation)
         own = local_env(plan, config.job.namespace)
         env = process_env(base, own, scratch_root)
-        bundled = is_bundled_command(config.command_of(plan.group))
-        cwd = REPO if bundled else (start_dir or Path.cwd())
+        cwd = REPO if runs_bundled_trainer(config, plan.group) else (start_dir or Path.cwd())
         # `$(VAR)` from the container's own env only, as the kubelet: not the launcher's.
         replicas.append(ProcessSpec(replica.name, expand_argv(plan.argv, own), env, cwd))
     outcomes = output_dir / OUTCOMES_DIR
@@ -294,6 +293,13 @@ def build_plan(
         outcomes,
         generation,
     )
+
+
+def runs_bundled_trainer(config: StackConfig, group: ReplicaGroup) -> bool:
+    """Whether `python -m trainer` means tftrain's trainer here, as it would in the pod: the
+    command is the bundled one and the image is tftrain's, whose WORKDIR holds it. In a
+    user's image it is the user's `trainer`, so here it is the one where the user stands."""
+    return is_bundled_command(config.command_of(group)) and is_bundled_image(group.image)
 
 
 def expand_argv(argv: Sequence[str], env: Mapping[str, str]) -> tuple[str, ...]:

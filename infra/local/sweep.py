@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from infra.config import StackConfig
@@ -55,7 +55,9 @@ def succeeded(run_dir: Path, trial: StackConfig) -> bool:
 
 def trial_argv(args: argparse.Namespace, run_dir: Path, run_id: str) -> list[str]:
     """The launcher's command line for one trial: this launch's options, one trial."""
-    argv = [sys.executable, "-m", "infra.local", args.stack, "--trial", run_id]
+    # -P: the trial's launcher starts where the user's single runs start (their project), and
+    # must not import a `trainer` of theirs for its own; infra comes from TRIAL_PYTHONPATH.
+    argv = [sys.executable, "-P", "-m", "infra.local", args.stack, "--trial", run_id]
     argv += ["--output-dir", str(run_dir)]
     if args.stacks_dir:
         argv += ["--stacks-dir", str(args.stacks_dir.resolve())]
@@ -70,6 +72,14 @@ def trial_argv(args: argparse.Namespace, run_dir: Path, run_id: str) -> list[str
             argv += [flag, str(value)]
     argv += ["--stop-grace", str(args.stop_grace)]
     return argv + (["--fresh"] if args.fresh else [])
+
+
+def trial_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """The sweep's env for a trial's launcher, with the checkout on PYTHONPATH: it starts in
+    the user's directory, from which `infra` need not be importable. Its replicas get only
+    what the plan gives them (`infra.local.plan.HOST_ENV`), never this PYTHONPATH."""
+    paths = [str(REPO), *filter(None, [environ.get("PYTHONPATH")])]
+    return {**environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def core_slices(cores: Sequence[int], parallel: int) -> list[set[int]]:
@@ -112,7 +122,8 @@ class SweepRun:
     def _start(self, number: int, trial: StackConfig, cores: set[int]) -> None:
         name = f"trial {number}"
         argv = trial_argv(self.args, self.root / trial.job.run_id, trial.job.run_id)
-        child = process.spawn(name, argv, os.environ, REPO, self.output)
+        # Where the user started the sweep, as for a single run: `python t.py` resolves there.
+        child = process.spawn(name, argv, trial_environ(os.environ), Path.cwd(), self.output)
         _pin(child, cores)
         self.running[number] = (child, cores)
         self.say(f"started {name}: {trial.job.run_id} ({point_text(trial.trial_point)})")
@@ -208,7 +219,7 @@ def add_trial_option(parser: argparse.ArgumentParser) -> None:
         metavar="RUN_ID",
         help="a stack with a sweep: run only this trial (default: every trial not yet "
         "succeeded, sweep.parallel at a time; --output-dir is then the directory of the "
-        "trials' <run id> directories, default runs/<stack>/<job>)",
+        "trials' RUN_ID directories, default runs/STACK/JOB)",
     )
 
 

@@ -85,6 +85,22 @@ TRIAL_WAIT_FOR = {
 }
 
 
+# A suspended Job has no pod to wait for: it is up once its controller has stopped its pods
+# and says so (the Job condition `Suspended`, KEP-2232), not after the 30 minutes above.
+SUSPENDED_WAIT_FOR = {
+    **JOB_WAIT_FOR,
+    "pulumi.com/waitFor": (
+        "jsonpath={$.status.conditions[?@.type == 'Suspended' && @.status == 'True']}"
+    ),
+}
+
+
+def _wait_for(config: StackConfig) -> dict[str, str]:
+    if config.job.suspend:
+        return SUSPENDED_WAIT_FOR
+    return TRIAL_WAIT_FOR if config.is_trial else JOB_WAIT_FOR
+
+
 def replica_selector(config: StackConfig, replica: Replica) -> dict[str, str]:
     """Labels that pick exactly one replica's pod of the current run."""
     return {
@@ -217,6 +233,8 @@ def replica_job(
         spec["ttlSecondsAfterFinished"] = config.job.ttl_seconds_after_finished
     if config.job.active_deadline_seconds is not None:
         spec["activeDeadlineSeconds"] = config.job.active_deadline_seconds
+    if config.job.suspend:
+        spec["suspend"] = True  # mutable: `up` patches the Jobs in place, nothing is replaced
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -224,7 +242,7 @@ def replica_job(
             replica.name,
             labels,
             config.job.namespace,
-            TRIAL_WAIT_FOR if config.is_trial else JOB_WAIT_FOR,
+            _wait_for(config),
         ),
         "spec": {
             **spec,

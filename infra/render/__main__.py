@@ -24,8 +24,20 @@ def _parser() -> argparse.ArgumentParser:
             "Render what `pulumi up` on a stack would create (cloud resources and Kubernetes "
             "objects) offline, for review; or diff it against a git revision."
         ),
+        epilog="""\
+examples:
+  tftrain render dev                   every object `pulumi up -s dev` would create
+  tftrain render ack-gpu --diff main   what the working tree changes against main: the review
+  tftrain render dev --only kubernetes the Kubernetes objects alone
+
+exit status:
+  0  rendered
+  1  the revision REV could not be rendered
+  2  bad arguments or stack config
+""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    parser.add_argument("stack", metavar="STACK", help="stack name: stacks/Pulumi.STACK.yaml")
     parser.add_argument(
         "--diff",
         metavar="REV",

@@ -117,7 +117,20 @@ def _comment_options(parser: argparse.ArgumentParser, default: object) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tftrain review", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tftrain review",
+        description=__doc__,
+        epilog="""\
+examples:
+  tftrain review comment --base main   the comment for this branch against main
+  tftrain review previewable           the stacks CI can run `pulumi preview` on
+
+exit status:
+  0  printed
+  2  bad arguments
+""",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--stacks-dir", type=Path, metavar="DIR", help="default: stacks/")
     _comment_options(parser, None)
     commands = parser.add_subparsers(dest="command")

@@ -323,10 +323,34 @@ def _run_ids(render: Render) -> list[str]:
 run_ids = _run_ids  # the run ids of a render, for infra.render.relabel
 
 
+def _suspended(render: Render) -> bool:
+    """Every training Job is suspended (`job.suspend`, batch/v1 `spec.suspend`)."""
+    jobs = _jobs(render).values()
+    return bool(jobs) and all(job["spec"].get("suspend") is True for job in jobs)
+
+
 def _run_line(old: Render, new: Render, changed_jobs: int, replaced_types: set[str]) -> str:
     before, after = ", ".join(_run_ids(old)), ", ".join(_run_ids(new))
     if not before and not after:
         return "no training Jobs on either side"
+    line = _unsuspended_run_line(old, new, changed_jobs, replaced_types)
+    if _suspended(new) and not (_suspended(old) and before == after):
+        return (
+            f"{after} is suspended (job.suspend): its pods stop on SIGTERM, its Jobs and "
+            "checkpoints stay; `job.suspend: false` resumes it from its checkpoints"
+            + ("" if before == after else f" (and: {line})")
+        )
+    if _suspended(new):
+        return f"{after} stays suspended (job.suspend)"
+    if _suspended(old) and before == after:
+        return f"{after} resumes from its checkpoints (job.suspend false)"
+    return line
+
+
+def _unsuspended_run_line(
+    old: Render, new: Render, changed_jobs: int, replaced_types: set[str]
+) -> str:
+    before, after = ", ".join(_run_ids(old)), ", ".join(_run_ids(new))
     if not before:
         return f"{after} starts (no run before)"
     if not after:

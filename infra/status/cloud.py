@@ -27,6 +27,8 @@ from infra.topology import build_topology
 
 REQUEST_TIMEOUT = "8s"  # per kubectl call; both run at once, so the answer comes within ~10 s
 KUBECONFIG_OUTPUT = "kubeconfig"
+# Where kubectl goes with no kubeconfig at all (client-go's default server).
+_NO_CLUSTER = "localhost:8080"
 # The Job controller labels every pod it creates with its Job's name.
 JOB_NAME_LABEL = "job-name"
 
@@ -105,6 +107,11 @@ def _items(process: subprocess.Popen[str]) -> list[Obj]:
     out, err = process.communicate(timeout=30)
     if process.returncode != 0:
         first = (err.strip().splitlines() or ["no answer"])[-1]
+        if _NO_CLUSTER in first:
+            raise ClusterError(
+                "kubectl has no cluster to ask (its default config is empty: it tried "
+                f"{_NO_CLUSTER}): pass --kubeconfig FILE, or deploy the stack first"
+            )
         raise ClusterError(f"kubectl: {first}")
     try:
         return list(json.loads(out).get("items") or [])
@@ -149,6 +156,8 @@ def _job_phase(job: Obj, pod: Obj | None) -> str:
         return "Succeeded"
     if failed_condition(job) is not None:
         return "Failed"
+    if any(c.get("type") == "Suspended" and c.get("status") == "True" for c in _conds(job)):
+        return "Suspended"  # job.suspend: its pods stopped, the Job kept
     return ((pod or {}).get("status") or {}).get("phase", "Pending") if pod else "Pending"
 
 
@@ -192,4 +201,6 @@ def run_phase(lines: Sequence[ReplicaLine], ends_run: str) -> str:
         return "failed"
     if all(line.phase == "not deployed" for line in lines):
         return "not deployed"
+    if all(line.phase in ("Suspended", "Succeeded") for line in lines):
+        return "suspended (job.suspend true; false resumes it from its checkpoints)"
     return "running" if all(line.phase in ("Running", "Succeeded") for line in lines) else "pending"

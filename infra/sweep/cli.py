@@ -11,6 +11,7 @@ sweep, or no such directory.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,26 +19,58 @@ from pathlib import Path
 from infra.config import ConfigError, StackConfig
 from infra.local.plan import default_output_dir, load_config
 from infra.sweep.plot import matplotlib_missing, plot
-from infra.sweep.results import best_trial, compare, to_csv, to_markdown
+from infra.sweep.results import (
+    TrialResult,
+    best_trial,
+    compare,
+    missing_metric,
+    to_csv,
+    to_markdown,
+    to_records,
+)
 
 PROG = "tftrain compare"
 RESULTS = "sweep-results"
 BEST = "best"
 
 
+EXAMPLES = """\
+examples:
+  tftrain compare dev-sweep            the trials of dev-sweep, best first
+  tftrain compare dev-sweep --json     the same, as JSON for scripts
+  tftrain compare ack-sweep --runs-dir ./copied/mnist
+
+exit status:
+  0  compared
+  1  no trial has written the sweep's metric (the scalars found are named)
+  2  a bad stack, a stack without a sweep, or no such directory
+"""
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    parser.add_argument("stack", help="a stack with a sweep: stacks/Pulumi.<stack>.yaml")
-    parser.add_argument("--stacks-dir", type=Path, help="where the stack files are (stacks/)")
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="A sweep's trials in one table, best first; written beside the runs as "
+        "sweep-results.csv, .md and .png, with `best` linking the best trial's directory.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("stack", metavar="STACK", help="a stack with a sweep")
+    parser.add_argument(
+        "--stacks-dir", type=Path, metavar="DIR", help="where the stack files are (stacks/)"
+    )
     parser.add_argument(
         "--runs-dir",
         type=Path,
         metavar="DIR",
-        help="the directory holding the trials' <run id>/ directories "
-        "(default: runs/<stack>/<job>, where the local launcher writes)",
+        help="the directory holding the trials' RUN_ID/ directories "
+        "(default: runs/STACK/JOB, where the local launcher writes)",
     )
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="as for tftrain run"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the trials as JSON (the files are written too)"
     )
     return parser.parse_args(argv)
 
@@ -51,13 +84,12 @@ def _link_best(runs_dir: Path, run_id: str) -> Path:
     return link
 
 
-def write_results(config: StackConfig, runs_dir: Path) -> list[str]:
-    """Compare, write the files beside the runs; the lines to print."""
+def write_results(config: StackConfig, runs_dir: Path, results: list[TrialResult]) -> list[str]:
+    """Write the files beside the runs; the lines to print."""
     assert config.sweep is not None
     metric = config.sweep.metric
-    results = compare(config, runs_dir)
     markdown = to_markdown(results, metric.name, metric.goal)
-    (runs_dir / f"{RESULTS}.csv").write_text(to_csv(results))
+    (runs_dir / f"{RESULTS}.csv").write_text(to_csv(results, metric.name))
     (runs_dir / f"{RESULTS}.md").write_text(markdown)
     lines = [markdown.rstrip("\n"), ""]
     missing = matplotlib_missing()
@@ -91,10 +123,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not runs_dir.is_dir():
         print(f"{PROG}: no run directory {runs_dir}: has the sweep run?", file=sys.stderr)
         return 2
+    assert config.sweep is not None
+    metric = config.sweep.metric.name
     try:
-        lines = write_results(config, runs_dir.resolve())
+        results = compare(config, runs_dir.resolve())
+        lines = write_results(config, runs_dir.resolve(), results)
     except OSError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2
-    print("\n".join(lines))
+    print(json.dumps(to_records(results, metric)) if args.json else "\n".join(lines))
+    missing = missing_metric(results, metric)
+    if missing is not None:
+        print(f"{PROG}: {missing}", file=sys.stderr)
+        return 1
     return 0

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from infra.sweep.results import TrialResult
+from infra.sweep.results import TrialResult, best_trial
 
 
 def matplotlib_missing() -> str | None:
@@ -26,8 +26,13 @@ def _numeric(values: Sequence[Any]) -> bool:
 def _against(axes: Any, key: str, results: Sequence[TrialResult], metric: str) -> None:
     measured = [r for r in results if r.metric is not None]
     values = [r.point.get(key) for r in measured]
+    best = best_trial(results)
     if _numeric(values):
         axes.scatter(values, [r.metric for r in measured])
+        if best is not None:  # the best trial, ringed and named
+            axes.scatter([best.point.get(key)], [best.metric], s=160, facecolors="none",
+                         edgecolors="tab:red", label=f"best: trial {best.number}")  # fmt: skip
+            axes.legend(fontsize="small")
         positive = [float(v) for v in values if float(v) > 0]
         if len(positive) == len(values) and values and max(positive) >= 10 * min(positive):
             axes.set_xscale("log")
@@ -54,7 +59,8 @@ def plot(results: Sequence[TrialResult], metric: str, path: Path) -> None:
     for result in results:
         if result.curve:
             steps = [p.step for p in result.curve]
-            curves.plot(steps, [p.value for p in result.curve], label=f"{result.number}")
+            best = " (best)" if result is best_trial(results) else ""
+            curves.plot(steps, [p.value for p in result.curve], label=f"{result.number}{best}")
     curves.set_xlabel("step")
     tags = sorted({r.curve_tag for r in results if r.curve})
     curves.set_ylabel(", ".join(tags))

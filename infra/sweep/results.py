@@ -37,6 +37,7 @@ class TrialResult:
     path: Path
     curve: tuple[Point, ...]  # the metric over steps (or the loss, for the plot)
     curve_tag: str = ""
+    scalar_tags: tuple[str, ...] = ()  # every scalar the trial wrote: named when the metric is not
 
 
 def outcome(config: StackConfig, run_dir: Path) -> str:
@@ -71,6 +72,7 @@ def trial_result(number: int, trial: StackConfig, run_dir: Path, metric: str) ->
         path=run_dir,
         curve=tuple(curve),
         curve_tag=curve_tag,
+        scalar_tags=tuple(sorted(scalars)),
     )
 
 
@@ -86,35 +88,48 @@ def compare(config: StackConfig, runs_dir: Path) -> list[TrialResult]:
     return sorted(results, key=lambda r: (r.metric is None, sign * (r.metric or 0.0), r.number))
 
 
-def _cells(result: TrialResult) -> list[str]:
+def swept_keys(results: Sequence[TrialResult]) -> list[str]:
+    """The swept parameters, one column each, in the sweep's order."""
+    return list(dict.fromkeys(key for result in results for key in result.point))
+
+
+def header(results: Sequence[TrialResult], metric: str) -> list[str]:
+    """The table's columns: the metric's column carries its name, in CSV and Markdown."""
+    return ["trial", "run_id", *swept_keys(results), metric, *COLUMNS[4:7], "best", "path"]
+
+
+def _cells(result: TrialResult, keys: Sequence[str], best: TrialResult | None) -> list[str]:
     return [
         str(result.number),
         result.run_id,
-        point_text(result.point),
+        *(str(result.point.get(key, "")) for key in keys),
         "" if result.metric is None else f"{result.metric:.6g}",
         "" if result.steps is None else str(result.steps),
         "" if result.wall_seconds is None else f"{result.wall_seconds:.1f}",
         result.outcome,
+        "best" if result is best else "",
         str(result.path),
     ]
 
 
-def to_csv(results: Sequence[TrialResult]) -> str:
+def to_csv(results: Sequence[TrialResult], metric: str) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(_cells(result) for result in results)
+    writer.writerow(header(results, metric))
+    keys, best = swept_keys(results), best_trial(results)
+    writer.writerows(_cells(result, keys, best) for result in results)
     return out.getvalue()
 
 
 def to_markdown(results: Sequence[TrialResult], metric: str, goal: str) -> str:
-    header = [*COLUMNS[:3], metric, *COLUMNS[4:]]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    columns = header(results, metric)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    keys, best = swept_keys(results), best_trial(results)
     for result in results:
-        cells = [cell.replace("|", "\\|") for cell in _cells(result)]
-        cells[2] = f"`{cells[2]}`"
+        cells = [cell.replace("|", "\\|") for cell in _cells(result, keys, best)]
+        if result is best:
+            cells = [f"**{cell}**" if cell else cell for cell in cells]
         lines.append("| " + " | ".join(cells) + " |")
-    best = best_trial(results)
     verdict = (
         f"Best ({goal} {metric}): trial {best.number}, {best.run_id} "
         f"({point_text(best.point)}): {best.metric:.6g}"
@@ -122,6 +137,38 @@ def to_markdown(results: Sequence[TrialResult], metric: str, goal: str) -> str:
         else f"No succeeded trial has logged {metric} yet."
     )
     return "\n".join([*lines, "", verdict]) + "\n"
+
+
+def to_records(results: Sequence[TrialResult], metric: str) -> list[dict[str, object]]:
+    """The table for scripts (`tftrain compare --json`)."""
+    best = best_trial(results)
+    return [
+        {
+            "trial": r.number,
+            "run_id": r.run_id,
+            "point": r.point,
+            "metric": {"name": metric, "value": r.metric},
+            "steps": r.steps,
+            "wall_seconds": r.wall_seconds,
+            "outcome": r.outcome,
+            "best": r is best,
+            "path": str(r.path),
+        }
+        for r in results
+    ]
+
+
+def missing_metric(results: Sequence[TrialResult], metric: str) -> str | None:
+    """When trials wrote scalars but none the sweep's metric: a line naming what they wrote."""
+    if any(r.metric is not None for r in results):
+        return None
+    tags = sorted({tag for r in results for tag in r.scalar_tags})
+    if not tags:
+        return None
+    return (
+        f"no trial has written the scalar {metric!r} (tftrain:sweep.metric.name); "
+        f"the scalars they wrote: {', '.join(tags)}"
+    )
 
 
 def best_trial(results: Sequence[TrialResult]) -> TrialResult | None:
