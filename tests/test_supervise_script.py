@@ -561,11 +561,14 @@ def test_a_preempted_attempt_does_not_count_against_the_retries(
     run.signal(process, signal.SIGTERM)
     status, out = finish(process)
     assert status == 143 and not run.failed.exists(), out
-    assert not run.attempt("r-worker-1", 1).exists()
+    # It keeps its number (its log is its own), recorded as given back, with its start.
+    first = run.attempt("r-worker-1", 1)
+    assert (first / "exit").read_text() == "143 given-back\n"
+    assert (first / "start").read_text().strip().isdigit()
     status, out = finish(
         run.start("--follows-run", "sh", "-c", "exit 1", replica="r-worker-1", backoff=0)
     )
-    assert status == 1 and "attempt 1, its last of 1" in out, out
+    assert status == 1 and "attempt 2, its last of 1" in out, out
     assert run.failed.exists()
 
 
