@@ -6,14 +6,18 @@ dies, a full or unwritable log volume, or an image without tee never fails nor b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from infra.lifecycle import OUTCOMES_DIR
+from infra.run_state import read_run
 from tests.cluster_helpers import wait_until
 from tests.test_supervise_script import CAN_UNSHARE, SHELLS, Run, _shell_params, finish
 
@@ -172,6 +176,54 @@ def test_a_burst_past_the_cap_loses_no_byte_and_stays_bounded(
     assert log.stat().st_size <= cap + 4096 + len(closing)
 
 
+def _mounted_tmpfs(path: Path, size: str) -> bool:
+    path.mkdir(parents=True)
+    mount = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tftrain-test", str(path)],
+        capture_output=True,
+        check=False,
+    )
+    return mount.returncode == 0
+
+
+@pytest.mark.parametrize("shell", [SHELLS["dash"], SHELLS["busybox"]], ids=["dash", "busybox"])
+def test_a_log_that_fills_the_volume_does_not_cost_the_outcome(
+    shell: tuple[str, ...], tmp_path: Path
+) -> None:
+    # The run's output dir on a 512 KiB volume, the log on it too: the chief prints 2 MB,
+    # which fills it, then exits 0. The success, the attempt's exit and start must be there.
+    volume = tmp_path / "out"
+    if not _mounted_tmpfs(volume, "512k"):
+        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
+    try:
+        run = Run(volume / OUTCOMES_DIR, shell, pid1=False, run="key", generation="g1")
+        logs = volume / "replicas" / "mnist-chief-0" / "logs"
+        script = "import sys\nsys.stdout.writelines(f'{i:099d}\\n' for i in range(20_000))\n"
+        process = run.start(
+            "--ends-run",
+            sys.executable,
+            "-c",
+            script,
+            replica="mnist-chief-0",
+            backoff=0,
+            options=("--logs", str(logs)),
+        )
+        status, out = finish(process)
+        assert status == 0, out[-2000:]
+        assert out.count("\n") >= 20_000  # stdout has it all, whatever the volume did
+        assert "could not be written" not in out, out[-2000:]
+        assert run.succeeded.exists()
+        claim = run.attempt("mnist-chief-0", 1)
+        assert (claim / "exit").read_text() == "0 exited\n"
+        assert (claim / "start").read_text().strip().isdigit()
+        assert run.leftovers() == []  # no empty partial record
+        state = read_run(volume, with_scalars=False)
+        assert state is not None and state.outcome == "succeeded"
+    finally:
+        with contextlib.suppress(OSError):
+            subprocess.run(["umount", str(volume)], check=False)
+
+
 def test_without_tee_in_the_image_the_output_still_reaches_stdout(tmp_path: Path) -> None:
     # An image's PATH with what the supervisor uses, but no tee.
     bin_dir = tmp_path / "bin"
@@ -203,3 +255,24 @@ def test_without_tee_in_the_image_the_output_still_reaches_stdout(tmp_path: Path
     assert status == 5, out
     assert "hello" in out.splitlines()
     assert "no tee in this image" in out
+
+
+def test_a_given_back_attempt_says_so_in_its_log_record_and_status(
+    shell: tuple[str, ...], tmp_path: Path
+) -> None:
+    # A graceful-shutdown handler exits 0 on SIGTERM; the supervisor exits 143 (the Job is
+    # not done): its log and its record say 143 and why, never "exit 0".
+    run = Run(tmp_path / "out" / ".tftrain-run", shell, pid1=False)
+    logs, flag = tmp_path / "logs", tmp_path / "trapped"
+    command = ("sh", "-c", f"trap 'exit 0' TERM; touch {flag}; while :; do sleep 0.05; done")
+    process = run.start("--follows-run", *command, options=("--logs", str(logs)))
+    assert wait_until(flag.exists, 10)
+    run.signal(process, signal.SIGTERM)
+    status, out = finish(process)
+    assert status == 143, out
+    ended = [line for line in log_of(logs, 1).read_text().splitlines() if " ended: " in line]
+    assert ended == [
+        f"tftrain-supervise: {REPLICA} attempt 1 ended: exit 143 (its command: exit 0; given "
+        "back: told to stop from outside, not counted against the backoff limit)"
+    ]
+    assert (run.attempt(REPLICA, 1) / "exit").read_text() == "143 given-back\n"

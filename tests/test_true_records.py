@@ -14,13 +14,15 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from infra.lifecycle import OUTCOMES_DIR
+from infra.lifecycle import TERMINATION_GRACE_SECONDS
 from infra.local.cli import main as launch
+from infra.local.plan import REPO
 from infra.run_state import RESUME, read_run
 from infra.status.local import describe_run
 from tests.cluster_helpers import (
@@ -33,7 +35,6 @@ from tests.cluster_helpers import (
     summary_line,
     wait_until,
 )
-from tests.test_supervise_script import SHELLS, Run, finish
 
 
 @pytest.fixture
@@ -134,54 +135,6 @@ def test_a_sigtermed_attempt_is_given_back_not_counted_and_keeps_its_own_log(
     assert "killed by SIGTERM" not in shown, shown
 
 
-def _mounted_tmpfs(path: Path, size: str) -> bool:
-    path.mkdir(parents=True)
-    mount = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tftrain-test", str(path)],
-        capture_output=True,
-        check=False,
-    )
-    return mount.returncode == 0
-
-
-@pytest.mark.parametrize("shell", [SHELLS["dash"], SHELLS["busybox"]], ids=["dash", "busybox"])
-def test_a_log_that_fills_the_volume_does_not_cost_the_outcome(
-    shell: tuple[str, ...], tmp_path: Path
-) -> None:
-    # The run's output dir on a 512 KiB volume, the log on it too: the chief prints 2 MB,
-    # which fills it, then exits 0. The success, the attempt's exit and start must be there.
-    volume = tmp_path / "out"
-    if not _mounted_tmpfs(volume, "512k"):
-        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
-    try:
-        run = Run(volume / OUTCOMES_DIR, shell, pid1=False, run="key", generation="g1")
-        logs = volume / "replicas" / "mnist-chief-0" / "logs"
-        script = "import sys\nsys.stdout.writelines(f'{i:099d}\\n' for i in range(20_000))\n"
-        process = run.start(
-            "--ends-run",
-            sys.executable,
-            "-c",
-            script,
-            replica="mnist-chief-0",
-            backoff=0,
-            options=("--logs", str(logs)),
-        )
-        status, out = finish(process)
-        assert status == 0, out[-2000:]
-        assert out.count("\n") >= 20_000  # stdout has it all, whatever the volume did
-        assert "could not be written" not in out, out[-2000:]
-        assert run.succeeded.exists()
-        claim = run.attempt("mnist-chief-0", 1)
-        assert (claim / "exit").read_text() == "0 exited\n"
-        assert (claim / "start").read_text().strip().isdigit()
-        assert run.leftovers() == []  # no empty partial record
-        state = read_run(volume, with_scalars=False)
-        assert state is not None and state.outcome == "succeeded"
-    finally:
-        with contextlib.suppress(OSError):
-            subprocess.run(["umount", str(volume)], check=False)
-
-
 def test_ctrl_c_stops_the_primary_first_and_says_how_to_continue(
     stacks_dir: Path, tmp_path: Path
 ) -> None:
@@ -206,3 +159,57 @@ def test_ctrl_c_stops_the_primary_first_and_says_how_to_continue(
     assert all(runs[-1].how == "given-back" for runs in state.attempts.values()), state
     assert state.describe().startswith("stopped from outside"), state.describe()
     del tmp_path, begun
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_the_dev_run_under_cpu_load_keeps_the_step_and_stops_promptly(
+    tmp_path: Path,
+) -> None:
+    # The real trainer on the dev stack (chief, 2 workers, ps), every core kept busy by
+    # other processes, Ctrl-C mid-training: the chief saves the step it reached, nothing is
+    # SIGKILLed, the ps does not wait on a chief already gone, and the run reads stopped.
+    run_dir = tmp_path / "run"
+    argv = [sys.executable, "-m", "infra.local", "dev", "--output-dir", str(run_dir)]
+    argv += ["--set", "hyperparams.maxSteps=200000", "--set", "hyperparams.logSteps=20"]
+    launcher = subprocess.Popen(
+        argv,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    assert launcher.stdout is not None
+    stdout = launcher.stdout
+    reader = threading.Thread(target=lambda: lines.extend(stdout), daemon=True)
+    reader.start()
+    burners: list[subprocess.Popen[bytes]] = []
+    try:
+        assert wait_until(lambda: any("[mnist-chief-0]" in x and "Step: " in x for x in lines), 600)
+        burners = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(os.cpu_count() or 2)
+        ]
+        begun = time.monotonic()
+        launcher.send_signal(signal.SIGINT)
+        code = launcher.wait(timeout=2 * TERMINATION_GRACE_SECONDS + 30)
+        seconds = time.monotonic() - begun
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(launcher.pid, signal.SIGKILL)
+    reader.join(timeout=10)
+    out = "".join(lines)
+    assert code == 128 + signal.SIGINT, out[-3000:]
+    # Well inside one stop grace: the chief's chunk and save, then the others at once.
+    assert seconds < TERMINATION_GRACE_SECONDS, (seconds, out[-3000:])
+    assert "no checkpoint within" not in out and "SIGKILL" not in out, out[-3000:]
+    saved = re.search(r"saved a checkpoint at step (\d+)", out)
+    assert saved, out[-3000:]
+    assert (run_dir / "checkpoints" / f"ckpt-{saved[1]}.index").exists()
+    assert f"stopped: {RESUME}" in out
+    state = read_run(run_dir, with_scalars=False)
+    assert state is not None and state.outcome == "stopped", state

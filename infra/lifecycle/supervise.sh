@@ -190,8 +190,8 @@ publish_failure() {
 exit_failure() { publish_failure "$replica exit $1 attempt $attempt on $host" "$replica exit $1, $2"; }
 
 # The latest attempt of replica $1 in this generation (0: none yet). Attempt numbers are
-# claimed in order and only the latest is ever given back, so they have no gaps; each
-# probe is one lookup of a name.
+# claimed in order and never given back (a given-back attempt keeps its claim), so they
+# have no gaps; each probe is one lookup of a name.
 latest_attempt() {
     n=0
     while [ -d "$attempts/$run.$generation.$1.$((n + 1))" ]; do n=$((n + 1)); done
