@@ -203,6 +203,7 @@ def test_ctrl_c_on_the_dev_run_under_cpu_load_keeps_the_step_and_stops_promptly(
             os.killpg(launcher.pid, signal.SIGKILL)
     reader.join(timeout=10)
     out = "".join(lines)
+    print(f"Ctrl-C to the launcher's exit under load: {seconds:.1f}s")  # shown with -s
     assert code == 128 + signal.SIGINT, out[-3000:]
     # Well inside one stop grace: the chief's chunk and save, then the others at once.
     assert seconds < TERMINATION_GRACE_SECONDS, (seconds, out[-3000:])
