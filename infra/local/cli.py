@@ -261,7 +261,7 @@ def _run(
         Timing(grace=_grace(args, plan), stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
-        RunFailures(plan.outcomes, plan.generation),
+        RunFailures(plan.outcomes, plan.generation, run_key(plan.config)),
     )
     say = supervisor.say
     config = plan.config

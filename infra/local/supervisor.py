@@ -135,6 +135,7 @@ class RunFailures:
 
     outcomes: Path
     generation: str
+    key: str = "*"  # the run key: whose success record to look for
 
     def read(self) -> Failure | None:
         for record in self.outcomes.glob(f"failed.*.{self.generation}"):
@@ -156,8 +157,8 @@ class RunFailures:
         return words[1:2] == [GIVEN_BACK]
 
     def succeeded(self) -> bool:
-        """Whether the run's success is published (any run key: one run per launch)."""
-        return any(self.outcomes.glob("succeeded.*"))
+        """Whether the run's success is published."""
+        return any(self.outcomes.glob(f"succeeded.{self.key}"))
 
 
 class Supervisor:
