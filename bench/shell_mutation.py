@@ -81,8 +81,8 @@ MUTANTS = (
     ),
     _supervise(
         "a peer lost on its last attempt is never noticed",
-        '                note beat "$(now)"\n                check_peers',
-        '                note beat "$(now)"',
+        "                beat\n                check_peers",
+        "                beat",
     ),
     _supervise(
         "a non-zero exit on the last attempt does not fail the run",
@@ -93,6 +93,37 @@ MUTANTS = (
         "the attempt's log does not say how it ended",
         'end_log "$status"',
         ":",
+    ),
+    _supervise(
+        "a given-back attempt counts against the backoff limit",
+        'given_back "$1" "$k" || counted=$((counted + 1))',
+        "counted=$((counted + 1))",
+    ),
+    _supervise("an attempt's start is not recorded", 'note start "$(now)"', ":"),
+    _supervise(
+        "the copier never moves the log aside at the cap",
+        '                mv -f "$log" "$log.1" 2>/dev/null\n',
+        "",
+    ),
+    _supervise(
+        "the copier rotates only once a chunk is past the cap (overshoot)",
+        '[ "$blocks" -le 256 ] || blocks=256',
+        "blocks=256",
+    ),
+    _supervise(
+        "a record is not retried after freeing the reserve",
+        "    rm -f \"$reserve\" 2>/dev/null\n    reserve=''\n    printf",
+        "    return 1\n    printf",
+    ),
+    _supervise(
+        "a given-back attempt's log says its command's exit status",
+        'end_log "$status" "$why"',
+        'end_log "$command_status" "$why"',
+    ),
+    _supervise(
+        "a follower stopped at the run's end records its command's status",
+        "    status=0 how=run-ended",
+        "    how=run-ended",
     ),
     _export(
         "a missing output dir is exported as empty",

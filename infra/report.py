@@ -148,11 +148,8 @@ def outcome_lines(state: RunState) -> list[str]:
         return ["**Succeeded.**"]
     if state.outcome == "running":
         return ["**Running** (this report was written before the run ended)."]
-    if state.outcome == "stopped":
-        return [
-            "**Stopped** before an outcome was recorded: stopped from outside (Ctrl-C, "
-            "`--timeout`, `job.activeDeadlineSeconds`), or its replicas were killed."
-        ]
+    if state.outcome in ("stopped", "lost"):
+        return [f"**{state.outcome.capitalize()}**: {state.describe()}."]
     failure = state.failure
     if failure is None:
         return ["**Failed** (the failure record could not be read)."]

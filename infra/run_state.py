@@ -4,7 +4,9 @@ The replica supervisors (`infra/lifecycle/supervise.sh`) keep, in the run's outp
   .tftrain-run/succeeded.KEY            the run succeeded
   .tftrain-run/failed.KEY.G             it failed in deploy generation G: "<replica> exit
                                         <code> attempt <n> on <host>"
-  .tftrain-run/attempts/KEY.G.NAME.N/   attempt N of replica NAME started (its mtime)
+  .tftrain-run/attempts/KEY.G.NAME.N/   attempt N of replica NAME: its `start` (epoch s),
+                                        `beat` (epoch s, every 5 s while its supervisor
+                                        lives) and, once ended, `exit` ("<status> <how>")
   replicas/NAME/logs/KEY.G.NAME.N.log   that attempt's output, ending "... ended: exit S"
 and the trainer (any trainer) its TensorBoard event files and, optionally, metrics.txt
 ("<name> <number>" lines). `read_run` turns them into one `RunState`, which the status
@@ -12,6 +14,9 @@ command prints and the post-run report renders, so both say the same thing.
 
 The state is that of the run's newest key and generation: a relaunch (locally) or a changed
 deploy (in the cluster) starts counting attempts again, and the earlier ones are history.
+A run is "running" only while an attempt that has not ended still beats: one whose
+supervisor died (a SIGKILLed launcher, a replica killed whole, a full volume) is "lost" once
+its heartbeat is older than `lost_after` seconds, as the supervisors themselves judge it.
 """
 
 from __future__ import annotations
@@ -23,12 +28,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from infra.lifecycle import OUTCOMES_DIR
+from infra.lifecycle import LOST_AFTER_SECONDS, OUTCOMES_DIR
 from infra.replica_plan import LOGS_DIR, REPLICAS_DIR
 from infra.tensorboard_scalars import Point, read_run_scalars
 
 METRICS_FILE = "metrics.txt"
-_ENDED = re.compile(r"^tftrain-supervise: (\S+) attempt (\d+) ended: exit (\d+)$", re.MULTILINE)
+_ENDED = re.compile(r"^tftrain-supervise: (\S+) attempt (\d+) ended: exit (\d+)\b", re.MULTILINE)
+# How an attempt ended (its `exit` record): its command ended by itself; the run's success or
+# failure stopped it; it was told to stop from outside (preemption, Ctrl-C) and given back.
+EXITED, RUN_ENDED, GIVEN_BACK = "exited", "run-ended", "given-back"
+RESUME = "run the same command again to continue from its last checkpoint"
 _TAIL_BYTES = 64 * 1024
 _CLAIM = re.compile(r"^(?P<key>.+)\.(?P<generation>[^.]+)\.(?P<replica>[^.]+)\.(?P<number>\d+)$")
 
@@ -38,9 +47,10 @@ class Attempt:
     replica: str
     number: int
     started: float  # epoch seconds
-    last_output: float  # when its log (or its claim) last changed
+    last_output: float  # its last sign of life: its heartbeat, its log's last write
     exit_code: int | None  # None: not ended (running, or its supervisor was killed)
     log: Path | None
+    how: str | None = None  # EXITED, RUN_ENDED, GIVEN_BACK; None: not recorded
 
     @property
     def ended(self) -> bool:
@@ -65,7 +75,9 @@ class RunState:
     directory: Path
     key: str
     generation: str
-    outcome: str  # "running", "succeeded", "failed", or "stopped" (ended, no outcome recorded)
+    # "running", "succeeded", "failed", "stopped" (every attempt ended, no outcome recorded:
+    # stopped from outside), or "lost" (an attempt never ended and stopped beating)
+    outcome: str
     failure: Failure | None
     attempts: dict[str, list[Attempt]]  # replica → its attempts, in order
     metrics: dict[str, float]
@@ -94,12 +106,40 @@ class RunState:
         step = self.metrics.get("global_step")
         return None if step is None else int(step)
 
+    def describe(self) -> str:
+        """The outcome in one line, for status and the report alike; for a run that did not
+        end by itself, its last step and how to continue it."""
+        if self.outcome in ("stopped", "lost"):
+            silent = ", ".join(
+                f"{a.replica} attempt {a.number} ({time.time() - a.last_output:.0f}s)"
+                for a in (runs[-1] for runs in self.attempts.values())
+                if not a.ended
+            )
+            how = (
+                f"lost: no heartbeat from {silent} (its supervisor was killed: a killed "
+                "launcher, a replica killed whole, a full volume)"
+                if self.outcome == "lost"
+                else "stopped from outside before it ended (Ctrl-C, a preemption, --timeout)"
+            )
+            step = "" if self.step is None else f" at step {self.step}"
+            return f"{how}{step}; {RESUME}"
+        if self.outcome == "failed" and self.failure is not None:
+            failure = self.failure
+            return f"FAILED: {failure.replica} attempt {failure.attempt} {failure.describe()}"
+        return self.outcome
+
     def result(self, attempt: Attempt) -> str:
         """How an attempt ended, as a reader wants it: a replica the run's end stopped was
         stopped, whatever its command returned on SIGTERM."""
         if attempt.exit_code is None:
-            return "running" if self.outcome == "running" else "no exit recorded"
+            if self.outcome == "running":
+                return "running"
+            return f"lost (no exit, no heartbeat for {time.time() - attempt.last_output:.0f}s)"
         text = describe_exit(attempt.exit_code)
+        if attempt.how == GIVEN_BACK:
+            return f"given back (told to stop from outside, not counted as a failure): {text}"
+        if attempt.how == RUN_ENDED:
+            return f"stopped at the run's end: {text}"
         failed = self.failure is not None and (self.failure.replica, self.failure.attempt) == (
             attempt.replica,
             attempt.number,
@@ -173,6 +213,27 @@ def _mtime(path: Path) -> float | None:
         return None
 
 
+def _words(path: Path) -> list[str]:
+    try:
+        return path.read_text(errors="replace").split()
+    except OSError:
+        return []
+
+
+def _epoch(path: Path) -> float | None:
+    """A record holding the writer's clock (`date +%s`), as written by the supervisor."""
+    words = _words(path)
+    return float(words[0]) if words and words[0].isdigit() else None
+
+
+def _ending(claim: Path | None) -> tuple[int | None, str | None]:
+    """The attempt's `exit` record: its status and how it ended, if written."""
+    words = _words(claim / "exit") if claim else []
+    if not words or not words[0].isdigit():
+        return None, None
+    return int(words[0]), words[1] if len(words) > 1 else None
+
+
 def _names(run_dir: Path) -> dict[str, tuple[Path | None, Path | None]]:
     """Every attempt name KEY.G.NAME.N with its claim and its log, where they exist. A
     preempted attempt gives its claim back (its number is reused), its log stays."""
@@ -194,12 +255,22 @@ def _attempts(run_dir: Path) -> dict[tuple[str, str], list[Attempt]]:
         if not match:
             continue
         replica, number = match["replica"], int(match["number"])
-        started = _mtime(claim) if claim else None
-        last = _mtime(log) if log else None
-        started = started or last or 0.0
-        exit_code = _exit_code(log, replica, number)
-        attempt = Attempt(replica, number, started, max(last or started, started), exit_code, log)
-        out[(match["key"], match["generation"])].append(attempt)
+        # Its own record of the start; the claim's mtime moves with every record written
+        # into it, so it is only a fallback for records of older supervisors.
+        started = (_epoch(claim / "start") or _mtime(claim)) if claim else None
+        signs = [
+            t
+            for t in (_mtime(log) if log else None, _epoch(claim / "beat") if claim else None)
+            if t
+        ]
+        started = started or min(signs, default=0.0)
+        exit_code, how = _ending(claim)
+        if exit_code is None:
+            exit_code = _exit_code(log, replica, number)
+        last = max([started, *signs])
+        out[(match["key"], match["generation"])].append(
+            Attempt(replica, number, started, last, exit_code, log, how)
+        )
     return out
 
 
@@ -219,8 +290,11 @@ def read_failure(path: Path) -> Failure | None:
     return None
 
 
-def read_run(run_dir: Path, with_scalars: bool = True) -> RunState | None:
-    """The run in `run_dir`, or None if no replica ever started there."""
+def read_run(
+    run_dir: Path, with_scalars: bool = True, lost_after: float = LOST_AFTER_SECONDS
+) -> RunState | None:
+    """The run in `run_dir`, or None if no replica ever started there. An attempt that has
+    not ended and has shown no sign of life for `lost_after` s is lost."""
     by_generation = _attempts(run_dir)
     if not by_generation:
         return None
@@ -235,10 +309,9 @@ def read_run(run_dir: Path, with_scalars: bool = True) -> RunState | None:
         outcome = "succeeded"
     elif (outcomes / f"failed.{key}.{generation}").exists():
         outcome = "failed"
-    elif any(not a.ended for runs in attempts.values() for a in runs):
-        outcome = "running"
     else:
-        outcome = "stopped"
+        # Each replica's latest attempt: an earlier one killed whole was replaced.
+        outcome = _unended_outcome([runs[-1] for runs in attempts.values()], lost_after)
     return RunState(
         directory=run_dir,
         key=key,
@@ -249,3 +322,12 @@ def read_run(run_dir: Path, with_scalars: bool = True) -> RunState | None:
         metrics=read_metrics(run_dir / METRICS_FILE),
         scalars=read_run_scalars(run_dir) if with_scalars else {},
     )
+
+
+def _unended_outcome(attempts: list[Attempt], lost_after: float) -> str:
+    """With no outcome record: running while an attempt that has not ended still beats."""
+    silent = [a for a in attempts if not a.ended]
+    if not silent:
+        return "stopped"
+    now = time.time()
+    return "running" if any(now - a.last_output <= lost_after for a in silent) else "lost"

@@ -38,6 +38,7 @@ parser.add_argument("--fail-starts", default="", help="TYPE:INDEX:N: exits 3 on 
 parser.add_argument("--hang", action="store_true", help="every replica runs until killed")
 parser.add_argument("--ignore-sigterm", action="store_true")
 parser.add_argument("--chief-seconds", type=float, default=0.3, help="the chief's run time")
+parser.add_argument("--chief-until", default="", help="PATH: the chief ends once it exists")
 parser.add_argument("--kill-starts", default="", help="TYPE:INDEX:N: SIGKILLed on its first N")
 parser.add_argument("--scalars", action="store_true",
                     help="the chief writes TF2-style loss/accuracy events and metrics.txt")
@@ -67,6 +68,8 @@ def write_scalars(output):
     (output / "metrics.txt").write_text("test_accuracy 0.9\\nglobal_step 30\\n")
 
 
+if args.ignore_sigterm:  # before anything is recorded: a test that saw the record may signal
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 tf_config = json.loads(os.environ["TF_CONFIG"])
 task = tf_config["task"]
 role = f"{task['type']}:{task['index']}"
@@ -80,8 +83,6 @@ tmp.rename(output / f"{name}.json")  # the latest start's record
 with open(output / f"{name}.starts", "a") as starts:  # one line per start
     starts.write(json.dumps(record) + "\\n")
 start_number = len((output / f"{name}.starts").read_text().splitlines())
-if args.ignore_sigterm:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 # Listen on this replica's TF_CONFIG port, as a TensorFlow server does: a restart that
 # got another port, or whose port were still held, would fail here.
 server = socket.socket()
@@ -106,6 +107,15 @@ chief = task["type"] == "chief" or (
 if args.hang or not chief:
     while True:
         time.sleep(1)
+# Every replica has started and recorded itself before the run ends: on a busy machine a
+# replica may start seconds after the chief (an event, not a fixed time; at most 60 s).
+cluster = tf_config["cluster"]
+peers = [f"{kind}-{i}.json" for kind, hosts in cluster.items() for i in range(len(hosts))]
+deadline = time.monotonic() + 60
+while not all((output / peer).exists() for peer in peers) and time.monotonic() < deadline:
+    time.sleep(0.05)
+while args.chief_until and not os.path.exists(args.chief_until):
+    time.sleep(0.05)
 time.sleep(args.chief_seconds)
 if args.scalars:
     write_scalars(output)

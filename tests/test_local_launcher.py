@@ -228,7 +228,8 @@ def test_a_signal_to_the_launcher_stops_every_replica(
     launcher, pids = hanging_launcher
     launcher.popen.send_signal(signum)
     assert launcher.finish() == 128 + signum
-    launcher.wait_for_line(rf"{signum.name} received: stopping every replica")
+    launcher.wait_for_line(rf"{signum.name} received: stopping mnist-chief-0")
+    launcher.wait_for_line(r"stopping the other replicas")
     assert_all_gone(pids)
 
 

@@ -6,6 +6,7 @@ expected outcome comes from that contract, not from the reader.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from infra.config import parse_config
@@ -97,6 +98,9 @@ def test_the_config_shown_masks_secrets(tmp_path: Path) -> None:
 def test_a_run_whose_attempt_has_not_ended_is_running(tmp_path: Path) -> None:
     run = tmp_path / "run"
     _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "Step: 100, Epoch: 1\n")
+    # Its supervisor beats (every 5 s): it is alive.
+    claim = run / ".tftrain-run" / "attempts" / f"{KEY}.{NEW}.mnist-chief-0.1"
+    (claim / "beat").write_text(f"{int(time.time())}\n")
     state = read_run(run)
     assert state is not None and state.outcome == "running"
     assert state.result(state.attempts["mnist-chief-0"][0]) == "running"

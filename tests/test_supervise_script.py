@@ -552,20 +552,24 @@ def test_a_preempted_attempt_does_not_count_against_the_retries(
 ) -> None:
     run = pid1_run
     flag = tmp_path / "running"
-    # backoffLimit 0: one attempt. Preempted (SIGTERM), it is given back, as Kubernetes ignores
-    # a DisruptionTarget pod; the retry is still that one attempt, and its failure is final.
+    # backoffLimit 1: two attempts. Preempted (SIGTERM), attempt 1 is given back, as
+    # Kubernetes ignores a DisruptionTarget pod: it keeps its number (its log is its own),
+    # and attempts 2 and 3 are still the two the Job allows; only 3's failure is final.
     process = run.start(
-        "--follows-run", *trapping(flag, "exit 143"), replica="r-worker-1", backoff=0
+        "--follows-run", *trapping(flag, "exit 143"), replica="r-worker-1", backoff=1
     )
     assert wait_until(flag.exists, 10)
     run.signal(process, signal.SIGTERM)
     status, out = finish(process)
     assert status == 143 and not run.failed.exists(), out
-    assert not run.attempt("r-worker-1", 1).exists()
-    status, out = finish(
-        run.start("--follows-run", "sh", "-c", "exit 1", replica="r-worker-1", backoff=0)
-    )
-    assert status == 1 and "attempt 1, its last of 1" in out, out
+    first = run.attempt("r-worker-1", 1)
+    assert (first / "exit").read_text() == "143 given-back\n"
+    assert (first / "start").read_text().strip().isdigit()
+    failing = ("--follows-run", "sh", "-c", "exit 1")
+    status, out = finish(run.start(*failing, replica="r-worker-1", backoff=1))
+    assert status == 1 and not run.failed.exists(), out
+    status, out = finish(run.start(*failing, replica="r-worker-1", backoff=1))
+    assert status == 1 and "attempt 3, its last of 2" in out, out
     assert run.failed.exists()
 
 

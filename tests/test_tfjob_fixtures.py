@@ -20,7 +20,7 @@ from tests.cluster_helpers import REPLICAS, STACK, summary_line, write_stack
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "tfjob_trainer.py"
 RUN_ID = "fixture"
 END_WITHIN = 3.0  # seconds after the chief's success
-_ENDED = re.compile(r"\(ended ([\d.]+)s (after|before) the job succeeded\)")
+_ENDED = re.compile(r"\(ended ([\d.]+)s (after|before) the run's success was published\)")
 
 
 def run_fixture(

@@ -10,7 +10,9 @@ Only the processes that train hold the model, so what a replica does depends on 
 - a ParameterServerStrategy ps: it holds the variables but cannot save them (the chief
   does the checkpoint I/O). It writes a request file on the shared output dir and keeps
   serving until the chief, having read it after its chunk and saved, deletes it (or
-  `PS_GRACE_SECONDS` pass); then both exit, since every step needs the ps.
+  `PS_GRACE_SECONDS` pass); then both exit, since every step needs the ps. A ps told to stop
+  after the chief has already saved and left (the local launcher stops the chief first)
+  finds the chief's `SAVED_NAME` note and exits at once: nobody is left to ask.
 - a ParameterServerStrategy worker: nothing to save; the coordinator re-runs the closure it
   loses on another worker, so it exits at once.
 
@@ -31,6 +33,8 @@ from trainer.process_exit import exit_now
 
 EXIT_PREEMPTED = 128 + signal.SIGTERM
 REQUEST_NAME = ".tftrain-preempt"
+# Written by the chief once it has saved on a notice and is leaving; removed when one starts.
+SAVED_NAME = ".tftrain-preempt-saved"
 # Under Kubernetes' default terminationGracePeriodSeconds (30) with room for the exit.
 PS_GRACE_SECONDS = 25.0
 
@@ -52,6 +56,7 @@ class Notice:
 
     def __init__(self, output_dir: Path) -> None:
         self._request = output_dir / REQUEST_NAME
+        self._saved = output_dir / SAVED_NAME
         self._signalled = False
 
     def install(self) -> Notice:
@@ -62,8 +67,14 @@ class Notice:
         self._signalled = True
 
     def acknowledge(self) -> None:
-        """Tell a waiting ps its request is served (the checkpoint is written); at start,
-        forget a request an earlier chief never served."""
+        """At start: forget a request an earlier chief never served, and its saved note."""
+        self._request.unlink(missing_ok=True)
+        self._saved.unlink(missing_ok=True)
+
+    def saved(self, step: int) -> None:
+        """Tell a waiting ps its request is served, and a ps told later that the chief has
+        saved at `step` and left."""
+        self._saved.write_text(f"{step}\n")
         self._request.unlink(missing_ok=True)
 
     def reason(self) -> str | None:
@@ -90,6 +101,13 @@ def serve_until_saved(output_dir: Path, task: str, training_complete: Callable[[
     def on_sigterm(signum: int, frame: FrameType | None) -> None:
         if training_complete():
             print(f"{task}: SIGTERM after the run's final checkpoint; nothing to save")
+            exit_now(EXIT_PREEMPTED)
+        try:
+            step = (output_dir / SAVED_NAME).read_text().strip()
+        except OSError:
+            step = ""
+        if step:
+            print(f"{task}: SIGTERM after the chief saved at step {step} and left; exiting")
             exit_now(EXIT_PREEMPTED)
         request.write_text(f"{task} got SIGTERM\n")
         print(f"{task}: SIGTERM; serving until the chief has saved a checkpoint")

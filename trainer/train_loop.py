@@ -161,7 +161,7 @@ def train(
             progress.drain()
             checkpoints.save(step)
         if stop:
-            notice.acknowledge()
+            notice.saved(step)
             raise Preempted(step, reason or "another worker's SIGTERM")
     seconds = time.perf_counter() - started
     writer.close()

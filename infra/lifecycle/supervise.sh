@@ -13,11 +13,17 @@
 #                           "<replica> exit <code> attempt <n> on <host>", or
 #                           "<replica> lost attempt <n> on <host>: ..." (no heartbeat)
 #   attempts/KEY.G.NAME.N/  attempt N of replica NAME in generation G (claimed by mkdir), with
+#     start                 when it started: the writer's clock (date +%s)
 #     beat                  the attempt's heartbeat: the writer's clock (date +%s), every
-#                           --lost-after/6 s (at least 1 s) while its supervisor lives
-#     exit                  written once the attempt has ended: "<status> <how>" (how: exited,
-#                           signalled: it was told to stop from outside)
+#                           --lost-after/6 s (at least 1 s) while its supervisor lives,
+#                           rewritten in place (same length: no new block on a full volume)
+#     exit                  written once the attempt has ended: "<status> <how>", status being
+#                           this script's exit status, how: exited (its command ended),
+#                           run-ended (stopped by the run's success or failure), given-back
+#                           (told to stop from outside: not counted against --backoff-limit)
 #     term                  written when the attempt receives SIGTERM/SIGINT from outside
+#     reserve               64 KiB this attempt frees when a record cannot be written (a log
+#                           filled the volume), so the outcome is recorded whatever the logs did
 # A record is written under a name unique to this pod and this shell (uname -n is the pod's
 # name; $$ is 1 in every container), then renamed into place: never half-written, and two
 # replicas publishing at once cannot take each other's temp file. Records are only ever
@@ -41,9 +47,10 @@
 # good: a replica started later exits 0 at once (the ends-run one runs FILE again, which is
 # idempotent).
 # An attempt told to stop from outside (SIGTERM or SIGINT: preemption, eviction, a drain, a
-# deleted pod; Kubernetes does not count those against the Job's backoffLimit either) gives
-# its attempt number back and never publishes the run's success: it exits with CMD's status,
-# or 143 (128 + SIGTERM) if CMD exited 0, so that its Job is not complete and runs it again.
+# deleted pod; Kubernetes does not count those against the Job's backoffLimit either) is
+# given back: it keeps its number (its log is its own) but does not count against
+# --backoff-limit, and it never publishes the run's success: it exits with CMD's status, or
+# 143 (128 + SIGTERM) if CMD exited 0, so that its Job is not complete and runs it again.
 # SIGTERM reaches CMD's whole process group (a shell wrapper's children too), and the
 # supervisor waits while any process of that group is still running: up to --stop-grace s
 # (default 2) when the run ended, then SIGKILL, said; as long as the platform allows (the
@@ -57,12 +64,15 @@
 # --logs DIR     each attempt's output (CMD's stdout and stderr, in order, and this script's
 #                lines) is also kept in DIR/KEY.G.NAME.N.log, the log of attempts/KEY.G.NAME.N;
 #                it still reaches this script's stdout (kubectl logs). CMD's output is
-#                followed by "... ended: exit STATUS", then what this script decided.
-#                Bounded: past --log-cap bytes (default 32 MiB) the log is copied to .log.1
-#                (replacing an older one) and starts again empty, so an attempt keeps at most
-#                about twice the cap, the newest lines always. Best effort: an image without
-#                mkfifo or tee, or a log that cannot be written (a full volume), leaves the
-#                output on stdout only; the command never waits for the log.
+#                followed by "... ended: exit STATUS" (this script's exit status, with CMD's
+#                own when it differs), then what this script decided.
+#                Bounded: the copier itself moves the log to .log.1 (replacing an older one)
+#                once it has written --log-cap bytes (default 32 MiB) into it, and carries on
+#                in a new one: no byte is lost, an attempt keeps at most twice the cap (plus
+#                4 KiB), the newest output always; a line may be split between the two.
+#                Best effort: an image without mkfifo, tee or dd, or a log that cannot be
+#                written (a full volume), leaves the output on stdout only; the command
+#                never waits for the log, and the records are written anyway (reserve).
 
 # Exit codes no retry can fix: a usage error (argparse's and the trainer's), a command that
 # is not executable (126) or not found (127). infra/lifecycle reads this line: one definition.
@@ -145,11 +155,25 @@ run_succeeded() { [ -e "$succeeded" ]; }
 run_failed() { [ -e "$failed" ]; }
 is_final() { case " $FINAL_EXIT_CODES " in *" $1 "*) return 0 ;; esac; return 1; }
 
+# put FILE TEXT: TEXT into FILE. On a full volume (a log filled it), once more after this
+# attempt has freed its reserve: a record is never lost to a log. A failed write leaves no
+# empty file behind.
+reserve=''
+put() {
+    printf '%s\n' "$2" >"$1" 2>/dev/null && return 0
+    [ -n "$reserve" ] || { rm -f "$1" 2>/dev/null; return 1; }
+    rm -f "$reserve" 2>/dev/null
+    reserve=''
+    printf '%s\n' "$2" >"$1" 2>/dev/null && return 0
+    rm -f "$1" 2>/dev/null
+    return 1
+}
+
 # publish FILE TEXT: write TEXT to FILE atomically, under a temp name no other replica uses.
 publish() {
     partial="$outcomes/.partial.$host.$$.${1##*/}"
     mkdir -p "$outcomes" 2>/dev/null
-    printf '%s\n' "$2" >"$partial" 2>/dev/null && mv -f "$partial" "$1" 2>/dev/null
+    put "$partial" "$2" && mv -f "$partial" "$1" 2>/dev/null
 }
 
 # publish_failure TEXT WHY: the run's failure, unless it has already succeeded (a late
@@ -166,12 +190,34 @@ publish_failure() {
 exit_failure() { publish_failure "$replica exit $1 attempt $attempt on $host" "$replica exit $1, $2"; }
 
 # The latest attempt of replica $1 in this generation (0: none yet). Attempt numbers are
-# claimed in order and only the latest is ever given back, so they have no gaps; each
-# probe is one lookup of a name.
+# claimed in order and never given back (a given-back attempt keeps its claim), so they
+# have no gaps; each probe is one lookup of a name.
 latest_attempt() {
     n=0
     while [ -d "$attempts/$run.$generation.$1.$((n + 1))" ]; do n=$((n + 1)); done
     echo "$n"
+}
+
+# Whether attempt $2 of replica $1 was given back (told to stop from outside): its exit says
+# so, or it was told and never said how it ended (its grace ran out).
+given_back() {
+    how=''
+    [ -e "$attempts/$run.$generation.$1.$2/exit" ] || {
+        [ -e "$attempts/$run.$generation.$1.$2/term" ]
+        return
+    }
+    read -r _ how <"$attempts/$run.$generation.$1.$2/exit" 2>/dev/null
+    [ "$how" = given-back ]
+}
+
+# How many attempts of replica $1 before attempt $2 count against --backoff-limit.
+counted_before() {
+    k=1 counted=0
+    while [ "$k" -lt "$2" ]; do
+        given_back "$1" "$k" || counted=$((counted + 1))
+        k=$((k + 1))
+    done
+    echo "$counted"
 }
 
 # An attempt that ended, or was told to stop, has said so; one that has not, is on its
@@ -182,7 +228,7 @@ check_peers() {
     for peer in $peers; do
         [ "$peer" != "$replica" ] || continue
         n=$(latest_attempt "$peer")
-        [ "$n" -gt "$backoff_limit" ] || continue
+        [ "$n" -gt 0 ] && [ "$(counted_before "$peer" "$n")" -ge "$backoff_limit" ] || continue
         dir="$attempts/$run.$generation.$peer.$n"
         [ -e "$dir/exit" ] || [ -e "$dir/term" ] && continue
         beat=$(cat "$dir/beat" 2>/dev/null) || continue
@@ -195,7 +241,10 @@ check_peers() {
 }
 
 # Attempt records: written only when this attempt has a claim.
-note() { [ "$attempt" -gt 0 ] && printf '%s\n' "$2" >"$claim/$1" 2>/dev/null; }
+note() { [ "$attempt" -gt 0 ] && put "$claim/$1" "$2"; }
+# The heartbeat, overwritten in place: the same length every time, so no new block is needed
+# on a full volume.
+beat() { [ "$attempt" -gt 0 ] && printf '%s\n' "$(now)" 1<>"$claim/beat" 2>/dev/null; }
 
 finish_attempt() { note exit "$1 $2"; }
 
@@ -244,6 +293,7 @@ if run_failed; then
     say "run $run has already failed ($(cat "$failed" 2>/dev/null)): exiting"
     exit 2
 fi
+trap 'rm -f "$reserve" 2>/dev/null' EXIT
 
 # Claim this attempt's number: mkdir is atomic, also on NFS, so two attempts never share one.
 attempt=1
@@ -257,9 +307,18 @@ while ! mkdir "$attempts/$run.$generation.$replica.$attempt" 2>/dev/null; do
     attempt=$((attempt + 1))
 done
 claim="$attempts/$run.$generation.$replica.$attempt"
+note start "$(now)"
+beat
+# 64 KiB of zeros, freed when a record cannot be written (see put).
+if [ "$attempt" -gt 0 ] && head -c 65536 /dev/zero >"$claim/reserve" 2>/dev/null; then
+    reserve="$claim/reserve"
+else
+    rm -f "$claim/reserve" 2>/dev/null
+fi
+# The last attempt the Job allows: given-back attempts do not count (podFailurePolicy).
 last=''
-[ -n "$backoff_limit" ] && [ "$attempt" -gt "$backoff_limit" ] && last=1
-note beat "$(now)"
+[ -n "$backoff_limit" ] && [ "$attempt" -gt 0 ] &&
+    [ "$(counted_before "$replica" "$attempt")" -ge "$backoff_limit" ] && last=1
 
 # The replica's own writable directory; the code stays where the replica started.
 if [ -n "$workdir" ]; then
@@ -341,25 +400,39 @@ busy() {
         set -- ${stat##*) }
         [ "$3" = "$$" ] && [ "$1" != Z ] || continue
         case $pid in "$$" | "$helper" | "${watcher:-}" | "${copier:-}") continue ;; esac
-        # The watcher's and the log copier's own helpers (a nap, tee) are not CMD's.
+        # The watcher's and the log copier's own helpers (a nap; dd, tee, wc) are not CMD's.
         [ "$pid" != "$child" ] && [ "$2" = "${watcher:-}" ] && continue
-        [ "$pid" != "$child" ] && [ -n "$copier" ] && [ "$2" = "$copier" ] && continue
+        [ "$pid" != "$child" ] && [ -n "$copier" ] && copies "$2" && continue
         [ "$pid" != "$child" ] && [ "$2" = "$$" ] && [ "$name" = sleep ] && continue
         echo "$pid"
     done
 }
 
+# Whether process $1 is the copier or one of its children (a chunk's command substitution).
+copies() {
+    [ "$1" = "$copier" ] && return 0
+    stat_of "$1" || return 1
+    # shellcheck disable=SC2086 # split on purpose, as in leads_group
+    set -- ${stat##*) }
+    [ "$2" = "$copier" ]
+}
+
 # The attempt's log: CMD writes into a FIFO whose reader (the copier) copies to this script's
-# stdout and appends to the log. The copier ignores SIGTERM and SIGINT (it must copy what CMD
-# prints while it stops), and if its tee dies, a read loop takes over the FIFO, so CMD never
+# stdout and appends to the log, chunk by chunk: dd reads at most the cap's rest (in reads of
+# at most 4 KiB, never more: dd has no read-ahead, unlike busybox's head), tee writes it to
+# the log and to stdout, wc counts it. Once the log holds --log-cap bytes the copier moves it
+# to .log.1 and the next chunk starts a new one: nothing is lost between the two. The copier
+# ignores SIGTERM and SIGINT (it must copy what CMD prints while it stops) and SIGPIPE (a
+# stdout nobody reads any more); if a chunk's copy breaks, cat drains the FIFO, so CMD never
 # gets SIGPIPE nor waits on a full pipe. CMD's status is still its own (no pipeline).
 fifo='' copier=''
 start_log() {
     [ -n "$logs" ] && [ "$attempt" -gt 0 ] || return 1
-    if ! command -v mkfifo >/dev/null 2>&1 || ! command -v tee >/dev/null 2>&1; then
-        say "no mkfifo or tee in this image: the output is not kept in $logs"
+    for tool in mkfifo tee dd wc; do
+        command -v "$tool" >/dev/null 2>&1 && continue
+        say "no $tool in this image: the output is not kept in $logs"
         return 1
-    fi
+    done
     fifo="${TMPDIR:-/tmp}/.tftrain-output.$host.$$"
     rm -f "$fifo" 2>/dev/null
     log="$logs/$run.$generation.$replica.$attempt.log"
@@ -371,25 +444,30 @@ start_log() {
     fi
     # shellcheck disable=SC2094 # the FIFO's name goes once both ends are open
     (
-        trap '' TERM INT
+        trap '' TERM INT PIPE
         rm -f "$fifo"
-        tee -a "$log" 2>/dev/null && exit 0
-        while IFS= read -r line || [ -n "$line" ]; do printf '%s\n' "$line"; done
+        written=0
+        while :; do
+            left=$((log_cap - written))
+            blocks=$(((left + 4095) / 4096))
+            [ "$blocks" -le 256 ] || blocks=256
+            [ "$blocks" -ge 1 ] || blocks=1
+            copied=$(dd bs=4096 count="$blocks" 2>/dev/null | tee -a "$log" /dev/fd/3 2>/dev/null | wc -c)
+            # Nothing read: every writer has closed the FIFO, or the copy broke (cat below).
+            [ "$((copied))" -gt 0 ] || break
+            written=$((written + copied))
+            if [ "$written" -ge "$log_cap" ]; then
+                mv -f "$log" "$log.1" 2>/dev/null
+                written=0
+            fi
+        done 3>&1
+        cat 2>/dev/null || cat >/dev/null 2>&1
     ) <"$fifo" &
     copier=$!
 }
 
-# Called every half second: past the cap, the log is copied to .log.1 and emptied (tee
-# appends, so it carries on at the start); lines written during the copy may be lost.
-cap_log() {
-    [ -n "$log" ] || return 0
-    size=$(wc -c <"$log" 2>/dev/null) || return 0
-    [ $((size)) -le "$log_cap" ] && return 0
-    cp "$log" "$log.1" 2>/dev/null
-    : >"$log" 2>/dev/null
-}
-
 # The copier has up to a second to copy CMD's last lines (a child of CMD may hold the FIFO).
+# $1: this attempt's exit status; $2: CMD's, and why they differ (empty: they do not).
 end_log() {
     [ -n "$copier" ] || return 0
     ticks=10
@@ -399,7 +477,8 @@ end_log() {
     done
     # On a line of its own, also after output that did not end with one.
     [ -z "$(tail -c 1 "$log" 2>/dev/null)" ] || printf '\n' >>"$log" 2>/dev/null
-    printf 'tftrain-supervise: %s attempt %s ended: exit %s\n' "$replica" "$attempt" "$1" >>"$log" 2>/dev/null
+    printf 'tftrain-supervise: %s attempt %s ended: exit %s%s\n' "$replica" "$attempt" "$1" \
+        "${2:+ ($2)}" >>"$log" 2>/dev/null
 }
 
 # The one place CMD starts: its output through the attempt's log when there is one.
@@ -456,9 +535,8 @@ watcher=$(
                 stop_child "$1"
                 exit 0
             fi
-            cap_log
             if [ "$((tick % (beat_every * 2)))" -eq 0 ]; then
-                note beat "$(now)"
+                beat
                 check_peers
             fi
             tick=$((tick + 1))
@@ -496,26 +574,30 @@ if [ -n "$signalled" ]; then
 fi
 # SIGKILL: the watcher ignores SIGTERM.
 kill -KILL "$watcher" 2>/dev/null
-end_log "$status"
 
-# The run's success first: whatever a stopped follower's command returned, it is done.
+# How this attempt ends, one truth for its log, its exit record and this script's status.
+command_status=$status how=exited
 if run_succeeded && [ "$role" = follows ]; then
-    finish_attempt "$status" exited
-    exit 0
-fi
-if run_failed; then
-    finish_attempt "$status" exited
-    exit 2 # stopped because another replica failed: this Job fails at once too
-fi
-if [ -n "$signalled" ]; then
-    # Preempted or deleted: not the run's end and not a failure of the replica. Its number is
-    # given back, and an exit 0 after the signal (a trainer's graceful shutdown) must not
-    # complete the Job: the work is not done.
-    [ "$attempt" -gt 0 ] && rm -f "$claim/beat" "$claim/term" "$claim/exit" 2>/dev/null && rmdir "$claim" 2>/dev/null
+    # The run's success first: whatever a stopped follower's command returned, it is done.
+    status=0 how=run-ended
+elif run_failed; then
+    status=2 how=run-ended # stopped because another replica failed: this Job fails at once too
+elif [ -n "$signalled" ]; then
+    # Preempted or deleted: not the run's end and not a failure of the replica. Given back,
+    # and an exit 0 after the signal (a trainer's graceful shutdown) must not complete the
+    # Job: the work is not done.
+    how=given-back
     [ "$status" -ne 0 ] || status=143
-    exit "$status"
 fi
-finish_attempt "$status" exited
+case $how in
+exited) why='' ;;
+run-ended) why="its command: exit $command_status; stopped at the run's end" ;;
+*) why="its command: exit $command_status; given back: told to stop from outside, not counted against the backoff limit" ;;
+esac
+[ "$status" -ne "$command_status" ] || [ "$how" = given-back ] || why=''
+end_log "$status" "$why"
+finish_attempt "$status" "$how"
+[ "$how" = exited ] || exit "$status"
 if [ "$role" = ends ] && [ "$status" -eq 0 ]; then
     if publish "$succeeded" "$run $replica attempt $attempt on $host"; then
         say "run $run succeeded: published $succeeded"

@@ -55,7 +55,7 @@ from infra.local.supervisor import (
 )
 from infra.local.sweep import add_trial_option, refused_options, run_sweep
 from infra.report import config_that_ran, write_report
-from infra.run_state import read_run
+from infra.run_state import RESUME, read_run
 from infra.topology import hang_warnings
 from trainer.output_dir import OutputDirError, prepare_output_dir
 
@@ -331,7 +331,7 @@ def _run_in(
         Timing(grace=_grace(args, plan), stop_grace=args.stop_grace, timeout=_timeout(args, plan)),
         sidecars,
         Backoff(limit=plan.config.job.backoff_limit),
-        RunFailures(plan.outcomes, plan.generation),
+        RunFailures(plan.outcomes, plan.generation, run_key(plan.config)),
         network,
     )
     say = supervisor.say
@@ -366,6 +366,9 @@ def _run_in(
     for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
         say(line)
     say(_report(plan, shown, args.stack))
+    if supervisor.stopped:
+        # As the sweep says it: nothing is lost, the same command resumes the same run id.
+        say(f"stopped: {RESUME}")
     if finished_before and status == 0:
         say(
             f"run {config.job.run_id} had already succeeded before this launch: nothing was "

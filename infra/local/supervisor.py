@@ -6,7 +6,13 @@ Kubernetes objects: the job succeeds when the primary replica (chief, else worke
 once, as the Jobs' podFailurePolicy does; a replica that exits otherwise non-zero or is
 killed is restarted, with the same env on the same port, up to `job.backoffLimit` times;
 one more failure fails the job. In the cluster every replica is its own Job, so the limit
-counts per replica; the Job controller's new pod is, locally, a new process.
+counts per replica; the Job controller's new pod is, locally, a new process. An attempt its
+supervisor gave back (told to stop from outside: its `exit` record says `given-back`) is
+restarted without counting, as the Jobs' podFailurePolicy ignores disruptions.
+
+Stopped itself (Ctrl-C, SIGTERM, SIGHUP), the launcher stops the replica that ends the run
+first and the others once it has exited: the chief saves its checkpoint while its ps and
+workers still serve it, so the work is kept and nothing waits on a peer already gone.
 
 Every replica runs under the same supervisor script as in the cluster (`infra.lifecycle`),
 so once the primary has succeeded the others end by themselves within seconds; the
@@ -29,7 +35,7 @@ from infra.local import process
 from infra.local.netns import PrivateNetwork
 from infra.local.plan import ProcessSpec
 from infra.local.ports import PortReservation
-from infra.run_state import Failure, read_failure
+from infra.run_state import GIVEN_BACK, Failure, read_failure
 
 LAUNCHER = "launcher"
 EXIT_TIMEOUT = 124  # what timeout(1) returns
@@ -130,6 +136,7 @@ class RunFailures:
 
     outcomes: Path
     generation: str
+    key: str = "*"  # the run key: whose success record to look for
 
     def read(self) -> Failure | None:
         for record in self.outcomes.glob(f"failed.*.{self.generation}"):
@@ -137,6 +144,22 @@ class RunFailures:
             if failure is not None:
                 return failure
         return None
+
+    def given_back(self, replica: str) -> bool:
+        """Whether the replica's latest attempt of this launch was given back."""
+        claims = self.outcomes.glob(f"attempts/*.{self.generation}.{replica}.*")
+        numbered = [(int(c.name.rpartition(".")[2]), c) for c in claims if c.name[-1].isdigit()]
+        if not numbered:
+            return False
+        try:
+            words = (max(numbered)[1] / "exit").read_text().split()
+        except OSError:
+            return False
+        return words[1:2] == [GIVEN_BACK]
+
+    def succeeded(self) -> bool:
+        """Whether the run's success is published."""
+        return any(self.outcomes.glob(f"succeeded.{self.key}"))
 
 
 class Supervisor:
@@ -165,14 +188,18 @@ class Supervisor:
         self._backoff = backoff or Backoff()
         self.replicas: dict[str, process.Child] = {}  # the latest process of each replica
         self.sidecars: dict[str, process.Child] = {}
-        # Per replica, the return code of each process a restart replaced.
+        # Per replica, the return code of each process a restart replaced, and how many of
+        # them count against job.backoffLimit (not the given-back ones).
         self.earlier_exits: defaultdict[str, list[int]] = defaultdict(list)
+        self._counted: defaultdict[str, int] = defaultdict(int)
+        self.published_at: float | None = None  # when the success record was first seen
         self._first_started: dict[str, float] = {}
         self._restart_due: dict[str, float] = {}  # replica name → when to start it again
         self.succeeded_at: float | None = None  # when the primary exited 0
         self.failed: process.Child | None = None
         self.failed_at: float | None = None
         self.outcome = ""
+        self.stopped = False  # by a signal to the launcher (Ctrl-C): the run can continue
 
     def say(self, text: str) -> None:
         self._output.line(LAUNCHER, text)
@@ -207,7 +234,9 @@ class Supervisor:
             return Decision.CONTINUE
         if returncode in FINAL_EXIT_CODES and self.succeeded_at is None:
             return Decision.FAIL
-        if len(self.earlier_exits[child.name]) < self._backoff.limit:
+        if self._run_failures and self._run_failures.given_back(child.name):
+            return Decision.RESTART  # a disruption: not counted, as podFailurePolicy
+        if self._counted[child.name] < self._backoff.limit:
             # Also after the job succeeded: in the cluster this replica's own Job is not
             # complete and would restart it; its supervisor then exits 0 at once.
             return Decision.RESTART
@@ -231,10 +260,22 @@ class Supervisor:
             return EXIT_CANNOT_START
         except Stopped as stop:
             self.outcome = f"stopped by {stop}"
-            self.say(f"{stop} received: stopping every replica")
+            self.stopped = True
+            self._stop_in_order(stop)
             return 128 + stop.signum
         finally:
             process.stop(self.children, self._timing.stop_grace)  # SIGTERM, then SIGKILL
+
+    def _stop_in_order(self, stop: Stopped) -> None:
+        """The replica that ends the run first (it checkpoints, served by the others), then
+        the rest; each gets the stop grace."""
+        primary = self.replicas.get(self._primary)
+        first = [primary] if primary is not None and primary.ended is None else []
+        if first:
+            self.say(f"{stop} received: stopping {self._primary} (it saves its checkpoint)")
+            process.stop(first, self._timing.stop_grace)
+        self.say("stopping the other replicas")
+        process.stop(self.children, self._timing.stop_grace)
 
     def _supervise(self, started: float) -> int:
         timing = self._timing
@@ -243,6 +284,8 @@ class Supervisor:
             if status is not None:
                 return status
             now = time.monotonic()
+            if self.published_at is None and self._run_failures and self._run_failures.succeeded():
+                self.published_at = now
             self._start_due_restarts(now)
             if not self._restart_due and all(c.ended is not None for c in self.replicas.values()):
                 return self._status()
@@ -327,13 +370,16 @@ class Supervisor:
 
     def _schedule_restart(self, child: process.Child, returncode: int) -> None:
         self.earlier_exits[child.name].append(returncode)
-        restart = len(self.earlier_exits[child.name])
-        delay = self._backoff.delay(restart)
+        if self._run_failures and self._run_failures.given_back(child.name):
+            delay = self._backoff.first_delay
+            how = f"given back (told to stop from outside), not counted: restart in {delay:.1f}s"
+        else:
+            self._counted[child.name] += 1
+            restart = self._counted[child.name]
+            delay = self._backoff.delay(restart)
+            how = f"restart {restart} of {self._backoff.limit} in {delay:.1f}s"
         self._restart_due[child.name] = time.monotonic() + delay
-        self.say(
-            f"{child.name} exited {exited(returncode)}; "
-            f"restart {restart} of {self._backoff.limit} in {delay:.1f}s"
-        )
+        self.say(f"{child.name} exited {exited(returncode)}; {how}")
 
     def _start_due_restarts(self, now: float) -> None:
         # From the main thread, like the first start: PR_SET_PDEATHSIG is per thread.
@@ -362,12 +408,13 @@ class Supervisor:
                 lines.append(f"  {name:<{width}}  not started")
                 continue
             note = " (stopped by the launcher)" if child.stopped_by_launcher else ""
-            if self.succeeded_at is not None and child.ended and name != self._primary:
-                # Signed: a replica stopped by the run's end can exit just before the
-                # launcher has reaped the chief (its supervisor publishes first).
-                delta = child.ended - self.succeeded_at
+            succeeded = self.published_at or self.succeeded_at
+            if succeeded is not None and child.ended and name != self._primary:
+                # From the success record, published before the chief's export waits for an
+                # evaluator: an awaited evaluator ends after the success, before the chief.
+                delta = child.ended - succeeded
                 when = "after" if delta >= 0 else "before"
-                note += f" (ended {abs(delta):.1f}s {when} the job succeeded)"
+                note += f" (ended {abs(delta):.1f}s {when} the run's success was published)"
             if name in self._restart_due:
                 note += " (was waiting to restart)"
             # Wall time since the replica's first start: the time the job spent on it.

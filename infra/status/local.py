@@ -63,14 +63,9 @@ def _ago(epoch: float | None) -> str:
 
 
 def _outcome(state: RunState) -> str:
-    failure = state.failure
-    if state.outcome == "failed" and failure is not None:
-        return f"FAILED: {failure.replica} attempt {failure.attempt} {failure.describe()}"
     if state.outcome == "running":
         return f"running (last output {_ago(state.last_activity)})"
-    if state.outcome == "stopped":
-        return "stopped (no outcome recorded: stopped from outside, or killed)"
-    return state.outcome
+    return state.describe()
 
 
 def describe_run(state: RunState) -> Iterator[str]:

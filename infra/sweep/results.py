@@ -18,6 +18,7 @@ from pathlib import Path
 from infra.config import StackConfig
 from infra.config.sweep_points import point_text
 from infra.lifecycle import OUTCOMES_DIR, run_key
+from infra.run_state import read_run
 from infra.tensorboard_scalars import Point, flat_run_scalars, latest, series
 
 # export.sh's marker: an exported run directory is complete once it is there.
@@ -50,7 +51,9 @@ def outcome(config: StackConfig, run_dir: Path) -> str:
         return "succeeded"
     if any(records.glob(f"failed.{key}.*")):
         return "failed"
-    return "running or stopped"
+    # Running, stopped from outside, or lost (its supervisors died): as `status` reads it.
+    state = read_run(run_dir, with_scalars=False)
+    return "not started" if state is None else state.outcome
 
 
 def trial_result(number: int, trial: StackConfig, run_dir: Path, metric: str) -> TrialResult:
