@@ -32,10 +32,7 @@ def program_dir(project_dir: Path = PROJECT_DIR) -> Path:
 
 
 def as_provider_path(path: Path) -> str:
-    """`path` as a provider running in `program_dir()` opens it: relative to that directory
-    for a file of the project (so state and reviews do not depend on where the checkout
-    lives), absolute for a file outside it (a user's own data directory)."""
-    resolved = path.resolve()
-    if not resolved.is_relative_to(PROJECT_DIR):
-        return str(resolved)
-    return Path(os.path.relpath(resolved, program_dir())).as_posix()
+    """`path`, a file of the project (`data.localInputDir` must lie inside it), as a provider
+    running in `program_dir()` opens it: relative to that directory, so state and reviews do
+    not depend on where the checkout lives."""
+    return Path(os.path.relpath(path.absolute(), program_dir())).as_posix()

@@ -117,16 +117,6 @@ def test_a_path_that_only_resolves_from_the_project_root_fails_the_run(
     assert "PutObjectFromFile: open trainer/data/mnist/" in str(run.error)
 
 
-def test_a_file_outside_the_project_is_named_by_its_absolute_path(tmp_path: Path) -> None:
-    """A user's own data directory: absolute, so it opens from any working directory."""
-    (tmp_path / "train.csv").write_text("x,y\n1,2\n")
-    raw = read_stack_file(stack_file("ack-gpu", STACKS_DIR))
-    raw["data"] = {**raw["data"], "localInputDir": str(tmp_path)}
-    run = run_program(raw)
-    (upload,) = run.of_type(OBJECT)
-    assert upload.inputs["source"] == str((tmp_path / "train.csv").resolve())
-
-
 def test_the_program_venv_resolves_from_the_project_root_not_from_main() -> None:
     """Pulumi.yaml's `virtualenv: .venv-program` is joined to the project's root directory
     (sdk/python/toolchain/pip.go `resolveVirtualEnvironmentPath(root, virtualenv)`, root =

@@ -13,7 +13,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from infra.config import ConfigError, StackConfig
@@ -336,6 +336,36 @@ def _run_in(
     )
     say = supervisor.say
     config = plan.config
+    _say_plan(say, plan, args, ports, network_line)
+    finished_before = (plan.outcomes / f"succeeded.{run_key(config)}").exists()
+    started = time.monotonic()
+    status = _supervise(supervisor)
+    say("summary:")
+    for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
+        say(line)
+    say(_report(plan, shown, args.stack))
+    if supervisor.stopped:
+        # As the sweep says it: nothing is lost, the same command resumes the same run id.
+        say(f"stopped: {RESUME}")
+    if finished_before and status == 0:
+        say(
+            f"run {config.job.run_id} had already succeeded before this launch: nothing was "
+            f"trained. To train it again from scratch: --fresh (keeps the old output as "
+            f"{plan.output_dir.name}.before-<time>), or change a setting or job.runId"
+        )
+    say(f"exit status {status}")
+    return status
+
+
+def _say_plan(
+    say: Callable[[str], None],
+    plan: LocalPlan,
+    args: argparse.Namespace,
+    ports: PortReservation,
+    network_line: str,
+) -> None:
+    """The launcher's opening lines: what this launch trains, where, and how it ends."""
+    config = plan.config
     for line in opening_lines(args.stack, config):
         say(line)
     for line in _commands(plan):
@@ -359,24 +389,6 @@ def _run_in(
         say(f"warning: job.dataDir {config.job.data_dir} does not exist on this machine")
     if args.tensorboard:
         say(f"TensorBoard: http://{HOST}:{ports.port(TENSORBOARD)}/")
-    finished_before = (plan.outcomes / f"succeeded.{run_key(config)}").exists()
-    started = time.monotonic()
-    status = _supervise(supervisor)
-    say("summary:")
-    for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
-        say(line)
-    say(_report(plan, shown, args.stack))
-    if supervisor.stopped:
-        # As the sweep says it: nothing is lost, the same command resumes the same run id.
-        say(f"stopped: {RESUME}")
-    if finished_before and status == 0:
-        say(
-            f"run {config.job.run_id} had already succeeded before this launch: nothing was "
-            f"trained. To train it again from scratch: --fresh (keeps the old output as "
-            f"{plan.output_dir.name}.before-<time>), or change a setting or job.runId"
-        )
-    say(f"exit status {status}")
-    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
