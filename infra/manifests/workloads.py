@@ -42,7 +42,7 @@ from infra.manifests.placement import placement
 from infra.manifests.registry import image_pull_secrets
 from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
-from infra.replica_plan import Place, ReplicaPlan, replica_plan
+from infra.replica_plan import EnvVar, Place, ReplicaPlan, replica_plan
 from infra.run_data import init_checkpoint_env, resolve_init_checkpoint
 from infra.topology import TF_PORT, Replica, Topology
 
@@ -141,14 +141,19 @@ def pod_place(config: StackConfig, topology: Topology) -> Place:
 
 
 def pod_env(plan: ReplicaPlan) -> list[dict[str, Any]]:
-    """The plan's env as a container's: downward API fields by reference, the rest as values
-    (`$(VAR)` left for the kubelet to expand)."""
-    return [
-        {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_path}}}
-        if var.field_path
-        else {"name": var.name, "value": var.value}
-        for var in plan.env
-    ]
+    """The plan's env as a container's: downward API fields and resources by reference, the
+    rest as values (`$(VAR)` left for the kubelet to expand)."""
+    return [_pod_var(var) for var in plan.env]
+
+
+def _pod_var(var: EnvVar) -> dict[str, Any]:
+    if var.field_path:
+        return {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_path}}}
+    if var.resource:
+        # Divisor 1: CPU in whole cores, rounded up (500m reads as 1).
+        ref = {"containerName": CONTAINER_NAME, "resource": var.resource, "divisor": "1"}
+        return {"name": var.name, "valueFrom": {"resourceFieldRef": ref}}
+    return {"name": var.name, "value": var.value}
 
 
 def _container(config: StackConfig, plan: ReplicaPlan) -> dict[str, Any]:
