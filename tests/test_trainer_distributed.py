@@ -61,8 +61,14 @@ class ProcessCluster:
     """
 
     def __init__(
-        self, shape: dict[str, int], output_dir: Path, env: dict[str, str], run: str = "test"
+        self,
+        shape: dict[str, int],
+        output_dir: Path,
+        env: dict[str, str],
+        run: str = "test",
+        cpus: set[int] | None = None,  # every task's affinity mask (`taskset -c`)
     ) -> None:
+        self.cpus = cpus
         # Each port held until its task starts (infra/local/ports.py): nothing else is handed
         # it meanwhile, as with the launcher.
         self.ports = PortReservation(
@@ -133,6 +139,7 @@ class ProcessCluster:
             stdout=self._log_files[-1],
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a group per task, for `kill`
+            preexec_fn=(lambda: os.sched_setaffinity(0, self.cpus)) if self.cpus else None,
         )
 
     def start_all(self) -> None:
@@ -242,9 +249,13 @@ def test_parameter_server_cluster_trains_exits_and_resumes(tmp_path: Path) -> No
     # The chief's supervisor's record of the run's success.
     assert (output / OUTCOMES_DIR / "succeeded.test").read_text().startswith("test chief-0 ")
 
-    # Other settings in the same directory: a new run to its supervisors.
+    # Other settings in the same directory: a new run to its supervisors. Every task pinned
+    # to one core, as under `taskset -c 0`, a sweep trial's core or a pod's exclusive cpuset:
+    # TensorFlow sized its inter-op pool from that mask, one thread, and the ps and worker
+    # deadlocked on the first function (issue 41). A hang fails at the timeout, logs shown.
     settings = {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "36"}
-    with ProcessCluster(shape, output, settings, run="test-36") as cluster:
+    one_core = {min(os.sched_getaffinity(0))}
+    with ProcessCluster(shape, output, settings, run="test-36", cpus=one_core) as cluster:
         cluster.start_all()
         assert cluster.wait_all(timeout=150) == dict.fromkeys(cluster.processes, 0), (
             cluster.all_logs()
