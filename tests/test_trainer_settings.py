@@ -227,3 +227,16 @@ def test_thread_setting_of_the_user_wins() -> None:
     env = {"TF_NUM_INTRAOP_THREADS": "3", "TF_NUM_INTEROP_THREADS": "5"}
     environment.prepare(config, make_plan("auto", config), env)
     assert (env["TF_NUM_INTRAOP_THREADS"], env["TF_NUM_INTEROP_THREADS"]) == ("3", "5")
+
+
+def test_the_trainer_process_skips_matplotlib_and_keras_does_without_it() -> None:
+    # Keras imports matplotlib.pyplot with itself when it is installed (it is, in this venv);
+    # `python -m trainer` marks it absent first, and Keras then carries on without it.
+    code = (
+        "import sys; from trainer import environment; environment.skip_plotting_imports(); "
+        "import keras; print('matplotlib.pyplot' in sys.modules, keras.layers.Dense(2).units)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert done.stdout.split() == ["False", "2"]

@@ -90,4 +90,6 @@ def run_role(
 
 
 if __name__ == "__main__":
+    # Here, not in `main`: a test calling `main` in its own process keeps its matplotlib.
+    environment.skip_plotting_imports()
     exit_now(main())

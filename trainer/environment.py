@@ -18,6 +18,11 @@
     each other and ran about 10 % slower than with one thread each.
   A value the user (or the pod spec, `infra/replica_plan.py`) set wins, except an inter-op
   count below 2, which is raised, said on stderr.
+- Keras imports `matplotlib.pyplot` with itself whenever matplotlib is installed (for plot
+  helpers, `keras.src.visualization`), and does without it otherwise. The trainer plots
+  nothing, so `python -m trainer` marks matplotlib absent before TensorFlow loads: 0.55 of
+  3.2 CPU-seconds of `import tensorflow, keras`, in every replica, on every (re)start, where
+  matplotlib is installed (the development venv the local launcher runs; docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -52,6 +57,12 @@ def prepare(
         for name in ("no_proxy", "NO_PROXY"):
             present = [host for host in environ.get(name, "").split(",") if host.strip()]
             environ[name] = ",".join(dict.fromkeys([*present, *LOCAL_HOSTS, *config.hosts()]))
+
+
+def skip_plotting_imports(modules: MutableMapping[str, object] = sys.modules) -> None:
+    """Make `import matplotlib` fail at once in this process (a None entry in `sys.modules`
+    stops an import: the import system's documented behaviour), unless already imported."""
+    modules.setdefault("matplotlib", None)
 
 
 def set_thread_pools(
