@@ -312,6 +312,33 @@ def test_full_mnist_parameter_server_reaches_99_percent(tmp_path: Path) -> None:
     assert accuracy >= 0.990, chief
 
 
+@pytest.mark.slow  # three TensorFlow processes, one of them started late on purpose
+def test_a_chief_waiting_on_a_missing_worker_says_so_then_trains(tmp_path: Path) -> None:
+    # A worker that never answers leaves the chief waiting with no error (issue 41: "a run
+    # must never wait forever in silence"). Its watchdog names it, and the time it began to
+    # wait, every --stall-seconds; the worker's late start ends the wait.
+    output = tmp_path / "out"
+    settings = {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "16", "TFTRAIN_STALL_SECONDS": "3"}
+    with ProcessCluster({"chief": 1, "worker": 1, "ps": 1}, output, settings) as cluster:
+        cluster.start("ps")
+        cluster.start("chief")
+        stalled = r"^tftrain: chief:0: no progress for (\d+)s \(since \d\d:\d\d:\d\d UTC, "
+        first = cluster.wait_for_line(
+            "chief-0",
+            stalled + r"at start-up\); waiting on "
+            r"worker:0, ps:0: look at their logs$",
+            timeout=150,
+        )
+        assert int(first.group(1)) >= 3
+        # And again, a period later.
+        cluster.wait_for_line("chief-0", stalled + r"[\s\S]*" + stalled, timeout=30)
+        cluster.start("worker")
+        assert cluster.wait_all(timeout=150) == dict.fromkeys(cluster.processes, 0), (
+            cluster.all_logs()
+        )
+        assert_progress(cluster.log("chief-0"), [8, 16], steps_per_epoch=32)
+
+
 @pytest.mark.slow
 def test_lost_worker_is_survived_and_lost_ps_resumes(tmp_path: Path) -> None:
     output = tmp_path / "out"
