@@ -85,10 +85,10 @@ def make_train_steps(
     def train_steps(iterator: Any, steps: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         # Summed here per process, across processes once per call: under MWMS a reduce is a
         # collective, and two per step (loss, accuracy) cost more than the gradients' one.
+        local = strategy.experimental_local_results
         sums = tf.zeros([2])
         for _ in tf.range(steps):
             loss, accuracy = strategy.run(replica_step, args=next(iterator))
-            local = strategy.experimental_local_results
             sums += tf.stack([tf.add_n(local(loss)), tf.add_n(local(accuracy))])
         # A plain tensor passed to `run` reaches every local replica: each gives its share.
         shares = strategy.run(lambda total: total / local_replicas, args=(sums,))

@@ -52,10 +52,12 @@ class ClusterConfig:
 
     def peers(self) -> list[str]:
         """Every other task of the cluster, as `type:index`."""
-        tasks = (
-            Task(kind, index) for kind, tasks in self.cluster.items() for index in range(len(tasks))
+        every = (
+            Task(kind, index)
+            for kind, addresses in self.cluster.items()
+            for index in range(len(addresses))
         )
-        return [str(task) for task in tasks if task != self.task]
+        return [str(task) for task in every if task != self.task]
 
     def has(self, task_type: str) -> bool:
         return bool(self.cluster.get(task_type))
