@@ -23,10 +23,12 @@ launcher's directory here) is made absolute first, and that directory leads PYTH
 
 from __future__ import annotations
 
+import math
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from infra.config.instance_types import cpu_cores
 from infra.config.model import ReplicaGroup, StackConfig
 from infra.lifecycle import ends_run, supervision
 from infra.topology import Replica, Topology
@@ -38,6 +40,9 @@ LOGS_DIR = "logs"
 CACHE_DIR = ".cache/matplotlib"
 # The downward API fields a pod's env carries, and what stands for them here.
 DOWNWARD_FIELDS = (("POD_NAME", "metadata.name"), ("POD_NAMESPACE", "metadata.namespace"))
+INTEROP_THREADS = "TF_NUM_INTEROP_THREADS"
+INTRAOP_THREADS = "TF_NUM_INTRAOP_THREADS"
+MIN_INTEROP_THREADS = 2
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class EnvVar:
     name: str
     value: str = ""
     field_path: str = ""  # set: the pod reads it from the downward API
+    # Set: the pod reads this container's resource from the downward API (cores, rounded
+    # up); here the variable is left unset (see `thread_env`).
+    resource: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,8 +107,10 @@ def replica_plan(
         "TFTRAIN_GPUS": str(group.gpu_count),
         **place.data_env(ends),
     }
+    own = config.env_of(group)
     env = (
         *(EnvVar(name, value) for name, value in contract.items()),
+        *(var for var in thread_env(group) if var.name not in own),
         *(EnvVar(name, field_path=path) for name, path in DOWNWARD_FIELDS),
         EnvVar("HOME", home),
         EnvVar("TMPDIR", place.scratch(replica)),
@@ -110,19 +120,41 @@ def replica_plan(
         # HOME is new every run: matplotlib's font cache (seconds to build) goes where the
         # job's next runs find it, beside them on the volume.
         EnvVar("MPLCONFIGDIR", f"{posixpath.dirname(place.output_dir.rstrip('/'))}/{CACHE_DIR}"),
-        *(EnvVar(name, value) for name, value in config.env_of(group).items()),
+        *(EnvVar(name, value) for name, value in own.items()),
     )
     command = supervisor.wrap(place.supervisor, config.command_of(group), generation, workdir, logs)
     args = config.args_of(group)
     return ReplicaPlan(replica, group, tuple(command), args, env, workdir, home, ends)
 
 
+def thread_env(group: ReplicaGroup) -> tuple[EnvVar, ...]:
+    """TensorFlow's thread pools for any trainer, bundled or not (TensorFlow reads both
+    variables: `tensorflow/core/common_runtime/process_util.cc`).
+
+    Left to itself, TensorFlow sizes both pools from the CPU affinity mask: a Guaranteed
+    pod with an integer CPU (the ps's `cpu: "1"`) gets one exclusive core under the
+    kubelet's static CPU manager policy, hence one inter-op thread, and a ps or worker
+    server with one inter-op thread deadlocks on the first function it runs (issue 41).
+    So inter-op is at least 2; intra-op is the container's CPU limit in whole cores (not
+    the node's cores, which TensorFlow would see without a cpuset). Here, where replicas
+    share this machine's cores, the bundled trainer divides them itself
+    (`trainer/environment.py`). A variable the group's env sets wins."""
+    cores = math.ceil(cpu_cores(group.cpu))
+    return (
+        EnvVar(INTEROP_THREADS, str(max(MIN_INTEROP_THREADS, cores))),
+        EnvVar(INTRAOP_THREADS, resource="limits.cpu"),
+    )
+
+
 def local_env(plan: ReplicaPlan, namespace: str) -> dict[str, str]:
     """The plan's env with the downward API's fields as a process here sees them, and `$(VAR)`
-    references expanded as the kubelet expands them in a pod."""
+    references expanded as the kubelet expands them in a pod. A container resource has no
+    counterpart here (no limit): its variable is not set."""
     here = {"metadata.name": plan.replica.name, "metadata.namespace": namespace}
     env: dict[str, str] = {}
     for var in plan.env:
+        if var.resource:
+            continue
         env[var.name] = here[var.field_path] if var.field_path else expand(var.value, env)
     return env
 

@@ -14,9 +14,12 @@ import pytest
 from infra.local.plan import REPO
 
 
-def run_dev(output_dir: Path, timeout: float, *options: str, **env: str) -> tuple[int, str]:
+def run_dev(
+    output_dir: Path, timeout: float, *options: str, cpus: set[int] | None = None, **env: str
+) -> tuple[int, str]:
     """The dev stack through the launcher; `env` reaches the replicas as `job.env` (a
-    replica gets nothing else of the caller's environment)."""
+    replica gets nothing else of the caller's environment); `cpus`: the launcher's affinity
+    mask, which every replica inherits (`taskset -c`)."""
     sets = [arg for name, value in env.items() for arg in ("--set", f"job.env.{name}={value}")]
     argv = [sys.executable, "-m", "infra.local", "dev", "--output-dir", str(output_dir),
             "--timeout", str(timeout), *options, *sets]  # fmt: skip
@@ -29,6 +32,7 @@ def run_dev(output_dir: Path, timeout: float, *options: str, **env: str) -> tupl
             stderr=subprocess.STDOUT,
             text=True,
             timeout=timeout + 30,  # the launcher's own --timeout should always come first
+            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None,
         )
     except subprocess.TimeoutExpired as expired:
         raise AssertionError(f"the launcher outlived its --timeout:\n{expired.output}") from None
@@ -47,11 +51,18 @@ def test_dev_topology_trains_on_small_data(tmp_path: Path) -> None:
     """The README's first command, on small data: besides every replica's exit 0, what the
     trainer's contract promises (docs/trainer.md): the chief's progress and final accuracy
     lines, the train and eval scalars, the final checkpoint, the SavedModel, and the chief's
-    supervisor's record of the run's success."""
+    supervisor's record of the run's success.
+
+    Pinned to one core, as `taskset -c 0 ./tftrain run dev` or a sweep trial whose
+    `parallel` reaches the core count: TensorFlow sized the ps's and workers' inter-op
+    pools from that mask, one thread, and they deadlocked on the first function with no
+    Step line ever (issue 41). A hang now fails at the launcher's --timeout."""
     out_dir = tmp_path / "out"
+    one_core = {min(os.sched_getaffinity(0))}
     status, out = run_dev(
-        out_dir, 80, "--set", "hyperparams.maxSteps=20", TFTRAIN_TRAIN_EXAMPLES="2048"
-    )
+        out_dir, 150, "--set", "hyperparams.maxSteps=20", cpus=one_core,
+        TFTRAIN_TRAIN_EXAMPLES="2048",
+    )  # fmt: skip
     assert_trained(status, out, out_dir)
     assert re.search(r"^\[mnist-chief-0\] +Test-Accuracy: \d\.\d{4}$", out, re.MULTILINE), out
     assert (out_dir / "checkpoints" / "ckpt-20.index").exists()

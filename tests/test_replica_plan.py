@@ -119,6 +119,8 @@ def test_pods_and_local_processes_get_the_same_replica(stack: str) -> None:
             downward = {"metadata.name": spec.name, "metadata.namespace": config.job.namespace}
             pod_env = {}
             for var in container["env"]:
+                if "resourceFieldRef" in var.get("valueFrom", {}):
+                    continue  # the container's CPU limit: none here (a stated difference)
                 if "valueFrom" in var:
                     pod_env[var["name"]] = downward[var["valueFrom"]["fieldRef"]["fieldPath"]]
                 else:
@@ -148,6 +150,47 @@ STACK_SET = {
 }  # fmt: skip
 
 
+THREAD_POOLS = ("TF_NUM_INTEROP_THREADS", "TF_NUM_INTRAOP_THREADS")
+
+
+@pytest.mark.parametrize(
+    ("cpu", "inter"), [("1", "2"), ("500m", "2"), ("2", "2"), ("2500m", "3"), ("8", "8")]
+)  # fmt: skip
+def test_pods_set_thread_pools_no_single_core_can_deadlock(cpu: str, inter: str) -> None:
+    # A Guaranteed pod with an integer CPU gets exclusive cores under the kubelet's static
+    # CPU manager policy, and TensorFlow sizes its pools from that cpuset: one core, one
+    # inter-op thread, and a ps or worker server deadlocks (issue 41). The pod states both
+    # pools: inter-op from its CPU, at least 2; intra-op the downward API's limits.cpu,
+    # which Kubernetes rounds up to whole cores with divisor 1 (so 500m reads as 1).
+    config = parse_config({"image": IMAGE, "ps": {"number": 1, "cpu": cpu},
+                           "worker": {"cpu": cpu}, "chief": {"cpu": cpu}})  # fmt: skip
+    pods = _pods(config)
+    assert {name.rsplit("-", 2)[-2] for name in pods} >= {"chief", "worker", "ps"}
+    for name, pod in pods.items():
+        (container,) = pod["containers"]
+        env = {var["name"]: var for var in container["env"]}
+        assert env["TF_NUM_INTEROP_THREADS"] == {"name": "TF_NUM_INTEROP_THREADS", "value": inter}
+        assert env["TF_NUM_INTRAOP_THREADS"]["valueFrom"] == {
+            "resourceFieldRef": {
+                "containerName": container["name"],
+                "resource": "limits.cpu",
+                "divisor": "1",
+            }
+        }, name
+        assert container["resources"]["limits"]["cpu"] == cpu
+
+
+def test_a_group_s_own_thread_setting_wins() -> None:
+    config = parse_config({"image": IMAGE, "worker": {"env": {"TF_NUM_INTEROP_THREADS": "6"}}})
+    values = {}
+    for name, pod in _pods(config).items():
+        (container,) = pod["containers"]
+        values[name.rsplit("-", 2)[-2]] = [
+            var["value"] for var in container["env"] if var["name"] == "TF_NUM_INTEROP_THREADS"
+        ]
+    assert values == {"chief": ["2"], "worker": ["6"], "ps": ["2"]}
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_name_a_replica_gets_from_the_stack_is_a_stated_one(stack: str) -> None:
     config = load_stack(stack)
@@ -155,8 +198,8 @@ def test_every_name_a_replica_gets_from_the_stack_is_a_stated_one(stack: str) ->
         (container,) = pod["containers"]
         names = {var["name"] for var in container["env"]}
         # Defaults a user may change: PYTHONUNBUFFERED (a trainer that buffers on purpose),
-        # MPLCONFIGDIR (matplotlib's cache, shared by the job's runs).
-        assert names - {"PYTHONUNBUFFERED", "MPLCONFIGDIR"} <= STACK_SET
+        # MPLCONFIGDIR (matplotlib's cache, shared by the job's runs), TensorFlow's thread pools.
+        assert names - {"PYTHONUNBUFFERED", "MPLCONFIGDIR", *THREAD_POOLS} <= STACK_SET
 
 
 @pytest.mark.parametrize("name", sorted(STACK_SET))

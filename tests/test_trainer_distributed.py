@@ -64,8 +64,14 @@ class ProcessCluster:
     """
 
     def __init__(
-        self, shape: dict[str, int], output_dir: Path, env: dict[str, str], run: str = "test"
+        self,
+        shape: dict[str, int],
+        output_dir: Path,
+        env: dict[str, str],
+        run: str = "test",
+        cpus: set[int] | None = None,  # every task's affinity mask (`taskset -c`)
     ) -> None:
+        self.cpus = cpus
         # Each port held until its task starts (infra/local/ports.py): nothing else is handed
         # it meanwhile, as with the launcher.
         self.ports = PortReservation(
@@ -136,6 +142,7 @@ class ProcessCluster:
             stdout=self._log_files[-1],
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a group per task, for `kill`
+            preexec_fn=(lambda: os.sched_setaffinity(0, self.cpus)) if self.cpus else None,
         )
 
     def start_all(self) -> None:
@@ -248,9 +255,13 @@ def test_parameter_server_cluster_trains_exits_and_resumes(tmp_path: Path) -> No
     # The chief's supervisor's record of the run's success.
     assert (output / OUTCOMES_DIR / "succeeded.test").read_text().startswith("test chief-0 ")
 
-    # Other settings in the same directory: a new run to its supervisors.
+    # Other settings in the same directory: a new run to its supervisors. Every task pinned
+    # to one core, as under `taskset -c 0`, a sweep trial's core or a pod's exclusive cpuset:
+    # TensorFlow sized its inter-op pool from that mask, one thread, and the ps and worker
+    # deadlocked on the first function (issue 41). A hang fails at the timeout, logs shown.
     settings = {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "36"}
-    with ProcessCluster(shape, output, settings, run="test-36") as cluster:
+    one_core = {min(os.sched_getaffinity(0))}
+    with ProcessCluster(shape, output, settings, run="test-36", cpus=one_core) as cluster:
         cluster.start_all()
         assert cluster.wait_all(timeout=150) == dict.fromkeys(cluster.processes, 0), (
             cluster.all_logs()
@@ -305,6 +316,33 @@ def test_full_mnist_parameter_server_reaches_99_percent(tmp_path: Path) -> None:
     speed = re.findall(r"^Examples/sec: .*$", chief, re.MULTILINE)
     print(f"\nfull MNIST, 4 processes: wall {wall:.1f}s, {speed}, accuracy {accuracy}")
     assert accuracy >= 0.990, chief
+
+
+@pytest.mark.slow  # three TensorFlow processes, one of them started late on purpose
+def test_a_chief_waiting_on_a_missing_worker_says_so_then_trains(tmp_path: Path) -> None:
+    # A worker that never answers leaves the chief waiting with no error (issue 41: "a run
+    # must never wait forever in silence"). Its watchdog names it, and the time it began to
+    # wait, every --stall-seconds; the worker's late start ends the wait.
+    output = tmp_path / "out"
+    settings = {**SMALL_RUN, "TFTRAIN_MAX_STEPS": "16", "TFTRAIN_STALL_SECONDS": "3"}
+    with ProcessCluster({"chief": 1, "worker": 1, "ps": 1}, output, settings) as cluster:
+        cluster.start("ps")
+        cluster.start("chief")
+        stalled = r"^tftrain: chief:0: no progress for (\d+)s \(since \d\d:\d\d:\d\d UTC, "
+        first = cluster.wait_for_line(
+            "chief-0",
+            stalled + r"at start-up\); waiting on "
+            r"worker:0, ps:0: look at their logs$",
+            timeout=150,
+        )
+        assert int(first.group(1)) >= 3
+        # And again, a period later.
+        cluster.wait_for_line("chief-0", stalled + r"[\s\S]*" + stalled, timeout=30)
+        cluster.start("worker")
+        assert cluster.wait_all(timeout=150) == dict.fromkeys(cluster.processes, 0), (
+            cluster.all_logs()
+        )
+        assert_progress(cluster.log("chief-0"), [8, 16], steps_per_epoch=32)
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,17 @@ def test_no_proxy_left_alone_without_a_proxy() -> None:
     assert "no_proxy" not in env
 
 
+@pytest.fixture
+def cores(monkeypatch: pytest.MonkeyPatch) -> Callable[[int, float | None], None]:
+    """Pretend this process may run on `n` cores under a cgroup CPU limit `quota`."""
+
+    def pretend(n: int, quota: float | None = None) -> None:
+        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(n)))
+        monkeypatch.setattr(environment, "cgroup_cpus", lambda _root=None: quota)
+
+    return pretend
+
+
 @pytest.mark.parametrize(
     ("cluster", "threads"),
     [
@@ -149,23 +161,82 @@ def test_no_proxy_left_alone_without_a_proxy() -> None:
          '["localhost:4"]}', {1: "1", 2: "1", 4: "2", 8: "4"}),
         ('{"worker": ["localhost:2", "localhost:3"], "chief": ["localhost:1"]}',
          {1: "1", 2: "1", 6: "2"}),
-        ('{"worker": ["w0.ns.svc:2222", "w1.ns.svc:2222"]}', {2: None, 8: None}),
+        ('{"worker": ["w0.ns.svc:2222", "w1.ns.svc:2222"]}', {1: "1", 2: "2", 8: "8"}),
     ],
     ids=["local-ps", "local-mwms-with-chief", "kubernetes"],
 )  # fmt: skip
-def test_local_cluster_shares_the_cores(
-    monkeypatch: pytest.MonkeyPatch, cluster: str, threads: dict[int, str | None]
+def test_intra_op_threads_follow_the_process_s_share_of_the_cores(
+    cores: Callable[..., None], cluster: str, threads: dict[int, str]
 ) -> None:
     config = parse_tf_config(f'{{"cluster": {cluster}, "task": {{"type": "worker"}}}}')
-    for cores, expected in threads.items():
-        monkeypatch.setattr(os, "sched_getaffinity", lambda _pid, n=cores: set(range(n)))
+    for n, expected in threads.items():
+        cores(n)
         env: dict[str, str] = {}
         environment.prepare(config, make_plan("auto", config), env)
-        assert env.get("TF_NUM_INTRAOP_THREADS") == expected, cores
+        assert env["TF_NUM_INTRAOP_THREADS"] == expected, n
+
+
+@pytest.mark.parametrize(
+    ("affinity", "quota", "intra", "inter"),
+    [(1, None, "1", "2"), (2, None, "2", "2"), (16, 1.0, "1", "2"), (16, 0.5, "1", "2"),
+     (16, 2.5, "3", "3"), (4, 8.0, "4", "4")],
+)  # fmt: skip
+def test_one_core_never_gets_one_inter_op_thread(
+    cores: Callable[..., None], affinity: int, quota: float | None, intra: str, inter: str
+) -> None:
+    # One inter-op thread deadlocks a ps/worker server (issue 41); a cgroup quota (a pod's
+    # CPU limit) caps the pools, which TensorFlow itself sizes from the affinity mask alone.
+    cores(affinity, quota)
+    for config in (None, parse_tf_config('{"cluster": {"chief": ["c0:1"], "worker": ["w0:1"], '
+                                         '"ps": ["p0:1"]}, "task": {"type": "ps"}}')):  # fmt: skip
+        env: dict[str, str] = {}
+        environment.prepare(config, make_plan("auto", config), env)
+        assert (env["TF_NUM_INTRAOP_THREADS"], env["TF_NUM_INTEROP_THREADS"]) == (intra, inter)
+
+
+@pytest.mark.parametrize("value", ["1", "0", "-3"])
+def test_an_inter_op_setting_below_two_is_raised_and_said(
+    cores: Callable[..., None], capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    cores(1)
+    env = {"TF_NUM_INTEROP_THREADS": value}
+    environment.prepare(None, make_plan("auto", None), env)
+    assert env["TF_NUM_INTEROP_THREADS"] == "2"
+    assert f"TF_NUM_INTEROP_THREADS={value} raised to 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [({"cpu.max": "max 100000\n"}, None), ({"cpu.max": "150000 100000\n"}, 1.5),
+     ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+     ({"cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 0.5),
+     ({}, None)],
+    ids=["v2-unlimited", "v2-limit", "v1-unlimited", "v1-limit", "no-cgroup"],
+)  # fmt: skip
+def test_cgroup_cpu_limit(tmp_path: Path, files: dict[str, str], expected: float | None) -> None:
+    # The kernel's formats (Documentation/admin-guide/cgroup-v2.rst "cpu.max";
+    # scheduler/sched-bwc.rst for v1's cfs_quota_us, -1 for none).
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert environment.cgroup_cpus(tmp_path) == expected
 
 
 def test_thread_setting_of_the_user_wins() -> None:
     config = parse_tf_config('{"cluster": {"worker": ["localhost:2"]}, "task": {"type": "worker"}}')
-    env = {"TF_NUM_INTRAOP_THREADS": "3"}
+    env = {"TF_NUM_INTRAOP_THREADS": "3", "TF_NUM_INTEROP_THREADS": "5"}
     environment.prepare(config, make_plan("auto", config), env)
-    assert env["TF_NUM_INTRAOP_THREADS"] == "3"
+    assert (env["TF_NUM_INTRAOP_THREADS"], env["TF_NUM_INTEROP_THREADS"]) == ("3", "5")
+
+
+def test_the_trainer_process_skips_matplotlib_and_keras_does_without_it() -> None:
+    # Keras imports matplotlib.pyplot with itself when it is installed (it is, in this venv);
+    # `python -m trainer` marks it absent first, and Keras then carries on without it.
+    code = (
+        "import sys; from trainer import environment; environment.skip_plotting_imports(); "
+        "import keras; print('matplotlib.pyplot' in sys.modules, keras.layers.Dense(2).units)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert done.stdout.split() == ["False", "2"]

@@ -149,3 +149,13 @@ def test_hosts_and_locality() -> None:
     ]  # fmt: skip
     assert not remote.all_local()
     assert local.all_local()
+
+
+def test_peers_are_every_other_task_and_never_the_evaluator() -> None:
+    # Whom a training process waits on, as its stall watchdog names them.
+    config = parse_tf_config(
+        '{"cluster": {"chief": ["c:1"], "worker": ["w0:1", "w1:1"], "ps": ["p:1"], '
+        '"evaluator": ["e:1"]}, "task": {"type": "worker", "index": 1}}'
+    )
+    assert str(config.task) == "worker:1"
+    assert config.peers() == ["chief:0", "worker:0", "ps:0"]

@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         plan = make_plan(settings.strategy, config)
         prepare_output_dir(settings.output_dir)
         environment.prepare(config, plan)
-        task = f"{config.task.type}:{config.task.index}" if config else "single process"
+        task = str(config.task) if config else "single process"
         print(f"tftrain: {task}, strategy {plan.strategy}, role {plan.role.value}")
         clock.lap("settings")
         return run_role(plan, settings, config, clock)
@@ -90,4 +90,6 @@ def run_role(
 
 
 if __name__ == "__main__":
+    # Here, not in `main`: a test calling `main` in its own process keeps its matplotlib.
+    environment.skip_plotting_imports()
     exit_now(main())

@@ -63,6 +63,11 @@ def make_train_steps(
     global_batch: int,
 ) -> Callable[..., Any]:
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
+    local_replicas = (
+        len(strategy.extended.worker_devices)  # e.g. one per GPU of this worker
+        if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+        else 1  # the single process; a ParameterServerStrategy worker runs one replica
+    )
 
     def replica_step(images: tf.Tensor, labels: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         labels = tf.cast(labels, tf.int64)
@@ -78,12 +83,17 @@ def make_train_steps(
 
     @tf.function
     def train_steps(iterator: Any, steps: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        loss_sum, accuracy_sum = tf.constant(0.0), tf.constant(0.0)
+        # Summed here per process, across processes once per call: under MWMS a reduce is a
+        # collective, and two per step (loss, accuracy) cost more than the gradients' one.
+        local = strategy.experimental_local_results
+        sums = tf.zeros([2])
         for _ in tf.range(steps):
             loss, accuracy = strategy.run(replica_step, args=next(iterator))
-            loss_sum += strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
-            accuracy_sum += strategy.reduce(tf.distribute.ReduceOp.SUM, accuracy, axis=None)
-        return loss_sum, accuracy_sum
+            sums += tf.stack([tf.add_n(local(loss)), tf.add_n(local(accuracy))])
+        # A plain tensor passed to `run` reaches every local replica: each gives its share.
+        shares = strategy.run(lambda total: total / local_replicas, args=(sums,))
+        total = strategy.reduce(tf.distribute.ReduceOp.SUM, shares, axis=None)
+        return total[0], total[1]
 
     return train_steps
 

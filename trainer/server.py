@@ -25,7 +25,7 @@ from trainer.tf_config import ClusterConfig
 
 def serve(config: ClusterConfig, settings: Settings) -> int:
     task = config.task
-    name = f"{task.type}:{task.index}"
+    name = str(task)
     if task.type == "ps":
         serve_until_saved(settings.output_dir, name, lambda: training_complete(settings))
     else:

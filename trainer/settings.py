@@ -47,6 +47,7 @@ class Settings:
     train_examples: int  # 0 = the whole training set
     seed: int
     gpus: int  # GPUs the replica was given (the pod's nvidia.com/gpu): checked at start
+    stall_seconds: int  # no step finished for this long: say so (trainer/watchdog.py)
     # Fine-tuning: the checkpoint a new run takes its weights from (trainer/warm_start.py).
     init_checkpoint: Path | None = None
 
@@ -136,6 +137,11 @@ _OPTIONS: dict[str, _Option] = {
         "0", _integer(0), "an integer >= 0",
         "GPUs this process was given: with fewer usable, it stops at once (exit 2) instead of "
         "training on the CPU",
+    ),
+    "stall_seconds": _Option(
+        "300", _integer(1), "an integer >= 1",
+        "a training process with no step finished for this many seconds says so on stderr "
+        "(which replica, since when, whom it waits on), again every such period",
     ),
     "init_checkpoint": _Option(
         "", _optional_path, "a path or empty",

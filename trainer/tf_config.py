@@ -37,6 +37,9 @@ class Task:
     type: str
     index: int
 
+    def __str__(self) -> str:
+        return f"{self.type}:{self.index}"
+
 
 @dataclass(frozen=True)
 class ClusterConfig:
@@ -46,6 +49,15 @@ class ClusterConfig:
     cluster: dict[str, tuple[str, ...]]
     task: Task
     environment: str | None = None
+
+    def peers(self) -> list[str]:
+        """Every other task of the cluster, as `type:index`."""
+        every = (
+            Task(kind, index)
+            for kind, addresses in self.cluster.items()
+            for index in range(len(addresses))
+        )
+        return [str(task) for task in every if task != self.task]
 
     def has(self, task_type: str) -> bool:
         return bool(self.cluster.get(task_type))

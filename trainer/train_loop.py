@@ -22,7 +22,7 @@ import keras
 import tensorflow as tf
 
 from trainer.data import Mnist
-from trainer.distribution import make_executor, make_strategy, make_train_steps
+from trainer.distribution import Executor, make_executor, make_strategy, make_train_steps
 from trainer.errors import RunError
 from trainer.model import build_model, build_optimizer, local_copy, test_accuracy
 from trainer.output_dir import OutputPaths
@@ -41,6 +41,7 @@ from trainer.settings import Settings, SettingsError
 from trainer.startup import StartupClock
 from trainer.steps import StepPlan
 from trainer.tf_config import ClusterConfig
+from trainer.watchdog import Watchdog
 
 
 class ParameterServerLost(RunError):
@@ -116,6 +117,27 @@ def train(
     notice: Notice,
     clock: StartupClock,
 ) -> Trained:
+    name = str(config.task) if config else "single process"
+    # From here, where a peer that never answers first shows (MWMS waits for every worker
+    # to connect), to the last step.
+    watchdog = Watchdog(name, settings.stall_seconds, waits_on(config)).start()
+    try:
+        return train_with(settings, plan, config, data, paths, steps, notice, clock, watchdog)
+    finally:
+        watchdog.stop()
+
+
+def train_with(
+    settings: Settings,
+    plan: Plan,
+    config: ClusterConfig | None,
+    data: Mnist,
+    paths: OutputPaths,
+    steps: StepPlan,
+    notice: Notice,
+    clock: StartupClock,
+    watchdog: Watchdog,
+) -> Trained:
     strategy = make_strategy(plan, config)
     # Again: MultiWorkerMirroredStrategy's coordination service installs TensorFlow's own
     # SIGTERM handler (its C++ `SigtermNotifier`), which replaced ours, so the SIGTERM
@@ -127,15 +149,9 @@ def train(
             f"--batch-size / TFTRAIN_BATCH_SIZE {settings.batch_size} must divide evenly "
             f"among the {strategy.num_replicas_in_sync} replicas"
         )
-    keras.utils.set_random_seed(settings.seed)
-    with strategy.scope():
-        model = build_model()
-        optimizer = build_optimizer(settings.learning_rate, steps.final_step)
-        # Create the optimizer's slots now, so a restore fills them instead of deferring.
-        optimizer.build(model.trainable_variables)
-    checkpoints = Checkpoints(model, optimizer, plan, paths, settings.keep_checkpoints)
-    first_step = step = checkpoints.restore_latest()
-    if step == 0 and settings.init_checkpoint is not None:
+    model, optimizer, checkpoints = build_state(settings, plan, strategy, paths, steps)
+    first_step = checkpoints.restore_latest()
+    if first_step == 0 and settings.init_checkpoint is not None:
         checkpoints.warm_start(settings.init_checkpoint)
     clock.lap("model and checkpoint")
     train_steps = make_train_steps(strategy, model, optimizer, settings.batch_size)
@@ -148,10 +164,49 @@ def train(
         else tf.summary.create_noop_writer()
     )
     progress = Progress(executor, steps, settings.batch_size, writer, echo=plan.is_writer)
+    watchdog.beat(f"step {first_step}")
     started = time.perf_counter()
+    step = train_to_end(executor, progress, steps, first_step, notice, checkpoints, watchdog)
+    seconds = time.perf_counter() - started
+    writer.close()
+    keep_until_exit(executor)  # its input pipeline: see trainer.process_exit
+    checkpoints.discard_private_copies()
+    return Trained(local_copy(model), step, step - first_step, seconds)
+
+
+def build_state(
+    settings: Settings,
+    plan: Plan,
+    strategy: tf.distribute.Strategy,
+    paths: OutputPaths,
+    steps: StepPlan,
+) -> tuple[keras.Model, keras.optimizers.Optimizer, Checkpoints]:
+    """The model, its optimizer and their checkpoints, not yet restored."""
+    keras.utils.set_random_seed(settings.seed)
+    with strategy.scope():
+        model = build_model()
+        optimizer = build_optimizer(settings.learning_rate, steps.final_step)
+        # Create the optimizer's slots now, so a restore fills them instead of deferring.
+        optimizer.build(model.trainable_variables)
+    return model, optimizer, Checkpoints(model, optimizer, plan, paths, settings.keep_checkpoints)
+
+
+def train_to_end(
+    executor: Executor,
+    progress: Progress,
+    steps: StepPlan,
+    step: int,
+    notice: Notice,
+    checkpoints: Checkpoints,
+    watchdog: Watchdog,
+) -> int:
+    """Fused steps from `step` to the final one, with progress lines and checkpoints."""
     while step < steps.final_step:
         chunk = steps.next_chunk(step)
+        # Returns once earlier steps are done (Progress waits for them to keep a bounded
+        # queue): a loop that stops turning is a run that stopped training.
         progress.add(executor.run(chunk), chunk, step + chunk)
+        watchdog.beat(f"step {step}")
         step += chunk
         reason = notice.reason()
         # Every replica must stop at the same step (MWMS saves collectively): they agree.
@@ -163,11 +218,14 @@ def train(
         if stop:
             notice.saved(step)
             raise Preempted(step, reason or "another worker's SIGTERM")
-    seconds = time.perf_counter() - started
-    writer.close()
-    keep_until_exit(executor)  # its input pipeline: see trainer.process_exit
-    checkpoints.discard_private_copies()
-    return Trained(local_copy(model), step, step - first_step, seconds)
+    return step
+
+
+def waits_on(config: ClusterConfig | None) -> str:
+    """The tasks a training process waits on, for the watchdog's line."""
+    if config is None:
+        return "nothing but its own TensorFlow runtime"
+    return ", ".join(config.peers()) or "no other task"
 
 
 def _lost_message(error: tf.errors.UnavailableError, saved_step: int | None) -> str:

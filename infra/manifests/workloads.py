@@ -43,7 +43,7 @@ from infra.manifests.registry import image_pull_secrets
 from infra.manifests.secret_env import secret_env_names, secret_env_ref
 from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
-from infra.replica_plan import Place, ReplicaPlan, replica_plan
+from infra.replica_plan import EnvVar, Place, ReplicaPlan, replica_plan
 from infra.run_data import init_checkpoint_env, resolve_init_checkpoint
 from infra.topology import TF_PORT, Replica, Topology
 
@@ -160,17 +160,24 @@ def pod_place(config: StackConfig, topology: Topology) -> Place:
 def pod_env(
     config: StackConfig, plan: ReplicaPlan, secret_sections: frozenset[str] = frozenset()
 ) -> list[dict[str, Any]]:
-    """The plan's env as a container's: downward API fields and secret values by reference
-    (secret_env.py), the rest as values (`$(VAR)` left for the kubelet to expand)."""
+    """The plan's env as a container's: downward API fields and resources by reference, secret
+    values by reference (secret_env.py), the rest as values (`$(VAR)` left for the kubelet to
+    expand)."""
     secret = secret_env_names(config, plan.group, secret_sections)
     return [
-        {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_path}}}
-        if var.field_path
-        else secret_env_ref(config, plan.group, var.name)
-        if var.name in secret
-        else {"name": var.name, "value": var.value}
+        secret_env_ref(config, plan.group, var.name) if var.name in secret else _pod_var(var)
         for var in plan.env
     ]
+
+
+def _pod_var(var: EnvVar) -> dict[str, Any]:
+    if var.field_path:
+        return {"name": var.name, "valueFrom": {"fieldRef": {"fieldPath": var.field_path}}}
+    if var.resource:
+        # Divisor 1: CPU in whole cores, rounded up (500m reads as 1).
+        ref = {"containerName": CONTAINER_NAME, "resource": var.resource, "divisor": "1"}
+        return {"name": var.name, "valueFrom": {"resourceFieldRef": ref}}
+    return {"name": var.name, "value": var.value}
 
 
 def _container(
