@@ -313,14 +313,12 @@ def _jobs(render: Render) -> dict[str, dict[str, Any]]:
     return {title: obj for title, obj in render.objects.items() if obj.get("kind") == "Job"}
 
 
-def _run_ids(render: Render) -> list[str]:
+def run_ids(render: Render) -> list[str]:
+    """The run ids of a render's training Jobs (also for infra.render.relabel)."""
     ids = {
         job["metadata"].get("labels", {}).get(RUN_ID_LABEL, "") for job in _jobs(render).values()
     }
     return sorted(ids - {""})
-
-
-run_ids = _run_ids  # the run ids of a render, for infra.render.relabel
 
 
 def _suspended(render: Render) -> bool:
@@ -330,7 +328,7 @@ def _suspended(render: Render) -> bool:
 
 
 def _run_line(old: Render, new: Render, changed_jobs: int, replaced_types: set[str]) -> str:
-    before, after = ", ".join(_run_ids(old)), ", ".join(_run_ids(new))
+    before, after = ", ".join(run_ids(old)), ", ".join(run_ids(new))
     if not before and not after:
         return "no training Jobs on either side"
     line = _unsuspended_run_line(old, new, changed_jobs, replaced_types)
@@ -350,7 +348,7 @@ def _run_line(old: Render, new: Render, changed_jobs: int, replaced_types: set[s
 def _unsuspended_run_line(
     old: Render, new: Render, changed_jobs: int, replaced_types: set[str]
 ) -> str:
-    before, after = ", ".join(_run_ids(old)), ", ".join(_run_ids(new))
+    before, after = ", ".join(run_ids(old)), ", ".join(run_ids(new))
     if not before:
         return f"{after} starts (no run before)"
     if not after:
