@@ -56,7 +56,7 @@ def test_wall_times_come_from_the_recorded_starts(
     assert state.wall_seconds is not None and state.wall_seconds >= 3.0, state
     chief = state.attempts["mnist-chief-0"][0]
     assert chief.last_output - chief.started >= 3.0, chief
-    shown = "\n".join(describe_run(state, stacks_dir))
+    shown = "\n".join(describe_run(state))
     wall = float(re.search(r"wall time ([\d.]+)s", shown)[1])  # type: ignore[index]
     assert wall >= 3.0, shown
 
@@ -131,7 +131,7 @@ def test_a_sigtermed_attempt_is_given_back_not_counted_and_keeps_its_own_log(
     # The follower stopped by the run's success: what its supervisor and the launcher say.
     assert state.result(two) == "stopped at the run's end: exit 0"
     assert "exit 0" in summary_line(out, "mnist-worker-1")
-    shown = "\n".join(describe_run(state, run_dir))
+    shown = "\n".join(describe_run(state))
     assert "killed by SIGTERM" not in shown, shown
 
 
