@@ -388,7 +388,8 @@ def _check_accepted_stacks_deploy_valid_objects(mutated: tuple[str, dict[str, An
         assert str(run.error).startswith("tftrain:cluster.kubernetesVersion = ")
         assert run.resources == []
         assume(False)
-    if "is not on sale in tftrain:network.zoneId" in str(run.error) or "NAS offers no" in str(
+    # "X is not on sale in …", or "none of X, Y is on sale in …" for a pool of several types.
+    if " on sale in tftrain:network.zoneId" in str(run.error) or "NAS offers no" in str(
         run.error
     ):
         # A type of valid form the fake cloud's zones do not sell: refused at deploy time by
