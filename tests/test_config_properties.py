@@ -389,9 +389,7 @@ def _check_accepted_stacks_deploy_valid_objects(mutated: tuple[str, dict[str, An
         assert run.resources == []
         assume(False)
     # "X is not on sale in …", or "none of X, Y is on sale in …" for a pool of several types.
-    if " on sale in tftrain:network.zoneId" in str(run.error) or "NAS offers no" in str(
-        run.error
-    ):
+    if " on sale in tftrain:network.zoneId" in str(run.error) or "NAS offers no" in str(run.error):
         # A type of valid form the fake cloud's zones do not sell: refused at deploy time by
         # the stock lookup (infra/cloud/zone_offers.py), before registering anything.
         assert run.resources == []
