@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.cluster_facts import ClusterFacts
 from infra.config.model import StackConfig
 from infra.lifecycle import TERMINATION_GRACE_SECONDS, deploy_generation
 from infra.manifests.common import (
@@ -43,8 +42,9 @@ from infra.manifests.registry import image_pull_secrets
 from infra.manifests.secret_env import secret_env_names, secret_env_ref
 from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
-from infra.replica_plan import EnvVar, Place, ReplicaPlan, replica_plan
-from infra.run_data import init_checkpoint_env, resolve_init_checkpoint
+from infra.platform.cluster_facts import ClusterFacts
+from infra.replica_plan.plan import EnvVar, Place, ReplicaPlan, replica_plan
+from infra.replica_plan.run_data import init_checkpoint_env, resolve_init_checkpoint
 from infra.topology import TF_PORT, Replica, Topology
 
 PORT_NAME = "tfjob-port"
@@ -189,7 +189,7 @@ def _container(
         "image": group.image,
         "imagePullPolicy": group.image_pull_policy,
         # The group's command under the supervisor, which ends it with the run and starts it
-        # in the replica's own directory (infra/replica_plan.py).
+        # in the replica's own directory (infra/replica_plan/plan.py).
         "command": list(plan.command),
     }
     if plan.args:

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from infra.config.instance_types import cpu_cores
 from infra.config.model import ReplicaGroup, StackConfig
 from infra.lifecycle import ends_run, supervision
+from infra.replica_plan.trainer_env import replica_env
 from infra.topology import Replica, Topology
-from infra.trainer_env import replica_env
 
 REPLICAS_DIR = "replicas"
 LOGS_DIR = "logs"
