@@ -31,7 +31,7 @@ from infra.config.stack_file import parse_yaml
 from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run
 from infra.local.data import LocalData
-from infra.replica_plan.plan import Place, expand, local_env, replica_plan
+from infra.replica_plan.plan import Place, expand, local_env, replica_plans
 from infra.replica_plan.run_data import export_env, init_checkpoint_env, input_env
 from infra.topology import Topology, build_topology
 
@@ -276,13 +276,12 @@ def build_plan(
         config, local, output_dir, scratch_root, data or LocalData(None, None, ""), stack
     )
     replicas = []
-    for replica in local.replicas:
-        plan = replica_plan(config, place, replica, generation)
+    for plan in replica_plans(config, place, generation):
         own = local_env(plan, config.job.namespace)
         env = process_env(base, own, scratch_root)
         cwd = REPO if runs_bundled_trainer(config, plan.group) else (start_dir or Path.cwd())
         # `$(VAR)` from the container's own env only, as the kubelet: not the launcher's.
-        replicas.append(ProcessSpec(replica.name, expand_argv(plan.argv, own), env, cwd))
+        replicas.append(ProcessSpec(plan.replica.name, expand_argv(plan.argv, own), env, cwd))
     outcomes = output_dir / OUTCOMES_DIR
     return LocalPlan(
         config,

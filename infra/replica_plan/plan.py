@@ -127,6 +127,12 @@ def replica_plan(
     return ReplicaPlan(replica, group, tuple(command), args, env, workdir, home, ends)
 
 
+def replica_plans(config: StackConfig, place: Place, generation: str) -> tuple[ReplicaPlan, ...]:
+    """Every replica's plan at `place`, in topology order: the one entry both renderers call
+    (pods: `infra.manifests.workloads.replica_jobs`; processes: `infra.local.plan.build_plan`)."""
+    return tuple(replica_plan(config, place, r, generation) for r in place.topology.replicas)
+
+
 def thread_env(group: ReplicaGroup) -> tuple[EnvVar, ...]:
     """TensorFlow's thread pools for any trainer, bundled or not (TensorFlow reads both
     variables: `tensorflow/core/common_runtime/process_util.cc`).
