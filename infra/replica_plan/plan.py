@@ -1,7 +1,7 @@
 """What one replica's trainer gets, derived once for the two places it runs: a pod and here.
 
 The Kubernetes Jobs (`infra.manifests.workloads`) and the local launcher (`infra.local.plan`)
-both build each replica from `replica_plan`, so its command, args, environment, working
+both build their replicas from `replica_plans`, so each one's command, args, environment, working
 directory, home and scratch space follow one set of rules. What must differ is the
 `Place`'s to say, and nothing else: the replicas' addresses (Services there, localhost ports
 here), the run's output dir (the volume there, a directory here), where the lifecycle
