@@ -7,7 +7,7 @@ first, stopping at the first failure. This script runs it niced (the machine is 
 writes the score per module to docs/mutation-score.md, with the surviving mutants named.
 
     .venv/bin/python -m bench.mutation                        # every listed module
-    .venv/bin/python -m bench.mutation 'infra.run_data*'      # one module's mutants again
+    .venv/bin/python -m bench.mutation 'infra.replica_plan.run_data*'  # one module's mutants again
     .venv/bin/python -m bench.mutation --score-only           # rewrite the score file
     .venv/bin/mutmut show <mutant>                            # what a survivor changed
 
@@ -73,7 +73,7 @@ EQUIVALENT: dict[str, str] = {
         "one more numbered name for a set-aside directory: differs only after 999 clashes "
         "within one second"
     ),
-    "infra.replica_plan.x_expand__mutmut_37": (
+    "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
         "written"
@@ -104,7 +104,8 @@ def results() -> dict[str, str]:
 
 
 def module_of(mutant: str) -> str:
-    """`infra.run_data.x_under__mutmut_3` → infra.run_data (methods: `xǁClassǁmethod`)."""
+    """`infra.replica_plan.run_data.x_under__mutmut_3` → infra.replica_plan.run_data
+    (methods: `xǁClassǁmethod`)."""
     return mutant.split(".x", 1)[0]
 
 

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from infra.config import read_stack_file, stack_file
+from infra.config.stack_file import engine_config
 from infra.mock_deploy import run_program
-from infra.stack_file import engine_config
 
 
 def with_workers(raw: dict[str, Any], workers: int) -> dict[str, Any]:

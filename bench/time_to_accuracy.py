@@ -7,8 +7,8 @@ resumes:
 - `stack`: the stack's own topology (dev: chief, 2 workers, 1 ps: ParameterServerStrategy)
   through the real launcher, `python -m infra.local <stack> --output-dir <fresh>`.
 - `single`: `python -m trainer --strategy single`, no TF_CONFIG, the stack's
-  hyperparameters from `infra.trainer_env.hyperparam_env`, and the env every local replica
-  gets (`infra.local.plan.process_env`).
+  hyperparameters from `infra.replica_plan.trainer_env.hyperparam_env`, and the env every local
+  replica gets (`infra.local.plan.process_env`).
 - `mwms`: the launcher with `--set ps.number=0 --set chief.number=0 --set worker.number=2`,
   which the trainer's `auto` strategy runs as MultiWorkerMirroredStrategy.
 
@@ -53,8 +53,8 @@ from typing import Any
 
 from infra.config import StackConfig, load_stack
 from infra.local.plan import REPO, load_config, process_env, write_interpreters
+from infra.replica_plan.trainer_env import hyperparam_env
 from infra.topology import build_topology
-from infra.trainer_env import hyperparam_env
 
 TARGET_ACCURACY = 0.990
 # `stack`: the stack's own topology; `mwms`: the same launcher with 2 workers and no ps.

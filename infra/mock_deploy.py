@@ -13,7 +13,7 @@ placeholders offline, a mock-deployed platform's outputs in the tests).
 
 Per DESIGN.md: a fresh monitor, config and root stack per run (`build()` registers afresh every
 time), run as the engine runs it (`as_the_engine_runs_it`: in Pulumi.yaml's `main` folder, config
-handed over as the language host hands it, `infra.stack_file.engine_config`); numbers
+handed over as the language host hands it, `infra.config.stack_file.engine_config`); numbers
 come back as floats and are normalised to ints when whole.
 """
 
@@ -343,7 +343,8 @@ def run_program(
     raise_errors: bool = True,
     stack_references: Mapping[str, StackOutputs] | None = None,
 ) -> Recorded:
-    """Run `infra.program.build()` once for `config` (`infra.stack_file.engine_config`); record it.
+    """Run `infra.program.build()` once for `config` (`infra.config.stack_file.engine_config`);
+    record it.
 
     Without `answers` this is an offline preview (see the module docstring); with them, a mock
     deployment. `redact_secrets` records every secret value as SECRET (for output that people

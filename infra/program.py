@@ -17,7 +17,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.runtime import config as runtime_config
 
-from infra.cluster_facts import cluster_facts, internal_oss_endpoint, needs_load_balancer_acl
 from infra.config import (
     KUBECONFIG_KEY,
     PLAINTEXT_KUBECONFIG,
@@ -27,6 +26,7 @@ from infra.config import (
     parse_config,
     strip_project_prefix,
 )
+from infra.config.stack_file import namespace_problem, program_value
 from infra.config.sweep_platform import platform_problems
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
@@ -35,7 +35,12 @@ from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLAC
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
-from infra.platform import (
+from infra.platform.cluster_facts import (
+    cluster_facts,
+    internal_oss_endpoint,
+    needs_load_balancer_acl,
+)
+from infra.platform.outputs import (
     CLUSTER_ID,
     CLUSTER_KIND,
     KUBECONFIG,
@@ -51,7 +56,6 @@ from infra.platform import (
     uses_platform_role,
 )
 from infra.pricing.budget import budget_refusals
-from infra.stack_file import namespace_problem, program_value
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
@@ -145,7 +149,7 @@ def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
 
     exports: dict[str, Any] = {"ossEndpoint": data.endpoint, OSS_BUCKET: data.bucket}
     if not config.has_run:
-        # What a run stack using this platform's role is held to (infra.platform).
+        # What a run stack using this platform's role is held to (infra.platform.outputs).
         exports[OSS_INPUT_PREFIX] = config.data.input_prefix
         exports[OSS_EXPORT_PREFIX] = config.data.export_prefix
     if data.role_name is not None:
@@ -298,7 +302,7 @@ def cloud_exports(
         "kubernetesVersion": cluster.version,
     }
     if not config.has_run:
-        # What run stacks read (infra/platform.py); the kubeconfig is exported by the caller.
+        # What run stacks read (infra/platform/outputs.py); the caller exports the kubeconfig.
         exports[CLUSTER_KIND] = config.cluster.kind
         if region:
             exports[REGION] = region

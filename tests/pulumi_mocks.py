@@ -26,8 +26,8 @@ import pulumi
 
 from infra import mock_deploy
 from infra.config import PROJECT, read_stack_entries, read_stack_file, stack_file
+from infra.config.stack_file import engine_config
 from infra.mock_deploy import ProviderError, Recorded, Registration, StackOutputs
-from infra.stack_file import engine_config
 
 __all__ = [
     "EXISTING_VPC_CIDR",

@@ -48,10 +48,10 @@ from infra.config import (
     read_stack_file,
 )
 from infra.config.roles import misplaced_keys
+from infra.config.schema import stack_file_schema
+from infra.config.stack_file import engine_config, program_value
 from infra.config.sweep_platform import platform_problems
-from infra.config_schema import stack_file_schema
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
-from infra.stack_file import engine_config, program_value
 from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import STACKS_DIR, all_stacks, run_program
 from tests.test_manifests_schema import schema_version

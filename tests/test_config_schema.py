@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 
 from infra.config import ConfigError, parse_config
-from infra.config_schema import render
-from infra.stack_file import read_stack
+from infra.config.schema import render
+from infra.config.stack_file import read_stack
 from tests.pulumi_mocks import STACKS_DIR, all_stacks
 
 SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schema" / "stack.schema.json"
@@ -22,7 +22,7 @@ VALIDATOR = jsonschema.Draft202012Validator(COMMITTED)
 
 
 def test_the_committed_schema_is_current() -> None:
-    command = "python -m infra.config_schema > schema/stack.schema.json"
+    command = "python -m infra.config.schema > schema/stack.schema.json"
     assert SCHEMA_FILE.read_text() == render(), f"schema/stack.schema.json is stale: {command}"
 
 

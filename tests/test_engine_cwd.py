@@ -23,8 +23,8 @@ import yaml
 
 import infra.cloud.oss as oss_module
 from infra.config import read_stack_entries, read_stack_file, stack_file
+from infra.config.stack_file import engine_config
 from infra.mock_deploy import ProviderError
-from infra.stack_file import engine_config
 from tests.pulumi_mocks import STACKS_DIR, PlausibleCloud, all_stacks, run_program
 
 PROJECT = Path(__file__).resolve().parent.parent

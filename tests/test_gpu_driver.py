@@ -17,10 +17,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infra.cluster_facts import cluster_facts
 from infra.config import load_stack
 from infra.local.plan import REPO
 from infra.manifests import build_objects
+from infra.platform.cluster_facts import cluster_facts
 from tests.pulumi_mocks import run_program
 from trainer.gpu_check import driver_version, gpu_problem
 

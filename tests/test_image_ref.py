@@ -16,7 +16,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from infra.config import ConfigError, parse_config
-from infra.image_ref import (
+from infra.config.image_ref import (
     DIGEST_HEX_LENGTHS,
     ImageReference,
     ImageReferenceError,

@@ -21,7 +21,6 @@ import pytest
 from kubernetes_validate.utils import all_versions
 from packaging.version import Version
 
-from infra.cluster_facts import cluster_facts
 from infra.config import (
     ConfigError,
     load_stack,
@@ -30,14 +29,15 @@ from infra.config import (
     read_stack_file,
     stack_file,
 )
+from infra.config.image_ref import registry_of
+from infra.config.stack_file import engine_config
 from infra.config.types import SECRET_PLACEHOLDER
-from infra.image_ref import registry_of
 from infra.local.plan import load_config
 from infra.manifests import build_objects
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
+from infra.platform.cluster_facts import cluster_facts
 from infra.program import _dependencies
 from infra.render import render_stack
-from infra.stack_file import engine_config
 from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import STACKS_DIR, run_program, run_stacks
 

@@ -15,11 +15,11 @@ from typing import Any
 import jsonpath_rfc9535
 import pytest
 
-from infra.cluster_facts import cluster_facts
 from infra.config import load_stack
 from infra.local.plan import load_config
 from infra.manifests import build_objects
 from infra.manifests.workloads import JOB_WAIT_FOR, SUSPENDED_WAIT_FOR, TRIAL_WAIT_FOR
+from infra.platform.cluster_facts import cluster_facts
 from tests.pulumi_mocks import run_stacks
 
 WAIT_FOR = "pulumi.com/waitFor"

@@ -14,11 +14,11 @@ import re
 
 import kubernetes_validate
 
-from infra.cluster_facts import cluster_facts
 from infra.config import load_stack, read_stack_entries, stack_file
 from infra.local.cli import main as launch
 from infra.local.plan import load_config
 from infra.manifests import build_objects
+from infra.platform.cluster_facts import cluster_facts
 from infra.render.summary import summarize
 from infra.status.cloud import Snapshot, replica_lines, run_phase
 from tests.goldens import Case, _render, _set, summary_of

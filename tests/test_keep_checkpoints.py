@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from infra.config import ConfigError, parse_config
-from infra.trainer_env import hyperparam_env
+from infra.replica_plan.trainer_env import hyperparam_env
 from tests.run_ids import run_id
 from trainer.settings import parse_settings
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from infra.cluster_facts import cluster_facts
 from infra.config import parse_config
 from infra.lifecycle import (
     FINAL_EXIT_CODES,
@@ -25,6 +24,7 @@ from infra.manifests.lifecycle import (
     SCRIPT_PATH,
     pod_group_name,
 )
+from infra.platform.cluster_facts import cluster_facts
 from infra.render import render_stack
 from infra.topology import Replica, Topology, build_topology
 from tests.test_manifests_schema import CASES, config_for, objects_for

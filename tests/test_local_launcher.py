@@ -20,8 +20,8 @@ import pytest
 from infra.config import load_stack
 from infra.local.cli import main
 from infra.local.plan import REPO
+from infra.replica_plan.trainer_env import hyperparam_env
 from infra.topology import build_topology
-from infra.trainer_env import hyperparam_env
 from tests.cluster_helpers import (
     REPLICAS,
     STACK,

@@ -23,8 +23,8 @@ from infra.local.plan import (
     write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
+from infra.replica_plan.trainer_env import hyperparam_env
 from infra.topology import build_topology
-from infra.trainer_env import hyperparam_env
 
 IMAGE = {"image": "registry.example.com/tftrain/trainer:1"}
 

@@ -23,11 +23,11 @@ import pytest
 from kubernetes_validate.utils import all_versions
 from packaging.version import Version
 
-from infra.cluster_facts import NAS_DOMAIN_PLACEHOLDER, cluster_facts
 from infra.config import StackConfig, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects, object_key
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.security import RUN_AS
+from infra.platform.cluster_facts import NAS_DOMAIN_PLACEHOLDER, cluster_facts
 from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import run_stacks
 
@@ -247,7 +247,7 @@ def test_image_cache_schema_is_not_vacuous() -> None:
 def test_the_builders_import_no_pulumi() -> None:
     # The offline render runs in CI with PyYAML only.
     code = (
-        "import sys, infra.manifests, infra.cluster_facts; "
+        "import sys, infra.manifests, infra.platform.cluster_facts; "
         "sys.exit(any(m.split('.')[0] == 'pulumi' for m in sys.modules))"
     )
     root = Path(__file__).resolve().parent.parent

@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from infra.cluster_facts import cluster_facts
 from infra.config import StackConfig
 from infra.manifests import build_objects
 from infra.manifests.common import REPLICA_TYPE_LABEL, RUN_ID_LABEL
 from infra.manifests.network_policy import METADATA_SERVICE
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
+from infra.platform.cluster_facts import cluster_facts
 from infra.topology import TF_PORT
 from tests.netpol import (
     External,

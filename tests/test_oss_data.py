@@ -21,10 +21,10 @@ import pulumi
 import pytest
 
 from infra.cloud.oss import OssBucket
-from infra.cluster_facts import cluster_facts
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects
 from infra.mock_deploy import Recorded
+from infra.platform.cluster_facts import cluster_facts
 from tests.pulumi_mocks import (
     MOCK_ACCOUNT_ID,
     MOCK_OIDC_PROVIDER_ARN,

@@ -20,7 +20,7 @@ from infra.config import ConfigError, load_stack, parse_config, read_stack_file,
 from infra.manifests import object_key
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.mock_deploy import STACK_REFERENCE, StackOutputs
-from infra.platform import (
+from infra.platform.outputs import (
     CLUSTER_ID,
     CLUSTER_KIND,
     KUBECONFIG,

@@ -16,11 +16,11 @@ import pytest
 import yaml
 
 from infra.config import ConfigError, parse_config, read_stack_entries, stack_file
+from infra.config.stack_file import read_stack
 from infra.pricing.budget import budget_problems, budget_refusals
 from infra.pricing.cost import stack_cost, totals
 from infra.pricing.table import TABLE, load_table, parse_table
 from infra.render.cost_lines import cost_lines, price_side
-from infra.stack_file import read_stack
 from tests.pulumi_mocks import run_program
 
 HEADER = (

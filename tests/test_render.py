@@ -21,9 +21,9 @@ import pytest
 import yaml
 
 from infra import mock_deploy
-from infra.cluster_facts import cluster_facts
 from infra.config import ConfigError, load_stack, read_stack_entries, stack_file
 from infra.manifests import build_objects
+from infra.platform.cluster_facts import cluster_facts
 from infra.render import cloud as render_cloud_module
 from infra.render import render_stack
 from infra.render.__main__ import main

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
+from infra.render.actions import cloud_changes, kubernetes_action
 from infra.render.cloud import IGNORE_CHANGES
+from infra.render.parsed import parse_render
 from infra.render.provider_sdk import force_new_arguments, replacing_arguments, says_force_new
 from infra.render.review import EXISTING_CLUSTER_REASON, preview_blocker
 from infra.render.style import attribute, one_line, title
-from infra.render.summary import cloud_changes, kubernetes_action, parse_render, summarize
+from infra.render.summary import summarize
 from tests.goldens import CASES, Case, summary_of
 
 REGENERATE = "regenerate with `.venv/bin/python -m tests.goldens` and review the change"

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from infra.cluster_facts import cluster_facts
 from infra.config import ConfigError, load_stack, parse_config, read_stack_file, stack_file
 from infra.lifecycle import EXPORT_SCRIPT, SCRIPT
 from infra.local.data import LocalData
@@ -27,7 +26,8 @@ from infra.local.plan import HOST_ENV, build_plan
 from infra.manifests import build_objects
 from infra.manifests.lifecycle import EXPORT_SCRIPT_PATH, SCRIPT_PATH
 from infra.manifests.oss import EXPORT_PATH
-from infra.replica_plan import Place, expand, replica_plan
+from infra.platform.cluster_facts import cluster_facts
+from infra.replica_plan.plan import Place, expand, replica_plan
 from infra.topology import build_topology
 from tests.pulumi_mocks import run_stacks
 

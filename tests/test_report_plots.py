@@ -4,8 +4,8 @@ drawing, so checked without reading pixels."""
 
 from __future__ import annotations
 
-from infra.report import plot_spec
-from infra.tensorboard_scalars import Point
+from infra.records.report import plot_spec
+from infra.records.tensorboard_scalars import Point
 
 RUN = "Run run-2c4524ae of stack dev: succeeded"
 

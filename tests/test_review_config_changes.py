@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from infra.config.stack_file import StackFile, read_stack
 from infra.render.config_changes import change_lines, config_section
-from infra.stack_file import StackFile, read_stack
 
 BEFORE = """\
 config:

@@ -1,7 +1,7 @@
 """Paths inside paths (infra/config/paths.py), and where `job.initCheckpoint` lands
-(infra/run_data.py), against tables worked by hand from POSIX path semantics: a directory
-contains what lies below one of its `/` separators, so `/data2` is beside `/data`, not inside
-it."""
+(infra/replica_plan/run_data.py), against tables worked by hand from POSIX path semantics: a
+directory contains what lies below one of its `/` separators, so `/data2` is beside `/data`, not
+inside it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ import pytest
 
 from infra.config import ConfigError, parse_config
 from infra.config.paths import under
-from infra.run_data import export_env, init_checkpoint_env, input_env, resolve_init_checkpoint
+from infra.replica_plan.run_data import (
+    export_env,
+    init_checkpoint_env,
+    input_env,
+    resolve_init_checkpoint,
+)
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 CPU_IMAGE = "registry.example.com/tftrain/trainer:1-cpu"

@@ -1,5 +1,5 @@
-"""A run directory read back (`infra.run_state`) and rendered (`infra.report`): the records
-and logs are written here by hand in the formats `supervise.sh`'s header states, so the
+"""A run directory read back (`infra.records.run_state`) and rendered (`infra.records.report`): the
+records and logs are written here by hand in the formats `supervise.sh`'s header states, so the
 expected outcome comes from that contract, not from the reader.
 """
 
@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from infra.config import parse_config
-from infra.report import MASK, config_that_ran, write_report
-from infra.run_state import read_run
+from infra.records.report import MASK, config_that_ran, write_report
+from infra.records.run_state import read_run
 
 KEY, OLD, NEW = "run-1a2b3c4d", "0123456789ab", "ba9876543210"
 IMAGE = "registry.example.com/tftrain/trainer:1"

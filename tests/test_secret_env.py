@@ -111,8 +111,8 @@ def test_a_groups_own_secret_value_is_its_own_key() -> None:
 
 
 def test_the_offline_render_has_no_secret_literal_in_any_job(tmp_path: Path) -> None:
-    from infra.cluster_facts import cluster_facts
     from infra.manifests import build_objects
+    from infra.platform.cluster_facts import cluster_facts
     from infra.program import _dependencies
 
     stack = tmp_path / "Pulumi.s.yaml"

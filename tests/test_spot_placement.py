@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.cluster_facts import SPOT_NODE_LABEL, cluster_facts
 from infra.config import parse_config
 from infra.manifests import build_objects
+from infra.platform.cluster_facts import SPOT_NODE_LABEL, cluster_facts
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 SPOT_TOLERATION = {

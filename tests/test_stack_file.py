@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from infra.config import load_stack_file
-from infra.stack_file import ConfigError, parse_yaml, read_stack
+from infra.config.stack_file import ConfigError, parse_yaml, read_stack
 
 IMAGE = b"  tftrain:image: registry.example.com/tftrain/trainer:1\n"
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from infra.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, cluster_facts
 from infra.config import StackConfig, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects, object_key
 from infra.manifests.tensorboard import (
@@ -22,6 +21,7 @@ from infra.manifests.tensorboard import (
     SLB_ADDRESS_TYPE,
     tensorboard_name,
 )
+from infra.platform.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, cluster_facts
 from infra.topology import TF_PORT
 from tests.pulumi_mocks import (
     FAKE_KUBECONFIG,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from infra.lifecycle import OUTCOMES_DIR
-from infra.run_state import read_run
+from infra.records.run_state import read_run
 from tests.cluster_helpers import wait_until
 from tests.test_supervise_script import CAN_UNSHARE, SHELLS, Run, _shell_params, finish
 

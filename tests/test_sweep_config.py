@@ -13,12 +13,12 @@ from typing import Any
 import pulumi
 import pytest
 
-from infra.cluster_facts import cluster_facts
 from infra.config import ConfigError, StackConfig, load_stack, parse_config
 from infra.config.sweep_platform import platform_problems
 from infra.manifests import build_objects, object_key
 from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.lifecycle import POD_GROUP_LABEL
+from infra.platform.cluster_facts import cluster_facts
 from infra.render.kubernetes import render_kubernetes
 from infra.render.summary import summarize
 from tests.pulumi_mocks import run_program

@@ -16,6 +16,7 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 
 from infra.config import StackConfig, parse_config
 from infra.lifecycle import OUTCOMES_DIR, run_key
+from infra.records.tensorboard_scalars import flat_run_scalars, latest
 from infra.sweep import cli
 from infra.sweep.cli import main
 from infra.sweep.results import (
@@ -26,7 +27,6 @@ from infra.sweep.results import (
     to_markdown,
     trial_result,
 )
-from infra.tensorboard_scalars import flat_run_scalars, latest
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 LR = "hyperparams.learningRate"

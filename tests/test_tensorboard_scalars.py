@@ -13,7 +13,7 @@ import pytest
 from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from infra.tensorboard_scalars import Point, read_run_scalars, read_scalars
+from infra.records.tensorboard_scalars import Point, read_run_scalars, read_scalars
 
 
 def _value(tag: str, tensor: tensor_pb2.TensorProto, plugin: str = "") -> summary_pb2.Summary.Value:

@@ -23,7 +23,7 @@ import pytest
 from infra.lifecycle import TERMINATION_GRACE_SECONDS
 from infra.local.cli import main as launch
 from infra.local.plan import REPO
-from infra.run_state import RESUME, read_run
+from infra.records.run_state import RESUME, read_run
 from infra.status.local import describe_run
 from tests.cluster_helpers import (
     WAIT,

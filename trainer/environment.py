@@ -16,7 +16,7 @@
     When every task runs on this machine (the local launcher) the share is split among
     the processes that compute: on 2 cores, 2 workers with 2 threads each oversubscribed
     each other and ran about 10 % slower than with one thread each.
-  A value the user (or the pod spec, `infra/replica_plan.py`) set wins, except an inter-op
+  A value the user (or the pod spec, `infra/replica_plan/plan.py`) set wins, except an inter-op
   count below 2, which is raised, said on stderr.
 - Keras imports `matplotlib.pyplot` with itself whenever matplotlib is installed (for plot
   helpers, `keras.src.visualization`), and does without it otherwise. The trainer plots

@@ -18,17 +18,17 @@ from pulumi_alicloud import ram as ramsdk
 from infra.cloud.kubernetes_version import cluster_version
 from infra.cloud.naming import physical_name, resource_tags
 from infra.cloud.network import Network
-from infra.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, SPOT_NODE_LABEL
 from infra.config import PROJECT
 from infra.config.model import ClusterConfig, NodePoolConfig
-from infra.gpu_driver import ACK_GPU_DRIVER, ACK_GPU_DRIVER_LABEL
+from infra.platform.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, SPOT_NODE_LABEL
+from infra.platform.gpu_driver import ACK_GPU_DRIVER, ACK_GPU_DRIVER_LABEL
 
-# Nodes of the GPU pool carry GPU_NODE_LABEL and this taint (infra.cluster_facts). Manifests
-# give GPU replicas the matching nodeSelector and toleration; everything else (ps, chief,
+# Nodes of the GPU pool carry GPU_NODE_LABEL and this taint (infra.platform.cluster_facts).
+# Manifests give GPU replicas the matching nodeSelector and toleration; everything else (ps, chief,
 # TensorBoard) stays off the GPUs.
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
-# Every GPU pool's nodes get the driver the image's CUDA needs (infra/gpu_driver.py).
+# Every GPU pool's nodes get the driver the image's CUDA needs (infra/platform/gpu_driver.py).
 GPU_DRIVER_POOL_LABEL: cs.NodePoolLabelArgsDict = {
     "key": ACK_GPU_DRIVER_LABEL,
     "value": ACK_GPU_DRIVER,

@@ -1,14 +1,14 @@
 """The stack config, read the same way by the Pulumi program, the render and the launcher.
 
 Top to bottom, a stack's `tftrain:` keys go through:
-1. read: `infra.stack_file` reads the stack file as the Pulumi engine does (YAML 1.2, no
+1. read: `infra.config.stack_file` reads the stack file as the Pulumi engine does (YAML 1.2, no
    duplicate keys) and defines ConfigError; the program gets the same dict from Pulumi;
 2. validate per key: `model` (its sections, one line per key; `types` says what each key
    accepts), with pydantic's errors worded by `errors` as a user would fix them;
 3. cross-key rules: `rules`, what Kubernetes, the cloud or the trainer would refuse later;
 4. normalised run id: a digest of the validated values, so equal configs share their runs.
 Every problem is reported at once, by the key as typed for `pulumi config set --path`; a
-stack that fails creates nothing. `infra.config_schema` writes the JSON Schema for editors.
+stack that fails creates nothing. `infra.config.schema` writes the JSON Schema for editors.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from infra.config.errors import describe, fields_of
 from infra.config.model import BUNDLED_COMMAND, INTERNAL_KEYS, StackConfig
 from infra.config.roles import misplaced_keys
 from infra.config.rules import check_rules
+from infra.config.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 from infra.config.sweep import expand
 from infra.config.types import SECRET_KEYS, SECRET_PLACEHOLDER, is_secure
-from infra.stack_file import PROJECT, ConfigError, read_stack, strip_project_prefix
 
 # The stack file's names every reader of a stack needs; the sections are in `model`.
 __all__ = ["INTERNAL_KEYS", "PLAINTEXT_KUBECONFIG", "PROJECT", "strip_project_prefix"]

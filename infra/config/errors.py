@@ -10,8 +10,8 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
+from infra.config.stack_file import did_you_mean, key_path
 from infra.config.types import Secret
-from infra.stack_file import did_you_mean, key_path
 
 # What a problem shows for the value of a secret key (`types.Secret`): a password typed in
 # the clear must not reach a terminal or a CI log a second time.

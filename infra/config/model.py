@@ -20,7 +20,7 @@ from pydantic.dataclasses import dataclass
 from pydantic.json_schema import SkipJsonSchema
 
 from infra.config import types as t
-from infra.image_ref import ImageReferenceError, parse_image_reference
+from infra.config.image_ref import ImageReferenceError, parse_image_reference
 
 # Keys only as typed (camelCase); snake_case names are for code (e.g. dataclasses.replace).
 _KEYS = ConfigDict(

@@ -16,13 +16,13 @@ from typing import Any
 from pydantic.alias_generators import to_snake
 
 from infra.config.errors import problem
+from infra.config.image_ref import canonical_registry, registry_of
 from infra.config.instance_types import cpu_cores, instance_shape, memory_mib
 from infra.config.model import BUNDLED_IMAGE_REPOSITORY, StackConfig, is_bundled_image
 from infra.config.node_fit import Room, ack_node_room, eci_room
 from infra.config.paths import RUN_PREFIX, under
+from infra.config.stack_file import PROJECT
 from infra.config.types import DNS_LABEL, LATEST_VERSION
-from infra.image_ref import canonical_registry, registry_of
-from infra.stack_file import PROJECT
 
 # Where a relative data.localInputDir is read from (the project: Pulumi.yaml's directory).
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
@@ -402,7 +402,7 @@ def _credential_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
 
 def _init_checkpoint_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     """Fine-tuning starts from a checkpoint the replicas can reach: on the volume, in the
-    input, or another run of this job (`infra/run_data.py` resolves it)."""
+    input, or another run of this job (`infra/replica_plan/run_data.py` resolves it)."""
     wanted, job = stack.job.init_checkpoint, stack.job
     if not wanted:
         return
@@ -470,8 +470,8 @@ def _command_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
             return
 
 
-# Env names the stack sets for every replica itself (infra/replica_plan.py,
-# infra/trainer_env.py, infra/run_data.py); a test keeps this list complete.
+# Env names the stack sets for every replica itself (infra/replica_plan/plan.py, trainer_env.py,
+# run_data.py); a test keeps this list complete.
 STACK_ENV = (
     "TF_CONFIG", "HOME", "TMPDIR", "POD_NAME", "POD_NAMESPACE", "TFTRAIN_OUTPUT_DIR",
     "TFTRAIN_DATA_DIR", "TFTRAIN_INPUT_DIR", "TFTRAIN_EXPORT_DIR", "TFTRAIN_INIT_CHECKPOINT",

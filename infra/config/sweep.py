@@ -19,9 +19,9 @@ from typing import Any, get_origin
 
 from infra.config.errors import fields_of, section_of
 from infra.config.model import INTERNAL_KEYS, StackConfig, SweepConfig
+from infra.config.stack_file import PROJECT, ConfigError, did_you_mean, key_path
 from infra.config.sweep_points import Point, point_text, sweep_points
 from infra.config.types import MAX_JOB_NAME
-from infra.stack_file import PROJECT, ConfigError, did_you_mean, key_path
 
 GROUPS = ("chief", "master", "worker", "ps", "evaluator")
 # What a trial may vary: the keys of what a run trains with (`*` is any name of a mapping).

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 from infra.config.instance_types import instance_shape
 from infra.config.model import StackConfig
+from infra.config.stack_file import PROJECT
 from infra.config.sweep import at_once, on_demand_gpu_replicas
-from infra.stack_file import PROJECT
 
 PARALLEL = f"{PROJECT}:sweep.parallel"
 

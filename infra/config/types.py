@@ -16,9 +16,9 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationInfo, WithJsonSchema
 
-from infra.image_ref import FORMAT as IMAGE_REFERENCE_FORMAT
-from infra.image_ref import ImageReferenceError, parse_image_reference
-from infra.stack_file import PROJECT
+from infra.config.image_ref import FORMAT as IMAGE_REFERENCE_FORMAT
+from infra.config.image_ref import ImageReferenceError, parse_image_reference
+from infra.config.stack_file import PROJECT
 
 # Kubernetes' own limits: RFC 1123 labels (namespaces), label names and prefixes.
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"

@@ -54,8 +54,8 @@ from infra.local.supervisor import (
     raise_stopped,
 )
 from infra.local.sweep import add_trial_option, refused_options, run_sweep
-from infra.report import config_that_ran, write_report
-from infra.run_state import RESUME, read_run
+from infra.records.report import config_that_ran, write_report
+from infra.records.run_state import RESUME, read_run
 from infra.topology import hang_warnings
 from trainer.output_dir import OutputDirError, prepare_output_dir
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.config import PROJECT, StackConfig
-from infra.run_data import resolve_init_checkpoint
+from infra.replica_plan.run_data import resolve_init_checkpoint
 from trainer.checkpoint_store import CheckpointStore
 from trainer.output_dir import OutputPaths
 from trainer.warm_start import InitCheckpointError, check_init_checkpoint

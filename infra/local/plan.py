@@ -1,6 +1,6 @@
 """From a stack file to the exact processes to start: pure, except for reading the file.
 
-Each replica is the Pulumi program's replica plan (`infra.replica_plan`), at this machine's
+Each replica is the Pulumi program's replica plan (`infra.replica_plan.plan`), at this machine's
 `Place`: localhost ports instead of Services, the output dir under the repo instead of the
 volume, the repo's scripts, a scratch dir per replica. A process gets the plan's env and,
 of this machine's environment, only what a process needs to run here (`HOST_ENV`): what a
@@ -27,12 +27,12 @@ from infra.config import (
     stack_file,
 )
 from infra.config.model import ReplicaGroup, is_bundled_command, is_bundled_image
+from infra.config.stack_file import parse_yaml
 from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, SCRIPT, ends_run
 from infra.local.data import LocalData
-from infra.replica_plan import Place, expand, local_env, replica_plan
-from infra.run_data import export_env, init_checkpoint_env, input_env
-from infra.stack_file import parse_yaml
+from infra.replica_plan.plan import Place, expand, local_env, replica_plans
+from infra.replica_plan.run_data import export_env, init_checkpoint_env, input_env
 from infra.topology import Topology, build_topology
 
 REPO = Path(__file__).resolve().parents[2]
@@ -223,7 +223,8 @@ def replica_names(config: StackConfig) -> list[str]:
 
 def data_env(config: StackConfig, data: LocalData, stack: str, ends: bool) -> dict[str, str]:
     """The input, init checkpoint and (for the replica that ends the run) export env,
-    with this machine's directories in place of the bucket's mounts (`infra.run_data`)."""
+    with this machine's directories in place of the bucket's mounts
+    (`infra.replica_plan.run_data`)."""
     env = {
         **input_env(config, str(data.input_dir) if data.input_dir else ""),
         **init_checkpoint_env(data.init_checkpoint),
@@ -275,13 +276,12 @@ def build_plan(
         config, local, output_dir, scratch_root, data or LocalData(None, None, ""), stack
     )
     replicas = []
-    for replica in local.replicas:
-        plan = replica_plan(config, place, replica, generation)
+    for plan in replica_plans(config, place, generation):
         own = local_env(plan, config.job.namespace)
         env = process_env(base, own, scratch_root)
         cwd = REPO if runs_bundled_trainer(config, plan.group) else (start_dir or Path.cwd())
         # `$(VAR)` from the container's own env only, as the kubelet: not the launcher's.
-        replicas.append(ProcessSpec(replica.name, expand_argv(plan.argv, own), env, cwd))
+        replicas.append(ProcessSpec(plan.replica.name, expand_argv(plan.argv, own), env, cwd))
     outcomes = output_dir / OUTCOMES_DIR
     return LocalPlan(
         config,

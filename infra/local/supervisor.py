@@ -35,7 +35,7 @@ from infra.local import process
 from infra.local.netns import PrivateNetwork
 from infra.local.plan import ProcessSpec
 from infra.local.ports import PortReservation
-from infra.run_state import GIVEN_BACK, Failure, read_failure
+from infra.records.run_state import GIVEN_BACK, Failure, read_failure
 
 LAUNCHER = "launcher"
 EXIT_TIMEOUT = 124  # what timeout(1) returns

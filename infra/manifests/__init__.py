@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import namespace
 from infra.manifests.image_cache import image_cache
@@ -22,6 +21,7 @@ from infra.manifests.secret_env import env_secret
 from infra.manifests.storage import persistent_volume, persistent_volume_claim
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
 from infra.manifests.workloads import replica_jobs, replica_service
+from infra.platform.cluster_facts import ClusterFacts
 from infra.topology import build_topology
 
 __all__ = ["build_objects", "object_key"]

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import (
     base64_text,
@@ -34,7 +33,8 @@ from infra.manifests.common import (
     volume_labels,
 )
 from infra.manifests.security import RUN_AS
-from infra.run_data import export_env, input_env
+from infra.platform.cluster_facts import ClusterFacts
+from infra.replica_plan.run_data import export_env, input_env
 
 OSS_CSI_DRIVER = "ossplugin.csi.alibabacloud.com"
 INPUT_VOLUME = "input"

@@ -4,7 +4,7 @@
   else stays off it because of that taint. GPU replicas of a `spot` group go to the spot
   GPU pool instead, by its label and taint (`tftrain.io/capacity=spot:NoSchedule`).
 - ask: every pod is an ECI instance; GPU replicas name their ECS GPU instance type and the
-  driver their CUDA needs (`infra.gpu_driver`), pods of
+  driver their CUDA needs (`infra.platform.gpu_driver`), pods of
   a `spot` group ask for a spot instance, and pods match the stack's ImageCache when it is
   on. ECI reads these annotations from the pod template at creation time only.
 - existing: plain pods; the cluster's own scheduling applies.
@@ -15,9 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, SPOT_NODE_LABEL, ClusterFacts
 from infra.config import StackConfig
-from infra.gpu_driver import ECI_GPU_DRIVER, ECI_GPU_DRIVER_ANNOTATION
+from infra.platform.cluster_facts import (
+    GPU_NODE_LABEL,
+    GPU_TAINT_KEY,
+    SPOT_NODE_LABEL,
+    ClusterFacts,
+)
+from infra.platform.gpu_driver import ECI_GPU_DRIVER, ECI_GPU_DRIVER_ANNOTATION
 
 # ECI pod annotations (Alibaba Cloud "Annotations for ECI-based pods").
 ECI_USE_SPECS = "k8s.aliyun.com/eci-use-specs"

@@ -18,7 +18,7 @@ TMP_VOLUME = "tmp"
 # The root filesystem is read-only; TensorFlow, TensorBoard and Python still need a
 # writable temp dir (tf.io temp files, TensorBoard's plugin cache, ~/.keras), so /tmp
 # is a pod-private emptyDir, and HOME points into it unless the container sets its own
-# (a training replica's is on the volume: infra/replica_plan.py).
+# (a training replica's is on the volume: infra/replica_plan/plan.py).
 TMP_PATH = "/tmp"
 TMP_SIZE_LIMIT = "2Gi"
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import claim_ref, metadata, stable_labels, volume_labels
+from infra.platform.cluster_facts import ClusterFacts
 
 NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
 # ACK's recommended NFS options for NAS: v3, no lock daemon, TCP, no reserved source port

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.cluster_facts import ClusterFacts
 from infra.config import StackConfig
 from infra.manifests.common import metadata, pod_metadata, stable_labels
 from infra.manifests.placement import placement
 from infra.manifests.registry import image_pull_secrets
 from infra.manifests.security import harden, resources
 from infra.manifests.storage import data_mount, data_volume
+from infra.platform.cluster_facts import ClusterFacts
 
 PORT = 6006
 PORT_NAME = "http"

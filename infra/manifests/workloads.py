@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.cluster_facts import ClusterFacts
 from infra.config.model import StackConfig
 from infra.lifecycle import TERMINATION_GRACE_SECONDS, deploy_generation
 from infra.manifests.common import (
@@ -43,8 +42,9 @@ from infra.manifests.registry import image_pull_secrets
 from infra.manifests.secret_env import secret_env_names, secret_env_ref
 from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
-from infra.replica_plan import EnvVar, Place, ReplicaPlan, replica_plan
-from infra.run_data import init_checkpoint_env, resolve_init_checkpoint
+from infra.platform.cluster_facts import ClusterFacts
+from infra.replica_plan.plan import EnvVar, Place, ReplicaPlan, replica_plans
+from infra.replica_plan.run_data import init_checkpoint_env, resolve_init_checkpoint
 from infra.topology import TF_PORT, Replica, Topology
 
 PORT_NAME = "tfjob-port"
@@ -189,7 +189,7 @@ def _container(
         "image": group.image,
         "imagePullPolicy": group.image_pull_policy,
         # The group's command under the supervisor, which ends it with the run and starts it
-        # in the replica's own directory (infra/replica_plan.py).
+        # in the replica's own directory (infra/replica_plan/plan.py).
         "command": list(plan.command),
     }
     if plan.args:
@@ -207,14 +207,12 @@ def replica_job(
     config: StackConfig,
     facts: ClusterFacts,
     topology: Topology,
-    replica: Replica,
-    generation: str = "",
+    plan: ReplicaPlan,
     secret_sections: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """One replica's Job; `generation` is the run's deploy generation (`replica_jobs`);
-    `secret_sections`: the env sections the engine marked secret (secret_env.py)."""
-    plan = replica_plan(config, pod_place(config, topology), replica, generation)
-    group = plan.group
+    """One replica's Job from its plan (`replica_jobs`); `secret_sections`: the env sections
+    the engine marked secret (secret_env.py)."""
+    replica, group = plan.replica, plan.group
     where = placement(config, facts, group.gpu_count, group.spot)
     labels = replica_labels(config, replica)
     pod_spec = harden(
@@ -271,7 +269,13 @@ def replica_jobs(
 ) -> list[dict[str, Any]]:
     """Every replica's Job, each told the run's deploy generation: a digest of all their pod
     templates as rendered without it (`infra.lifecycle.deploy_generation`)."""
-    replicas = topology.replicas
-    drafts = [replica_job(config, facts, topology, r, "", secret_sections) for r in replicas]
+    place = pod_place(config, topology)
+    drafts = [
+        replica_job(config, facts, topology, plan, secret_sections)
+        for plan in replica_plans(config, place, "")
+    ]
     generation = deploy_generation(job["spec"]["template"] for job in drafts)
-    return [replica_job(config, facts, topology, r, generation, secret_sections) for r in replicas]
+    return [
+        replica_job(config, facts, topology, plan, secret_sections)
+        for plan in replica_plans(config, place, generation)
+    ]

@@ -28,8 +28,8 @@ from typing import Any
 
 from infra.config import ConfigError
 from infra.config.instance_types import instance_shape
+from infra.config.stack_file import read_stack
 from infra.pricing.table import TABLE, PriceRow, PriceTableError, load_table, table_text
-from infra.stack_file import read_stack
 
 STACKS = Path(__file__).resolve().parents[2] / "stacks"
 KEY_ENVS = (

@@ -17,12 +17,12 @@ from typing import Any
 
 from infra import mock_deploy
 from infra.config import PROJECT, StackConfig, read_stack_entries
+from infra.config.stack_file import engine_config
 from infra.config.types import LATEST_VERSION
 from infra.mock_deploy import SECRET, Recorded, Registration, StackOutputs
-from infra.platform import KUBECONFIG, placeholder_outputs
+from infra.platform.outputs import KUBECONFIG, placeholder_outputs
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
-from infra.stack_file import engine_config
 
 BANNER = (
     "# ===== Cloud resources: the Pulumi program run as an offline preview =====\n"
@@ -115,7 +115,7 @@ def render_cloud(stack: str, stack_path: Path, config: StackConfig) -> str:
     entries, secret_keys = offline_config(stack_path)
     references = {}
     if config.cluster.role == "run":
-        # Offline, the platform's outputs are marked placeholders (infra/platform.py).
+        # Offline, the platform's outputs are marked placeholders (infra/platform/outputs.py).
         outputs = StackOutputs(placeholder_outputs(config), frozenset({KUBECONFIG}))
         references[config.cluster.platform_stack] = outputs
     recorded = mock_deploy.run_program(

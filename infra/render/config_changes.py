@@ -1,6 +1,6 @@
 """The review's first lines: every config key the change touches, as the user wrote it.
 
-Both revisions' stack files are read by the one stack-file reader (`infra.stack_file`), so a
+Both revisions' stack files are read by the one stack-file reader (`infra.config.stack_file`), so a
 value is what the engine would hand the program. Each changed leaf is one line, named as
 `pulumi config set --path` takes it (`hyperparams.learningRate: 0.003 → 0.001`; the project's
 namespace left out, others kept: `alicloud:region`). A list of values (a sweep parameter's)
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from infra.config.stack_file import PROJECT, StackFile, key_path
 from infra.config.types import is_secure
 from infra.manifests.common import REPLICA_TYPE_LABEL
 from infra.render.style import one_line
-from infra.stack_file import PROJECT, StackFile, key_path
 
 UNSET = "(unset)"
 SECRET_CHANGED = "changed (secret)"

@@ -13,10 +13,10 @@ from decimal import Decimal
 from pathlib import Path
 
 from infra.config import ConfigError, StackConfig, parse_config
+from infra.config.stack_file import StackFile
 from infra.pricing.budget import budget_problems, has_budget
 from infra.pricing.cost import Item, StackCost, Totals, stack_cost, totals
 from infra.pricing.table import PriceTable
-from infra.stack_file import StackFile
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 REGION_KEY = "alicloud:region"

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.config import ConfigError, read_stack_file, stack_file
+from infra.config.stack_file import StackFile, read_stack
 from infra.render import render_stack
 from infra.render.relabel import fold_run_id
 from infra.render.review_summary import review_summary
 from infra.render.unified import unified_diff
-from infra.stack_file import StackFile, read_stack
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 # The renderer's own files: lent to a revision that predates them (see `_lend_renderer`).

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.cluster_facts import cluster_facts
 from infra.config import StackConfig
 from infra.manifests import build_objects
+from infra.platform.cluster_facts import cluster_facts
 from infra.render.style import FlowMapping, block_yaml, title
 from infra.render.sweep import sweep_section
 

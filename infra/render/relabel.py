@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from infra.render.parsed import parse_render
+from infra.render.run_line import run_ids
 from infra.render.style import title_of
-from infra.render.summary import parse_render, run_ids
 
 
 def _kind(title: str) -> str:

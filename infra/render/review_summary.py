@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from infra.config.stack_file import StackFile
 from infra.pricing.table import PriceTableError, load_table
 from infra.render.config_changes import SECRET_CHANGED, config_section, jobs_by_group
 from infra.render.cost_lines import cost_lines, price_side
-from infra.render.summary import parse_render, summarize
-from infra.stack_file import StackFile
+from infra.render.parsed import parse_render
+from infra.render.summary import summarize
 
 # The consequences compare renders that hold every secret as a placeholder: a rotated secret
 # is no change to them, while the engine acts on it (its config line says how).

@@ -24,7 +24,7 @@ from pathlib import Path
 from infra.config import ConfigError, StackConfig, load_stack
 from infra.lifecycle import ends_run
 from infra.local.plan import REPO
-from infra.run_state import RunState, read_run
+from infra.records.run_state import RunState, read_run
 from infra.status.cloud import (
     ClusterError,
     ReplicaLine,

@@ -6,8 +6,8 @@ mount. The one pod that mounts it after the run is TensorBoard's (read-only): th
 `kubectl exec` streams as a tar what the report reads (the outcome records, the replicas'
 logs, the event files, metrics.txt; not checkpoints, the model or the replicas' work and
 homes) into `runs/<stack>/cluster/<job>/<run id>/`, where the report is written as for a
-local run (`infra.report`). The container needs `sh`, `find` and `tar`, which the TensorBoard
-images (TensorFlow's, tftrain's) have.
+local run (`infra.records.report`). The container needs `sh`, `find` and `tar`, which the
+TensorBoard images (TensorFlow's, tftrain's) have.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from infra.config import StackConfig
 from infra.manifests.tensorboard import COMPONENT, tensorboard_name
-from infra.report import config_that_ran, write_report
-from infra.run_state import read_run
+from infra.records.report import config_that_ran, write_report
+from infra.records.run_state import read_run
 from infra.status.cloud import ClusterError, kubectl_argv
 
 MIRROR_DIR = "cluster"

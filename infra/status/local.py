@@ -1,6 +1,6 @@
 """Runs launched on this machine: what `runs/<stack>/<job>/<run id>/` holds, printed.
 
-The run state comes from `infra.run_state` (the supervisors' records and per-attempt logs,
+The run state comes from `infra.records.run_state` (the supervisors' records and per-attempt logs,
 the trainer's event files and metrics.txt), the same reader the post-run report uses.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from infra.lifecycle import OUTCOMES_DIR
-from infra.report import REPORT_DIR, REPORT_FILE, series
-from infra.run_state import RunState, log_tail
+from infra.records.report import REPORT_DIR, REPORT_FILE, series
+from infra.records.run_state import RunState, log_tail
 
 FAILURE_LINES = 10
 # The metric a reader looks for first, when metrics.txt has it.

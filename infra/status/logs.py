@@ -23,7 +23,7 @@ from typing import BinaryIO
 from infra.config import ConfigError, StackConfig, load_stack
 from infra.local.plan import REPO
 from infra.manifests.workloads import CONTAINER_NAME
-from infra.run_state import Attempt, RunState, read_run
+from infra.records.run_state import Attempt, RunState, read_run
 from infra.status.cloud import (
     ClusterError,
     fetch,

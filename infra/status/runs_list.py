@@ -1,6 +1,6 @@
 """`tftrain list`: every run on this machine, across stacks, newest first.
 
-A run is a `runs/STACK/JOB/RUN_ID/` directory the local launcher left (`infra.run_state`
+A run is a `runs/STACK/JOB/RUN_ID/` directory the local launcher left (`infra.records.run_state`
 reads it). The trials of a sweep are one line, the sweep's, with its trials beneath: a run is a
 trial when the stack file's sweep names its run id, or when the sweep's comparison
 (`sweep-results.csv` beside the trials) lists it.
@@ -20,7 +20,7 @@ from typing import Any
 
 from infra.config import ConfigError, load_stack
 from infra.local.plan import REPO
-from infra.run_state import RunState, read_run
+from infra.records.run_state import RunState, read_run
 from infra.status.local import headline_metric, run_dirs, run_record
 
 PROG = "tftrain list"

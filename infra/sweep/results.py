@@ -1,7 +1,7 @@
 """One comparison of a sweep's trials: what each one's run directory holds, in one table.
 
 A row per trial: its number and run id, its point, the metric (its last value by step, read
-from the run's TensorBoard event files, `infra.tensorboard_scalars`), the steps trained, the
+from the run's TensorBoard event files, `infra.records.tensorboard_scalars`), the steps trained, the
 wall time between its first and last event, its outcome (the supervisors' records, or an export's
 marker) and its directory. Rows are sorted by the metric's goal; trials without the metric
 come last. The best trial is the first succeeded row with the metric.
@@ -18,8 +18,8 @@ from pathlib import Path
 from infra.config import StackConfig
 from infra.config.sweep_points import point_text
 from infra.lifecycle import OUTCOMES_DIR, run_key
-from infra.run_state import read_run
-from infra.tensorboard_scalars import Point, flat_run_scalars, latest, series
+from infra.records.run_state import read_run
+from infra.records.tensorboard_scalars import Point, flat_run_scalars, latest, series
 
 # export.sh's marker: an exported run directory is complete once it is there.
 EXPORTED_MARKER = "_TFTRAIN_EXPORTED"

@@ -1,6 +1,6 @@
 """The JSON Schema of a stack file (`stacks/Pulumi.<stack>.yaml`), generated from the model.
 
-    python -m infra.config_schema > schema/stack.schema.json
+    python -m infra.config.schema > schema/stack.schema.json
 
 Editors with a YAML language server complete and check stack files with it (docs/config.md, "Editor
 support"); `tests/test_config_schema.py` fails when the committed file is out of date. The
@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 
 from infra.config import KUBECONFIG_KEY, StackConfig
 from infra.config.roles import CLOUD_KEYS, NO_CLOUD, NO_RUN, RUN_SECTIONS
-from infra.stack_file import NAMESPACES, PROJECT, TOP_LEVEL_KEYS
+from infra.config.stack_file import NAMESPACES, PROJECT, TOP_LEVEL_KEYS
 
 _SECRET = {
     "description": "a secret: `pulumi config set --secret` stores {secure: <ciphertext>}",

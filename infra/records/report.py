@@ -5,7 +5,7 @@
     <run dir>/report/loss.png       every scalar named like a loss, over steps
     <run dir>/report/accuracy.png   every scalar named like an accuracy, over steps
 
-Everything comes from `infra.run_state` (the supervisors' records and logs, the trainer's
+Everything comes from `infra.records.run_state` (the supervisors' records and logs, the trainer's
 event files and metrics.txt), so a user's trainer that logs scalars gets plots too. It is
 rendered by whoever watches the run end with this project's Python (the local launcher at
 the end of a launch, `python -m infra.status` for a run it finds ended), never inside the
@@ -24,8 +24,8 @@ from typing import Any
 import yaml
 
 from infra.config import StackConfig
-from infra.run_state import RunState, log_tail
-from infra.tensorboard_scalars import Point
+from infra.records.run_state import RunState, log_tail
+from infra.records.tensorboard_scalars import Point
 
 REPORT_DIR = "report"
 REPORT_FILE = "report.md"

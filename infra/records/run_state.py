@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra.lifecycle import LOST_AFTER_SECONDS, OUTCOMES_DIR
-from infra.replica_plan import LOGS_DIR, REPLICAS_DIR
-from infra.tensorboard_scalars import Point, read_run_scalars
+from infra.records.tensorboard_scalars import Point, read_run_scalars
+from infra.replica_plan.plan import LOGS_DIR, REPLICAS_DIR
 
 METRICS_FILE = "metrics.txt"
 _ENDED = re.compile(r"^tftrain-supervise: (\S+) attempt (\d+) ended: exit (\d+)\b", re.MULTILINE)

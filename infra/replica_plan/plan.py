@@ -1,7 +1,7 @@
 """What one replica's trainer gets, derived once for the two places it runs: a pod and here.
 
 The Kubernetes Jobs (`infra.manifests.workloads`) and the local launcher (`infra.local.plan`)
-both build each replica from `replica_plan`, so its command, args, environment, working
+both build their replicas from `replica_plans`, so each one's command, args, environment, working
 directory, home and scratch space follow one set of rules. What must differ is the
 `Place`'s to say, and nothing else: the replicas' addresses (Services there, localhost ports
 here), the run's output dir (the volume there, a directory here), where the lifecycle
@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from infra.config.instance_types import cpu_cores
 from infra.config.model import ReplicaGroup, StackConfig
 from infra.lifecycle import ends_run, supervision
+from infra.replica_plan.trainer_env import replica_env
 from infra.topology import Replica, Topology
-from infra.trainer_env import replica_env
 
 REPLICAS_DIR = "replicas"
 LOGS_DIR = "logs"
@@ -125,6 +125,12 @@ def replica_plan(
     command = supervisor.wrap(place.supervisor, config.command_of(group), generation, workdir, logs)
     args = config.args_of(group)
     return ReplicaPlan(replica, group, tuple(command), args, env, workdir, home, ends)
+
+
+def replica_plans(config: StackConfig, place: Place, generation: str) -> tuple[ReplicaPlan, ...]:
+    """Every replica's plan at `place`, in topology order: the one entry both renderers call
+    (pods: `infra.manifests.workloads.replica_jobs`; processes: `infra.local.plan.build_plan`)."""
+    return tuple(replica_plan(config, place, r, generation) for r in place.topology.replicas)
 
 
 def thread_env(group: ReplicaGroup) -> tuple[EnvVar, ...]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import StackConfig
-from infra.platform import NAS_DOMAIN, OSS_BUCKET, OSS_ROLE_NAME, REGION, placeholder
+from infra.platform.outputs import NAS_DOMAIN, OSS_BUCKET, OSS_ROLE_NAME, REGION, placeholder
 
 # The ACK GPU node pool's label and taint: infra/cloud/cluster.py labels and taints the pool
 # with these, the manifests select and tolerate them; they live here so the manifests need no
