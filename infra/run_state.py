@@ -198,6 +198,10 @@ def _attempts(run_dir: Path) -> dict[tuple[str, str], list[Attempt]]:
         last = _mtime(log) if log else None
         started = started or last or 0.0
         exit_code = _exit_code(log, replica, number)
+        if claim is not None and (claim / "beat").exists() and not (claim / "exit").exists():
+            # A live claim: an "ended" line in its log is a given-back attempt's (preempted,
+            # its number claimed again, its log appended to), not this one's.
+            exit_code = None
         attempt = Attempt(replica, number, started, max(last or started, started), exit_code, log)
         out[(match["key"], match["generation"])].append(attempt)
     return out

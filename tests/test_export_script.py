@@ -189,3 +189,22 @@ def test_a_missing_output_dir_exports_nothing(shell: tuple[str, ...], tmp_path: 
     assert done.returncode == 2, done.stderr
     assert "output dir" in done.stderr and "does not exist" in done.stderr
     assert not (tmp_path / "exports").exists()
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_manifest_that_cannot_be_written_leaves_no_marker_and_fails(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    # The trainer left a directory where the manifest goes: the copy takes it along, and the
+    # manifest's write into it fails (as a full disk or a lost mount would make it).
+    (output / MANIFEST).mkdir()
+    dest = tmp_path / "exports" / "mnist" / "run-1"
+    done = export(shell, output, tmp_path / "exports")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith(f"tftrain-export: cannot write {dest}/{MANIFEST}\n"), done.stderr
+    assert not (dest / MARKER).exists() and not (dest / f".{MARKER}.partial").exists()
+    # Once the output is fixed, the retry redoes the partial copy whole.
+    (output / MANIFEST).rmdir()
+    again = export(shell, output, tmp_path / "exports")
+    assert again.returncode == 0 and (dest / MARKER).exists(), again.stderr
+    assert json.loads((dest / MANIFEST).read_text())["runId"] == "run-1"

@@ -101,3 +101,36 @@ def test_a_run_whose_attempt_has_not_ended_is_running(tmp_path: Path) -> None:
     assert state is not None and state.outcome == "running"
     assert state.result(state.attempts["mnist-chief-0"][0]) == "running"
     assert read_run(tmp_path / "nothing") is None
+
+
+# Names a user gives a secret in env, each worked by hand: masked, or shown as the plain
+# setting it is.
+SECRET_NAMES = [
+    "DB_PASSWORD", "db_password", "PGPASSWORD", "MYSQL_PASSWD", "MYSQL_PWD", "DB_PASS",
+    "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "WANDB_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
+]  # fmt: skip
+PLAIN_NAMES = ["MODE", "PASSES", "COMPASS_DIR", "LOG_LEVEL"]
+
+
+def test_no_secret_named_env_value_is_printed_anywhere_in_the_report(tmp_path: Path) -> None:
+    secrets = {name: f"value-of-{name.lower()}-s3cr3t" for name in SECRET_NAMES}
+    plain = {name: f"plain-{name.lower()}" for name in PLAIN_NAMES}
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "job": {"env": {**secrets, **plain}},
+            "worker": {"number": 1, "env": {"DB_PASSWORD": "worker-db-s3cr3t"}},
+        }
+    )
+    shown = config_that_ran(config)
+    assert shown["job"]["env"] == {**dict.fromkeys(SECRET_NAMES, MASK), **plain}
+    assert shown["worker"]["env"] == {"DB_PASSWORD": MASK}
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text(f"{KEY} mnist-chief-0 attempt 1\n")
+    state = read_run(run)
+    assert state is not None
+    text = write_report(state, "Run x", shown).read_text()
+    assert "s3cr3t" not in text
+    for name, value in plain.items():
+        assert f"{name}: {value}" in text

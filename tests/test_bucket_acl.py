@@ -1,0 +1,70 @@
+"""The existing-bucket check (`infra.cloud.oss.check_existing_bucket`) against every ACL OSS
+has: a bucket's ACL is private, public-read or public-read-write (OSS API PutBucketAcl,
+x-oss-acl; the provider's getBuckets `acl`), and only a private one may hold training data
+and exported models. The listing entries are written here as getBuckets returns them."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+
+from infra.cloud.oss import check_existing_bucket
+from infra.config.model import DataConfig
+
+BUCKET = "team-data-01"
+
+
+def _listing(acl: str, location: str = "oss-cn-hangzhou") -> list[dict[str, str]]:
+    return [
+        {"name": "someone-else", "acl": "public-read-write", "location": "oss-cn-beijing"},
+        {"name": BUCKET, "acl": acl, "location": location},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("acl", "refusal"),
+    [
+        ("private", None),
+        ("public-read", "its ACL is public-read;"),
+        ("public-read-write", "its ACL is public-read-write;"),
+    ],
+)
+def test_only_a_private_bucket_passes(acl: str, refusal: str | None) -> None:
+    data = DataConfig(bucket=BUCKET)
+    if refusal is None:
+        check_existing_bucket(data, "cn-hangzhou", _listing(acl))
+        return
+    with pytest.raises(pulumi.RunError) as error:
+        check_existing_bucket(data, "cn-hangzhou", _listing(acl))
+    assert str(error.value).startswith(f"tftrain:data.bucket = '{BUCKET}': {refusal}")
+    assert f"ossutil set-acl oss://{BUCKET} private" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("region", "location", "refused"),
+    [
+        ("cn-hangzhou", "oss-cn-hangzhou", False),
+        ("cn-hangzhou", "oss-cn-beijing", True),
+        (None, "oss-cn-beijing", False),  # no region to compare with: the endpoint says
+        ("cn-hangzhou", "", False),  # a listing without a location: nothing to compare
+    ],
+)
+def test_a_bucket_in_another_region_is_refused(
+    region: str | None, location: str, refused: bool
+) -> None:
+    data = DataConfig(bucket=BUCKET)
+    if not refused:
+        check_existing_bucket(data, region, _listing("private", location))
+        return
+    with pytest.raises(pulumi.RunError, match=f"it is in {location}, the stack in {region}"):
+        check_existing_bucket(data, region, _listing("private", location))
+
+
+def test_the_owner_is_asked_only_for_this_accounts_bucket() -> None:
+    # Not in this account's listing: refused, unless said to be another account's.
+    with pytest.raises(pulumi.RunError, match="this account has no bucket of that name"):
+        check_existing_bucket(DataConfig(bucket="not-listed"), "cn-hangzhou", _listing("private"))
+    foreign = DataConfig(bucket="not-listed", bucket_owner="another-account")
+    check_existing_bucket(foreign, "cn-hangzhou", _listing("private"))
+    # Offline (no listing): nothing to check.
+    check_existing_bucket(DataConfig(bucket="not-listed"), "cn-hangzhou", None)
