@@ -1,0 +1,119 @@
+"""Sweeping the keys the messages name besides hyperparams: `<group>.gpuCount` and `job.args`
+("trials vary hyperparams.*, job.env.*, job.args and <group>.number, gpuCount, args, env.*"),
+down to what each trial's pods get and how the GPU pool is sized for them. Expected values are
+worked by hand: a gn6i-c24g1.12xlarge node has 48 vCPUs and 2 GPUs (Alibaba's gn6i table);
+the pool holds `parallel` trials of one node per GPU replica (docs/config.md "Sweeps")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.cluster_facts import cluster_facts
+from infra.config import ConfigError, StackConfig, parse_config
+from infra.config.sweep_platform import platform_problems
+from infra.manifests import build_objects
+from infra.manifests.common import RUN_ID_LABEL
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+TWO_GPU_NODE = "ecs.gn6i-c24g1.12xlarge"
+
+
+def ack(parameters: dict[str, Any], parallel: int, **sections: Any) -> dict[str, Any]:
+    return {
+        "image": IMAGE,
+        "cluster": {"kind": "ack", "cpuPool": {"size": 2},
+                    "gpuPool": {"instanceTypes": [TWO_GPU_NODE]}},
+        "network": {"zoneId": "cn-hangzhou-i"},
+        "job": {"command": ["python", "train.py"]},
+        "worker": {"number": 2, "gpuCount": 1},
+        "sweep": {"parameters": parameters, "parallel": parallel},
+        **sections,
+    }  # fmt: skip
+
+
+def containers(config: StackConfig) -> dict[tuple[str, str], dict[str, Any]]:
+    """(trial's point value text, replica type) → the container of that trial's Job."""
+    found = {}
+    by_run = {t.job.run_id: t for t in config.trials}
+    for obj in build_objects(config, cluster_facts(config)):
+        if obj["kind"] != "Job":
+            continue
+        trial = by_run[obj["metadata"]["labels"][RUN_ID_LABEL]]
+        replica = obj["metadata"]["name"].rsplit("-", 2)[1]
+        found[(str(trial.trial_point), replica)] = obj["spec"]["template"]["spec"]["containers"][0]
+    return found
+
+
+def _env(container: dict[str, Any]) -> dict[str, str]:
+    return {e["name"]: e.get("value") for e in container["env"]}
+
+
+def test_sweeping_a_groups_gpu_count_gives_each_trials_pods_theirs() -> None:
+    config = parse_config(ack({"worker.gpuCount": {"values": [1, 2]}}, parallel=2))
+    assert [t.trial_point for t in config.trials] == [{"worker.gpuCount": 1}, {"worker.gpuCount": 2}]
+    assert len({t.job.run_id for t in config.trials}) == 2
+    # Two GPU workers a trial, two trials at once: four nodes at most.
+    assert config.cluster.gpu_pool.max_size == 4
+    assert platform_problems(config) == []
+    pods = containers(config)
+    for gpus in (1, 2):
+        worker = pods[(str({"worker.gpuCount": gpus}), "worker")]
+        assert worker["resources"]["limits"]["nvidia.com/gpu"] == str(gpus)
+        assert _env(worker)["TFTRAIN_GPUS"] == str(gpus)
+        chief = pods[(str({"worker.gpuCount": gpus}), "chief")]
+        assert "nvidia.com/gpu" not in chief["resources"]["limits"]
+
+
+def test_a_gpu_count_no_pool_node_holds_names_the_trial() -> None:
+    raw = ack({"worker.gpuCount": {"values": [1, 4]}}, parallel=2)
+    with pytest.raises(ConfigError) as error:
+        parse_config(raw)
+    assert error.value.problems == [
+        "tftrain:sweep trial 2 (worker.gpuCount=4): tftrain:worker.gpuCount = 4: must be at "
+        f"most 2: one {TWO_GPU_NODE} node has 2 GPU(s)"
+    ]
+
+
+def test_fewer_at_once_than_trials_refuses_nodes_that_pack_smaller_replicas() -> None:
+    # A 2-GPU node takes two 1-GPU workers: the pool sized for one trial would run two.
+    config = parse_config(ack({"worker.gpuCount": {"values": [1, 2]}}, parallel=1))
+    assert config.cluster.gpu_pool.max_size == 2
+    assert platform_problems(config) == [
+        f"tftrain:cluster.gpuPool.instanceTypes: must give each GPU replica a node of its own "
+        "when sweep.parallel < the trials: a node with 2 GPUs packs replicas of 1, so more "
+        "than 1 trials would run at once"
+    ]
+
+
+def test_trials_with_and_without_gpus_cannot_be_capped_by_the_pool() -> None:
+    raw = ack({"worker.gpuCount": {"values": [0, 1]}}, parallel=1)
+    config = parse_config(raw)
+    assert platform_problems(config) == [
+        "tftrain:sweep.parallel = 1: must be 2, the number of trials (all at once), or run the "
+        "sweep with the local launcher, which honours any parallel: the trials need different "
+        "numbers of GPU nodes (0, 2): the pool cannot cap them at a count"
+    ]
+    # All at once: two trials of at most two GPU nodes each (the widest trial sets it).
+    at_once = parse_config({**raw, "sweep": {**raw["sweep"], "parallel": 2}})
+    assert platform_problems(at_once) == [] and at_once.cluster.gpu_pool.max_size == 4
+
+
+def test_sweeping_job_args_gives_every_replica_of_a_trial_its_args() -> None:
+    args = [["--optimizer", "adam"], ["--optimizer", "sgd", "--momentum", "0.9"]]
+    raw = ack({"job.args": {"values": args}}, parallel=2)
+    config = parse_config(raw)
+    assert [t.trial_point for t in config.trials] == [{"job.args": a} for a in args]
+    assert len({t.job.run_id for t in config.trials}) == 2  # each trains something else
+    pods = containers(config)
+    for value in args:
+        for replica in ("chief", "worker", "ps"):
+            container = pods[(str({"job.args": value}), replica)]
+            assert container["command"][-3:] == ["--", "python", "train.py"]
+            assert container["args"] == value
+    # A group's own args still win over the swept job.args.
+    own = parse_config({**raw, "ps": {"number": 1, "args": ["--serve"]}})
+    assert {c["args"] == ["--serve"] for (_, r), c in containers(own).items() if r == "ps"} == {
+        True
+    }
