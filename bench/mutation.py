@@ -285,7 +285,9 @@ def row(module: str, statuses: dict[str, str]) -> str:
     total = len(counted)
     share = f"{caught / total:.1%}" if total else "no mutants"
     not_run = sum(1 for n, s in mine.items() if n not in EQUIVALENT and s == NOT_RUN)
-    return f"| {module} | {caught} / {total} | {share} | {total - caught} | {equivalent} | {not_run} |"
+    return (
+        f"| {module} | {caught} / {total} | {share} | {total - caught} | {equivalent} | {not_run} |"
+    )
 
 
 def earlier(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -298,8 +300,10 @@ def earlier(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     survivors: dict[str, list[str]] = {}
     for name in re.findall(r"^- `(\S+)` \(", text, flags=re.MULTILINE):
         survivors.setdefault(module_of(name), []).append(name)
-    lines = {m: [l for l in text.splitlines() if any(f"`{n}`" in l for n in names)]
-             for m, names in survivors.items()}  # fmt: skip
+    lines = {
+        module: [line for line in text.splitlines() if any(f"`{n}`" in line for n in names)]
+        for module, names in survivors.items()
+    }
     return rows, lines
 
 
@@ -330,7 +334,7 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         "",
         "Command: `.venv/bin/python -m bench.mutation [module...]`",
         "",
-        f"**{ran} of {len(table) - 2} modules run**; \"not yet run\" rows are modules no run "
+        f'**{ran} of {len(table) - 2} modules run**; "not yet run" rows are modules no run '
         "has covered yet (a full run takes hours on this machine's 2 shared cores).",
         "",
         *table,

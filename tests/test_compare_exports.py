@@ -60,3 +60,76 @@ def test_compare_reads_an_export_copy(
     ]
     assert f"Best (maximize test_accuracy): trial 2, {second}" in printed
     assert (exports / "best").resolve() == (exports / second).resolve()
+
+
+def _stacks(tmp_path: Path, **job: str) -> Path:
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    write_stack(stacks, {"parameters": {"hyperparams.learningRate": {"values": [0.001, 0.01, 0.1]}},
+                         "parallel": 3})  # fmt: skip
+    return stacks
+
+
+def test_the_help_says_what_each_option_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/hyperparameters.md "Compare": `tftrain compare <stack> [--runs-dir DIR]`.
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.startswith(
+        "usage: tftrain compare [-h] [--stacks-dir STACKS_DIR] [--runs-dir DIR] "
+        "[--set KEY=VALUE] stack"
+    )
+    assert "a sweep's trials, best first" in text
+    assert "stack a stack with a sweep: stacks/Pulumi.<stack>.yaml" in text
+    assert "--stacks-dir STACKS_DIR where the stack files are (stacks/)" in text
+    assert "--runs-dir DIR the directory holding the trials' <run id>/ directories" in text
+    assert "(default: runs/<stack>/<job>, where the local launcher writes)" in text
+    assert "--set KEY=VALUE as for tftrain run" in text
+
+
+def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
+    stacks, runs, exports = _stacks(tmp_path), tmp_path / "runs", tmp_path / "exports"
+    config = sweep()
+    first, second, _ = (t.job.run_id for t in config.trials)
+    lay_out(runs, config)  # trial 1: 0.91; trial 2: 0.95
+    (exports / "mnist" / first).mkdir(parents=True)  # the launcher exported trial 1
+    (runs / "best").symlink_to("gone")  # a link an earlier comparison left, now dangling
+    args = ["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]
+    args += ["--set", "sweep.metric.goal=minimize", "--set", f"data.localExportDir={exports}"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out.splitlines()
+    # Minimize: the lowest metric, trial 1's 0.91, is the best.
+    assert (
+        f"Best (minimize test_accuracy): trial 1, {first} (hyperparams.learningRate=0.001): 0.91"
+        in printed
+    )
+    assert f"written in {runs}: sweep-results.csv, sweep-results.md" in printed, printed
+    assert f"{runs / 'best'} → {first} (the best trial)" in printed
+    assert f"{exports / 'mnist' / 'best'} → {first} (its export)" in printed
+    assert (runs / "best").resolve() == (runs / first).resolve()
+    assert (exports / "mnist" / "best").resolve() == (exports / "mnist" / first).resolve()
+    table = (runs / "sweep-results.md").read_text().splitlines()
+    assert (
+        table[0]
+        == "| trial | run_id | point | test_accuracy | steps | wall_seconds | outcome | path |"
+    )
+    assert table[2].startswith(f"| 1 | {first} | `hyperparams.learningRate=0.001` | 0.91 | 100 |")
+    assert second in table[3]
+
+
+def test_compare_without_run_dirs_or_a_good_stack_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks = _stacks(tmp_path)
+    missing = tmp_path / "nowhere"
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(missing)]) == 2
+    assert capsys.readouterr().err == (
+        f"tftrain compare: no run directory {missing}: has the sweep run?\n"
+    )
+    assert main(["s", "--stacks-dir", str(stacks), "--set", "hyperparams.epochs=0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tftrain compare: ") and "tftrain:hyperparams.epochs = 0" in err

@@ -103,16 +103,29 @@ WHERE = 'tftrain:sweep.parameters["{key}"]'
     ("key", "parameter", "problem"),
     [
         (LR, {"min": 1, "max": 0.5}, "{where}.min = 1.0: must be at most max 0.5"),
-        (LR, {"min": 0, "max": 1, "distribution": "log_uniform"},
-         "{where}.min = 0.0: must be > 0 for log_uniform"),
-        (LR, {"min": -1, "max": 1, "distribution": "log_uniform"},
-         "{where}.min = -1.0: must be > 0 for log_uniform"),
-        (BS, {"min": 2.5, "max": 2.9, "distribution": "int_uniform"},
-         "{where}: min 2.5 and max 2.9 hold no whole number (int_uniform)"),
+        (
+            LR,
+            {"min": 0, "max": 1, "distribution": "log_uniform"},
+            "{where}.min = 0.0: must be > 0 for log_uniform",
+        ),
+        (
+            LR,
+            {"min": -1, "max": 1, "distribution": "log_uniform"},
+            "{where}.min = -1.0: must be > 0 for log_uniform",
+        ),
+        (
+            BS,
+            {"min": 2.5, "max": 2.9, "distribution": "int_uniform"},
+            "{where}: min 2.5 and max 2.9 hold no whole number (int_uniform)",
+        ),
         (LR, {"min": 0.1}, "{where}: must have values, or both min and max"),
         (LR, {"max": 0.1}, "{where}: must have values, or both min and max"),
-        (LR, {"values": [0.1], "min": 0.1, "max": 0.2}, "{where}: values, or min and max, not both"),
-    ],  # fmt: skip
+        (
+            LR,
+            {"values": [0.1], "min": 0.1, "max": 0.2},
+            "{where}: values, or min and max, not both",
+        ),
+    ],
     ids=["min>max", "log-min-0", "log-min<0", "int-none", "min-only", "max-only", "both"],
 )
 def test_a_range_that_holds_nothing_is_refused_by_key(

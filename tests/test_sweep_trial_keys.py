@@ -52,7 +52,10 @@ def _env(container: dict[str, Any]) -> dict[str, str]:
 
 def test_sweeping_a_groups_gpu_count_gives_each_trials_pods_theirs() -> None:
     config = parse_config(ack({"worker.gpuCount": {"values": [1, 2]}}, parallel=2))
-    assert [t.trial_point for t in config.trials] == [{"worker.gpuCount": 1}, {"worker.gpuCount": 2}]
+    assert [t.trial_point for t in config.trials] == [
+        {"worker.gpuCount": 1},
+        {"worker.gpuCount": 2},
+    ]
     assert len({t.job.run_id for t in config.trials}) == 2
     # Two GPU workers a trial, two trials at once: four nodes at most.
     assert config.cluster.gpu_pool.max_size == 4
@@ -81,7 +84,7 @@ def test_fewer_at_once_than_trials_refuses_nodes_that_pack_smaller_replicas() ->
     config = parse_config(ack({"worker.gpuCount": {"values": [1, 2]}}, parallel=1))
     assert config.cluster.gpu_pool.max_size == 2
     assert platform_problems(config) == [
-        f"tftrain:cluster.gpuPool.instanceTypes: must give each GPU replica a node of its own "
+        "tftrain:cluster.gpuPool.instanceTypes: must give each GPU replica a node of its own "
         "when sweep.parallel < the trials: a node with 2 GPUs packs replicas of 1, so more "
         "than 1 trials would run at once"
     ]
