@@ -247,6 +247,8 @@ def prepare(module: str, tests: Sequence[str]) -> Path:
 
 def run(module: str, tests: Sequence[str], jobs: int) -> None:
     work = prepare(module, tests)
+    # Every mutant again: mutmut keeps a survivor's verdict when only the tests changed.
+    shutil.rmtree(work / "mutants", ignore_errors=True)
     command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs)]
     with (work / "mutation-run.log").open("w") as out:
         # mutmut exits non-zero when mutants survive; the score says how many.

@@ -15,6 +15,7 @@ import pytest
 from infra.lifecycle import EXPORT_SCRIPT
 from infra.sweep import cli
 from infra.sweep.cli import main
+from infra.sweep.results import compare, to_markdown
 from tests.test_sweep_results import lay_out, rows, sweep, write_stack
 
 
@@ -118,7 +119,25 @@ def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
         == "| trial | run_id | point | test_accuracy | steps | wall_seconds | outcome | path |"
     )
     assert table[2].startswith(f"| 1 | {first} | `hyperparams.learningRate=0.001` | 0.91 | 100 |")
-    assert second in table[3]
+    assert table[3].startswith(f"| 2 | {second} | `hyperparams.learningRate=0.01` | 0.95 | 120 |")
+    third = config.trials[2].job.run_id
+    assert table[4] == (
+        f"| 3 | {third} | `hyperparams.learningRate=0.1` |  |  |  | not started | {runs / third} |"
+    )
+    assert table[5:] == [
+        "",
+        f"Best (minimize test_accuracy): trial 1, {first} (hyperparams.learningRate=0.001): 0.91",
+    ]
+
+
+def test_without_a_succeeded_trial_there_is_no_best(tmp_path: Path) -> None:
+    config = sweep()
+    lay_out(tmp_path, config)
+    for trial in config.trials[:2]:
+        shutil.rmtree(tmp_path / trial.job.run_id / ".tftrain-run")  # still running
+    text = to_markdown(compare(config, tmp_path), "test_accuracy", "maximize")
+    assert text.endswith("\n\nNo succeeded trial has logged test_accuracy yet.\n")
+    assert "| 2 | " in text.splitlines()[2] and "running or stopped" in text.splitlines()[2]
 
 
 def test_compare_without_run_dirs_or_a_good_stack_exits_2(
