@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from infra.run_state import read_run
+from infra.status.local import describe_run
 from tests.cluster_helpers import wait_until
 from tests.test_supervise_script import SHELLS, Run, finish, started, trapping
 
@@ -42,6 +43,11 @@ def test_a_retry_after_a_failure_is_running(tmp_path: Path) -> None:
         attempts = state.attempts[REPLICA]
         assert [(a.number, a.exit_code) for a in attempts] == [(1, 1), (2, None)]
         assert state.result(attempts[1]) == "running"
+        # What `tftrain status` prints for it.
+        lines = list(describe_run(state, tmp_path))
+        assert lines[0].startswith("run: running (last output "), lines
+        log = f"replicas/{REPLICA}/logs/run-1a2b3c4d.g1.{REPLICA}.2.log"
+        assert f"  {REPLICA:<20} 2 attempts, 1 restart: running; {log}" in lines
     finally:
         os.killpg(retry.pid, signal.SIGKILL)  # its group: the supervisor and the command
         finish(retry)
