@@ -105,6 +105,17 @@ EQUIVALENT: dict[str, str] = {
         "one more numbered name for a set-aside directory: differs only after 999 clashes "
         "within one second"
     ),
+    **{
+        f"infra.sweep.cli.x__link_best__mutmut_{n}": (
+            "symlink_to's target_is_directory: read on Windows only (Python's pathlib); a "
+            "link to a directory works alike without it on Linux and macOS"
+        )
+        for n in (5, 7, 8)
+    },
+    "infra.sweep.cli.x_write_results__mutmut_21": (
+        "rstrip() for rstrip('\\n') of the markdown table: it ends in the verdict line and a "
+        "newline, never in other whitespace"
+    ),
     "infra.replica_plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

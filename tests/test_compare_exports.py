@@ -102,7 +102,10 @@ def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
     args = ["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]
     args += ["--set", "sweep.metric.goal=minimize", "--set", f"data.localExportDir={exports}"]
     assert main(args) == 0
-    printed = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    printed = out.splitlines()
+    # The table as written to sweep-results.md, then what was written and linked.
+    assert out.startswith((runs / "sweep-results.md").read_text() + "\nmatplotlib is not")
     # Minimize: the lowest metric, trial 1's 0.91, is the best.
     assert (
         f"Best (minimize test_accuracy): trial 1, {first} (hyperparams.learningRate=0.001): 0.91"
@@ -152,3 +155,34 @@ def test_compare_without_run_dirs_or_a_good_stack_exits_2(
     assert main(["s", "--stacks-dir", str(stacks), "--set", "hyperparams.epochs=0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("tftrain compare: ") and "tftrain:hyperparams.epochs = 0" in err
+
+
+def test_the_plot_gets_the_results_and_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn = []
+    monkeypatch.setattr(cli, "matplotlib_missing", lambda: None)
+    monkeypatch.setattr(cli, "plot", lambda *args: drawn.append(args))
+    stacks, runs = _stacks(tmp_path), tmp_path / "runs"
+    config = sweep()
+    lay_out(runs, config)
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]) == 0
+    ((results, metric, path),) = drawn
+    assert [r.run_id for r in results] == [config.trials[i].job.run_id for i in (1, 0, 2)]
+    assert (metric, path) == ("test_accuracy", runs / "sweep-results.png")
+    printed = capsys.readouterr().out.splitlines()
+    assert f"written in {runs}: sweep-results.csv, sweep-results.md, sweep-results.png" in printed
+
+
+def test_by_default_compare_reads_the_launchers_runs_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The local launcher writes runs/<stack>/<job>/<run id>/ under the project root.
+    stacks = _stacks(tmp_path)
+    name = f"s-none-{os.getpid()}"
+    (stacks / "Pulumi.s.yaml").rename(stacks / f"Pulumi.{name}.yaml")
+    assert main([name, "--stacks-dir", str(stacks)]) == 2
+    expected = Path(__file__).resolve().parent.parent / "runs" / name / "mnist"
+    assert capsys.readouterr().err == (
+        f"tftrain compare: no run directory {expected}: has the sweep run?\n"
+    )
