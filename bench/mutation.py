@@ -116,6 +116,10 @@ EQUIVALENT: dict[str, str] = {
         "rstrip() for rstrip('\\n') of the markdown table: it ends in the verdict line and a "
         "newline, never in other whitespace"
     ),
+    "infra.sweep.results.x_trial_result__mutmut_3": (
+        "reads the scalars of a trial directory that does not exist: the reader answers {} "
+        "for a missing directory, as the guard does"
+    ),
     "infra.replica_plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from infra.config import parse_config
 from infra.lifecycle import EXPORT_SCRIPT
 from infra.sweep import cli
 from infra.sweep.cli import main
-from infra.sweep.results import compare, to_markdown
+from infra.sweep.results import compare, to_csv, to_markdown
 from tests.test_sweep_results import lay_out, rows, sweep, write_stack
 
 
@@ -185,4 +186,42 @@ def test_by_default_compare_reads_the_launchers_runs_dir(
     expected = Path(__file__).resolve().parent.parent / "runs" / name / "mnist"
     assert capsys.readouterr().err == (
         f"tftrain compare: no run directory {expected}: has the sweep run?\n"
+    )
+
+
+def F32(value: float) -> object:  # noqa: N802 (a float32 event value, as TensorBoard keeps it)
+    return pytest.approx(value, rel=1e-6)
+
+
+def test_each_result_carries_its_curve_for_the_plot(tmp_path: Path) -> None:
+    config = sweep()
+    lay_out(tmp_path, config)
+    by_trial = {r.number: r for r in compare(config, tmp_path)}
+    # Trial 1 logged test_accuracy once: its loss (two points) is the curve instead.
+    assert by_trial[1].curve_tag == "loss"
+    assert [(p.step, p.value) for p in by_trial[1].curve] == [(50, F32(0.9)), (100, F32(0.4))]
+    # Trial 2 logged it twice: that is its curve.
+    assert by_trial[2].curve_tag == "test_accuracy"
+    assert [(p.step, p.value) for p in by_trial[2].curve] == [(40, 0.5), (120, F32(0.95))]
+    assert by_trial[3].curve == () and by_trial[3].curve_tag == "test_accuracy"
+    assert by_trial[3].path == tmp_path / config.trials[2].job.run_id
+
+
+def test_the_files_use_newlines_and_escape_a_pipe_in_a_point(tmp_path: Path) -> None:
+    config = parse_config(
+        {
+            "image": "registry.example.com/tftrain/trainer:1",
+            "sweep": {"parameters": {"job.env.MODE": {"values": ["a|b"]}}},
+        }
+    )
+    results = compare(config, tmp_path)
+    assert to_csv(results) == (
+        "trial,run_id,point,metric,steps,wall_seconds,outcome,path\n"
+        f"1,{config.trials[0].job.run_id},job.env.MODE=a|b,,,,not started,"
+        f"{tmp_path / config.trials[0].job.run_id}\n"
+    )
+    row = to_markdown(results, "test_accuracy", "maximize").splitlines()[2]
+    assert row == (
+        f"| 1 | {config.trials[0].job.run_id} | `job.env.MODE=a\\|b` |  |  |  | not started "
+        f"| {tmp_path / config.trials[0].job.run_id} |"
     )
