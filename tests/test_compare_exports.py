@@ -189,7 +189,8 @@ def test_by_default_compare_reads_the_launchers_runs_dir(
     )
 
 
-def F32(value: float) -> object:  # noqa: N802 (a float32 event value, as TensorBoard keeps it)
+def F32(value: float) -> object:
+    """A float32 event value, as TensorBoard keeps it."""
     return pytest.approx(value, rel=1e-6)
 
 
