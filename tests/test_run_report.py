@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from infra.config import parse_config
-from infra.report import MASK, config_that_ran, write_report
+from infra.report import MASK, config_that_ran, outcome_lines, write_report
 from infra.run_state import read_run
 
 KEY, OLD, NEW = "run-1a2b3c4d", "0123456789ab", "ba9876543210"
@@ -134,3 +136,102 @@ def test_no_secret_named_env_value_is_printed_anywhere_in_the_report(tmp_path: P
     assert "s3cr3t" not in text
     for name, value in plain.items():
         assert f"{name}: {value}" in text
+
+
+def test_the_whole_report_of_a_succeeded_run_with_a_restart(tmp_path: Path) -> None:
+    # Worked by hand: the first start is 2000 (00:33:20 UTC), the last output 2040 (a log's
+    # mtime is its claim's + 30); the worker's first attempt was killed (137), its second
+    # stopped by the run's end with exit 2.
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "training\n" + _ended("mnist-chief-0", 1, 0))
+    _attempt(run, NEW, "mnist-worker-0", 1, 2001.0, "boom\n" + _ended("mnist-worker-0", 1, 137))
+    _attempt(run, NEW, "mnist-worker-0", 2, 2010.0, "ok\n" + _ended("mnist-worker-0", 2, 2))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text(f"{KEY} mnist-chief-0 attempt 1\n")
+    (run / "metrics.txt").write_text("test_accuracy 0.9912\nglobal_step 20\n")
+    state = read_run(run)
+    assert state is not None
+    text = write_report(state, "Run x", {"image": "img", "job": {"name": "mnist"}}).read_text()
+    logs = f"logs/{KEY}.{NEW}"
+    assert text == "\n".join(
+        [
+            "# Run x",
+            "",
+            f"- run dir: `{run}`",
+            f"- run key: `{KEY}`, deploy generation `{NEW}`",
+            "- started: 1970-01-01 00:33:20 UTC; wall time 40.0s; last step 20",
+            "",
+            "## Outcome",
+            "",
+            "**Succeeded.**",
+            "",
+            "## Metrics",
+            "",
+            "| metric | step | value | from |",
+            "| --- | --- | --- | --- |",
+            "| test_accuracy | - | 0.9912 | metrics.txt |",
+            "| global_step | - | 20 | metrics.txt |",
+            "",
+            "## Plots",
+            "",
+            "No loss scalar in the event files.",
+            "No accuracy scalar in the event files.",
+            "",
+            "## Replicas",
+            "",
+            "| replica | attempts | restarts | wall time | last exit | last log |",
+            "| --- | --- | --- | --- | --- | --- |",
+            f"| mnist-chief-0 | 1 | 0 | 30.0s | exit 0 | `replicas/mnist-chief-0/{logs}"
+            ".mnist-chief-0.1.log` |",
+            "| mnist-worker-0 | 2 | 1 | 39.0s | stopped at the run's end: exit 2 | "
+            f"`replicas/mnist-worker-0/{logs}.mnist-worker-0.2.log` |",
+            "",
+            "## Config that ran",
+            "",
+            "```yaml",
+            "image: img",
+            "job:",
+            "  name: mnist",
+            "```",
+            "",
+        ]
+    )
+    assert not list((run / "report").glob(".*partial"))  # written under another name, renamed
+
+
+@pytest.mark.parametrize(
+    ("log", "record", "outcome", "first_line"),
+    [
+        (
+            "step 3\n",
+            None,
+            "running",
+            "**Running** (this report was written before the run ended).",
+        ),
+        (
+            "step 3\n" + _ended("mnist-chief-0", 1, 143),
+            None,
+            "stopped",
+            "**Stopped** before an outcome was recorded: stopped from outside (Ctrl-C, "
+            "`--timeout`, `job.activeDeadlineSeconds`), or its replicas were killed.",
+        ),
+        (
+            "step 3\n",
+            "mnist-chief-0 lost attempt 1 on host-b: no heartbeat for 31s\n",
+            "failed",
+            "**Failed**: `mnist-chief-0` attempt 1 lost on its last attempt (killed with its "
+            "supervisor: no heartbeat) on `host-b`",
+        ),
+        ("step 3\n", "garbled\n", "failed", "**Failed** (the failure record could not be read)."),
+    ],
+    ids=["running", "stopped", "lost", "unreadable"],
+)
+def test_each_outcome_reads_as_the_supervisors_records_say(
+    tmp_path: Path, log: str, record: str | None, outcome: str, first_line: str
+) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, log)
+    if record is not None:
+        (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text(record)
+    state = read_run(run)
+    assert state is not None and state.outcome == outcome
+    assert outcome_lines(state)[0] == first_line
