@@ -57,7 +57,11 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "infra.sweep.plot": ("tests/test_sweep_results.py",),
     "infra.run_state": ("tests/test_run_state_restarts.py", "tests/test_watch_a_run.py"),
     "infra.report": ("tests/test_run_report.py",),
-    "infra.trainer_env": ("tests/test_local_plan.py", "tests/test_secret_env.py"),
+    "infra.trainer_env": (
+        "tests/test_local_plan.py",
+        "tests/test_secret_env.py",
+        "tests/test_trainer_env.py",
+    ),
 }
 
 # Modules whose package re-exports them to nearly every test (infra.config): their own
