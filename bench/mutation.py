@@ -67,8 +67,21 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
 # Modules whose package re-exports them to nearly every test (infra.config): their own
 # tests instead of everything that parses a config.
 TESTS: dict[str, tuple[str, ...]] = {
-    "infra.config.sweep": ("tests/test_sweep_config.py", "tests/test_sweep_bounds.py"),
-    "infra.config.sweep_platform": ("tests/test_sweep_config.py", "tests/test_sweep_bounds.py"),
+    "infra.config.sweep": (
+        "tests/test_sweep_config.py",
+        "tests/test_sweep_bounds.py",
+        "tests/test_sweep_trial_keys.py",
+    ),
+    "infra.config.sweep_platform": (
+        "tests/test_sweep_config.py",
+        "tests/test_sweep_bounds.py",
+        "tests/test_sweep_trial_keys.py",
+    ),
+    "infra.cloud.oss": (
+        "tests/test_bucket_acl.py",
+        "tests/test_bucket_ownership.py",
+        "tests/test_oss_data.py",
+    ),
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
@@ -119,6 +132,10 @@ EQUIVALENT: dict[str, str] = {
     "infra.sweep.cli.x_write_results__mutmut_21": (
         "rstrip() for rstrip('\\n') of the markdown table: it ends in the verdict line and a "
         "newline, never in other whitespace"
+    ),
+    "infra.config.sweep.x__sweep_cluster__mutmut_33": (
+        "`config.sweep or True`: the cluster is sized only while a sweep expands, so the "
+        "sweep is always there"
     ),
     "infra.sweep.results.x_trial_result__mutmut_3": (
         "reads the scalars of a trial directory that does not exist: the reader answers {} "

@@ -120,3 +120,47 @@ def test_sweeping_job_args_gives_every_replica_of_a_trial_its_args() -> None:
     assert {c["args"] == ["--serve"] for (_, r), c in containers(own).items() if r == "ps"} == {
         True
     }
+
+
+VARY = "trials vary hyperparams.*, job.env.*, job.args and <group>.number, gpuCount, args, env.*"
+
+
+@pytest.mark.parametrize(
+    ("key", "where", "meant"),
+    [
+        ("hyperparams.learningrate", '["hyperparams.learningrate"]', "hyperparams.learningRate"),
+        ("worker.gpucount", '["worker.gpucount"]', "worker.gpuCount"),
+        ("imag", ".imag", "image"),  # a top-level key of its own, not a section's
+    ],
+)
+def test_a_misspelt_swept_key_is_named_with_the_key_meant(key: str, where: str, meant: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config({"image": IMAGE, "sweep": {"parameters": {key: {"values": [1]}}}})
+    assert error.value.problems == [
+        f"tftrain:sweep.parameters{where}: unknown stack key {key}, did you mean {meant}? {VARY}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "cluster",
+    [
+        {"kind": "existing"},  # not the stack's nodes to size
+        {"kind": "ack", "cpuPool": {"size": 2}, "gpuPool": {"size": 3}},  # a fixed size
+        {"kind": "ack", "cpuPool": {"size": 2}, "gpuPool": {"maxSize": 6}},  # the user's
+    ],
+    ids=["existing", "ack-fixed-size", "ack-max-written"],
+)
+def test_the_gpu_pool_is_sized_only_where_the_stack_sizes_it(cluster: dict[str, Any]) -> None:
+    raw = {
+        "image": IMAGE,
+        "cluster": cluster,
+        "worker": {"number": 2, "gpuCount": 1},
+        "sweep": {"parameters": {"hyperparams.epochs": {"values": [1, 2, 3]}}, "parallel": 3},
+    }
+    if cluster["kind"] == "ack":
+        raw["network"] = {"zoneId": "cn-hangzhou-i"}
+    pool = parse_config(raw).cluster.gpu_pool
+    assert (pool.size, pool.max_size) == (
+        cluster.get("gpuPool", {}).get("size", 0),
+        cluster.get("gpuPool", {}).get("maxSize", 0),
+    )
