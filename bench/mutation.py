@@ -137,6 +137,17 @@ EQUIVALENT: dict[str, str] = {
         "`config.sweep or True`: the cluster is sized only while a sweep expands, so the "
         "sweep is always there"
     ),
+    "infra.config.sweep.x__sweep_cluster__mutmut_34": (
+        "`else 2` for `else 1` when there is no sweep: the cluster is sized only while a "
+        "sweep expands, so the sweep is always there"
+    ),
+    **{
+        f"infra.tensorboard_scalars.x_series__mutmut_{n}": (
+            "how many times a key is cut at `/` from the right: the last piece, the tag, is "
+            "the same however many cuts are made"
+        )
+        for n in (7, 10)
+    },
     "infra.sweep.results.x_trial_result__mutmut_3": (
         "reads the scalars of a trial directory that does not exist: the reader answers {} "
         "for a missing directory, as the guard does"

@@ -10,10 +10,16 @@ import time
 from pathlib import Path
 
 import pytest
-from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, types_pb2
+from tensorboard.compat.proto import (
+    event_pb2,
+    summary_pb2,
+    tensor_pb2,
+    tensor_shape_pb2,
+    types_pb2,
+)
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from infra.tensorboard_scalars import Point, read_run_scalars, read_scalars
+from infra.tensorboard_scalars import Point, latest, read_run_scalars, read_scalars, series
 
 
 def _value(tag: str, tensor: tensor_pb2.TensorProto, plugin: str = "") -> summary_pb2.Summary.Value:
@@ -116,3 +122,31 @@ def test_tf_summary_scalars_read_as_tensorboards_event_accumulator_reads_them(
             for e in accumulator.Tensors(tag)
         ]
         assert ours[tag] == theirs
+
+
+def test_a_vector_is_no_scalar_and_a_half_is_read_from_its_bits(tmp_path: Path) -> None:
+    shape = tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=2)])
+    vector = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[1.0, 2.0],
+                                    tensor_shape=shape)  # fmt: skip
+    # float16 1.5 is 0x3E00 (sign 0, exponent 15, fraction 0x200): half_val holds those bits.
+    half = tensor_pb2.TensorProto(dtype=types_pb2.DT_HALF, half_val=[0x3E00])
+    _write(tmp_path, [(1, 10.0, [_value("vector", vector, "scalars"), _value("half", half)])])
+    assert read_scalars(tmp_path) == {"half": [Point(1, 1.5, 10.0)]}
+
+
+def test_event_files_two_directories_down_are_read_and_no_deeper(tmp_path: Path) -> None:
+    scalar = [_value("loss", _float(0.5), "scalars")]
+    for where in ("train/a", "eval/b", "eval/b/too-deep"):
+        (tmp_path / where).mkdir(parents=True)
+        _write(tmp_path / where, [(1, 10.0, scalar)])
+    assert sorted(read_run_scalars(tmp_path)) == ["eval/b", "train/a"]
+    assert sorted(read_run_scalars(tmp_path, depth=3)) == ["eval/b", "eval/b/too-deep", "train/a"]
+
+
+def test_a_metric_is_found_by_its_tag_in_any_directory(tmp_path: Path) -> None:
+    points = {
+        "eval/holdout/test_accuracy": [Point(3, 0.8, 1.0)],
+        "train/loss": [Point(3, 1.0, 1.0)],
+    }
+    assert series(points, "test_accuracy") == [Point(3, 0.8, 1.0)]
+    assert latest(points, "holdout/test_accuracy") is None  # a tag, not part of a path
