@@ -129,9 +129,12 @@ def test_a_vector_is_no_scalar_and_a_half_is_read_from_its_bits(tmp_path: Path) 
     vector = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, float_val=[1.0, 2.0],
                                     tensor_shape=shape)  # fmt: skip
     # float16 1.5 is 0x3E00 (sign 0, exponent 15, fraction 0x200): half_val holds those bits.
+    # -1.5 is 0xBE00: the sign bit set, an unsigned 16-bit value above 32767.
     half = tensor_pb2.TensorProto(dtype=types_pb2.DT_HALF, half_val=[0x3E00])
-    _write(tmp_path, [(1, 10.0, [_value("vector", vector, "scalars"), _value("half", half)])])
-    assert read_scalars(tmp_path) == {"half": [Point(1, 1.5, 10.0)]}
+    negative = tensor_pb2.TensorProto(dtype=types_pb2.DT_HALF, half_val=[0xBE00])
+    values = [_value("vector", vector, "scalars"), _value("half", half), _value("neg", negative)]
+    _write(tmp_path, [(1, 10.0, values)])
+    assert read_scalars(tmp_path) == {"half": [Point(1, 1.5, 10.0)], "neg": [Point(1, -1.5, 10.0)]}
 
 
 def test_event_files_two_directories_down_are_read_and_no_deeper(tmp_path: Path) -> None:
