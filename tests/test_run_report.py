@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from infra.config import parse_config
-from infra.report import MASK, config_that_ran, outcome_lines, write_report
+from infra.report import MASK, _seconds, _when, config_that_ran, outcome_lines, write_report
 from infra.run_state import read_run
 
 KEY, OLD, NEW = "run-1a2b3c4d", "0123456789ab", "ba9876543210"
@@ -235,3 +235,67 @@ def test_each_outcome_reads_as_the_supervisors_records_say(
     state = read_run(run)
     assert state is not None and state.outcome == outcome
     assert outcome_lines(state)[0] == first_line
+
+
+def test_the_config_that_ran_in_full() -> None:
+    # The stack-file spelling (docs/config.md): camelCase keys, lists, empty values and the
+    # namespace left out, a group of 0 replicas left out, env named like a secret masked.
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "cluster": {"kind": "ack", "cpuPool": {"size": 2}},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "job": {
+                "runId": "r1",
+                "args": ["--a", "1"],
+                "env": {"MODE": "fast", "DB_PASSWORD": "x"},
+            },
+            "worker": {"number": 1},
+            "ps": {"number": 0},
+            "hyperparams": {"maxSteps": 5},
+            "data": {"bucket": "team-data-01", "inputPrefix": "in/", "exportPrefix": "exp/"},
+        }
+    )
+    group = {"image": IMAGE, "imagePullPolicy": "IfNotPresent", "gpuCount": 0, "cpu": "1",
+             "memory": "2Gi", "spot": False}  # fmt: skip
+    assert config_that_ran(config) == {
+        "image": IMAGE,
+        "job": {
+            "name": "mnist",
+            "runId": "r1",
+            "args": ["--a", "1"],
+            "env": {"MODE": "fast", "DB_PASSWORD": MASK},
+            "restartPolicy": "Never",
+            "backoffLimit": 3,
+            "gangScheduling": True,
+            "evaluatorInCluster": False,
+            "evaluatorFinishSeconds": 600,
+        },
+        "chief": {"number": 1, **group},
+        "worker": {"number": 1, **group},
+        "hyperparams": {
+            "epochs": 4,
+            "batchSize": 128,
+            "learningRate": 0.003,
+            "strategy": "auto",
+            "checkpointSteps": 500,
+            "logSteps": 100,
+            "stepsPerExecution": 50,
+            "maxSteps": 5,
+            "keepCheckpoints": 3,
+        },
+        "data": {"bucket": "team-data-01", "inputPath": "/input", "exportPrefix": "exp/"},
+    }
+    # Without a bucket, no data section.
+    assert "data" not in config_that_ran(parse_config({"image": IMAGE}))
+
+
+@pytest.mark.parametrize(
+    ("epoch", "seconds", "when", "wall"),
+    [(None, None, "-", "-"), (0.0, 0.04, "1970-01-01 00:00:00 UTC", "0.0s"),
+     (86399.0, 12.25, "1970-01-01 23:59:59 UTC", "12.2s")],
+)  # fmt: skip
+def test_times_read_as_utc_and_seconds(
+    epoch: float | None, seconds: float | None, when: str, wall: str
+) -> None:
+    assert _when(epoch) == when and _seconds(seconds) == wall
