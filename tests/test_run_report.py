@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from infra.config import parse_config
-from infra.report import MASK, _seconds, _when, config_that_ran, outcome_lines, write_report
+from infra.report import (
+    MASK,
+    _seconds,
+    _when,
+    config_that_ran,
+    outcome_lines,
+    series,
+    write_report,
+)
 from infra.run_state import read_run
 
 KEY, OLD, NEW = "run-1a2b3c4d", "0123456789ab", "ba9876543210"
@@ -299,3 +307,28 @@ def test_times_read_as_utc_and_seconds(
     epoch: float | None, seconds: float | None, when: str, wall: str
 ) -> None:
     assert _when(epoch) == when and _seconds(seconds) == wall
+
+
+def test_scalars_are_plotted_and_their_last_values_listed(tmp_path: Path) -> None:
+    from tests.test_sweep_results import tf2_scalar, write_events
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text(f"{KEY} mnist-chief-0 attempt 1\n")
+    write_events(
+        run / "train", [tf2_scalar("loss", 0.5, 10, 1.0), tf2_scalar("loss", 0.25, 20, 2.0)]
+    )
+    write_events(run / "eval", [tf2_scalar("accuracy", 0.75, 20, 3.0)])
+    write_events(run, [tf2_scalar("epoch_loss", 2.0, 1, 1.0)])
+    state = read_run(run)
+    assert state is not None and state.step == 20
+    text = write_report(state, "Run x", {"image": "img"}).read_text()
+    assert "![loss](loss.png)" in text and "![accuracy](accuracy.png)" in text
+    for plot in ("loss", "accuracy"):
+        assert (run / "report" / f"{plot}.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert "| epoch_loss | 1 | 2 | ./ |" in text
+    assert "| loss | 20 | 0.25 | train/ |" in text
+    assert "| accuracy | 20 | 0.75 | eval/ |" in text
+    # Both loss series on the loss plot, named by where they were logged.
+    assert sorted(series(state, "loss")) == ["epoch_loss", "train/loss"]
+    assert list(series(state, "acc")) == ["eval/accuracy"]
