@@ -137,6 +137,10 @@ EQUIVALENT: dict[str, str] = {
         "`config.sweep or True`: the cluster is sized only while a sweep expands, so the "
         "sweep is always there"
     ),
+    "infra.config.sweep.x_with_point__mutmut_3": (
+        "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
+        "is copied again before it is set, so the stack's own config is never written to"
+    ),
     "infra.config.sweep.x__sweep_cluster__mutmut_34": (
         "`else 2` for `else 1` when there is no sweep: the cluster is sized only while a "
         "sweep expands, so the sweep is always there"

@@ -164,3 +164,57 @@ def test_the_gpu_pool_is_sized_only_where_the_stack_sizes_it(cluster: dict[str, 
         cluster.get("gpuPool", {}).get("size", 0),
         cluster.get("gpuPool", {}).get("maxSize", 0),
     )
+
+
+SHARED = (
+    "a key every trial shares (the cluster, network, storage, data, images, names, run id, "
+    "requests and TensorBoard are the sweep's, not a trial's)"
+)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["hyperparams.epochs", "job.env.MODE", "job.args", "worker.number", "chief.gpuCount",
+     "ps.args", "evaluator.env.EVAL_EVERY"],
+)  # fmt: skip
+def test_what_a_run_trains_with_may_be_swept(key: str) -> None:
+    raw = {"image": IMAGE, "sweep": {"parameters": {key: {"values": [1]}}}}
+    try:
+        parse_config(raw)
+    except ConfigError as error:  # the value may not suit the key: that is not the refusal
+        assert not any("unknown stack key" in p or SHARED in p for p in error.problems), error
+
+
+@pytest.mark.parametrize(
+    ("key", "where"),
+    [
+        ("image", ".image"),
+        ("cluster.kind", '["cluster.kind"]'),
+        ("job.name", '["job.name"]'),
+        ("job.runId", '["job.runId"]'),
+        ("data.bucket", '["data.bucket"]'),
+        ("tensorboard.enabled", '["tensorboard.enabled"]'),
+        ("worker.cpu", '["worker.cpu"]'),
+        ("worker.image", '["worker.image"]'),
+    ],
+)
+def test_what_every_trial_shares_is_refused_by_name(key: str, where: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config({"image": IMAGE, "sweep": {"parameters": {key: {"values": ["x"]}}}})
+    assert f"tftrain:sweep.parameters{where}: {SHARED}; {VARY}" in error.value.problems
+
+
+@pytest.mark.parametrize(
+    "key", ["job.env.A.B", "hyperparams.epochs.x", "job", "worker", "nothing.here"]
+)
+def test_a_path_no_stack_key_has_is_unknown(key: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        parse_config({"image": IMAGE, "sweep": {"parameters": {key: {"values": [1]}}}})
+    (problem,) = error.value.problems
+    assert f"unknown stack key {key}" in problem and problem.endswith(VARY)
+
+
+def test_a_sweep_without_gpus_leaves_the_gpu_pool_empty() -> None:
+    raw = ack({"hyperparams.epochs": {"values": [1, 2]}}, parallel=1)
+    raw["worker"] = {"number": 2}
+    assert parse_config(raw).cluster.gpu_pool.max_size == 0
