@@ -55,7 +55,11 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "infra.status.causes": ("tests/test_status_cloud.py", "tests/test_watch_a_run.py"),
     "infra.status.local": ("tests/test_run_state_restarts.py",),
     "infra.sweep.plot": ("tests/test_sweep_results.py",),
-    "infra.run_state": ("tests/test_run_state_restarts.py", "tests/test_watch_a_run.py"),
+    "infra.run_state": (
+        "tests/test_run_state_restarts.py",
+        "tests/test_run_state_records.py",
+        "tests/test_watch_a_run.py",
+    ),
     "infra.report": ("tests/test_run_report.py",),
     "infra.trainer_env": (
         "tests/test_local_plan.py",
