@@ -5,10 +5,12 @@ and exported models. The listing entries are written here as getBuckets returns 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pulumi
 import pytest
 
-from infra.cloud.oss import check_existing_bucket
+from infra.cloud.oss import check_existing_bucket, derived_bucket_name, grant_needed
 from infra.config.model import DataConfig
 
 BUCKET = "team-data-01"
@@ -68,3 +70,46 @@ def test_the_owner_is_asked_only_for_this_accounts_bucket() -> None:
     check_existing_bucket(foreign, "cn-hangzhou", _listing("private"))
     # Offline (no listing): nothing to check.
     check_existing_bucket(DataConfig(bucket="not-listed"), "cn-hangzhou", None)
+
+
+ACCOUNT = "1234567890123456"  # 16 digits: the prefix keeps at most 63 - 17 = 46 characters
+
+
+@pytest.mark.parametrize(
+    ("project", "stack", "name"),
+    [
+        ("tftrain", "ack-gpu", f"tftrain-ack-gpu-{ACCOUNT}"),
+        ("_Team.Project", "Dev", f"team-project-dev-{ACCOUNT}"),  # cut, lowered, no lead dash
+        # Cut at 46 characters, which ends on a dash: the dash goes too.
+        ("tftrain", "a" * 37 + "-bbbb", f"tftrain-{'a' * 37}-{ACCOUNT}"),
+        ("tftrain", "x" * 60, f"tftrain-{'x' * 38}-{ACCOUNT}"),  # exactly 63
+    ],
+    ids=["plain", "odd-characters", "cut-on-a-dash", "long"],
+)
+def test_a_derived_bucket_name_worked_by_hand(project: str, stack: str, name: str) -> None:
+    assert derived_bucket_name(project, stack, ACCOUNT) == name
+    assert len(name) <= 63
+
+
+@pytest.mark.parametrize(
+    ("rrsa", "principal"),
+    [
+        (True, "this stack's RAM role (stack output ossRoleName: "
+               "acs:ram::<this account id>:role/<it>)"),
+        (False, "the RAM user whose AccessKey the volumes use"),
+    ],
+)  # fmt: skip
+def test_the_grant_another_accounts_owner_must_give_names_who(rrsa: bool, principal: str) -> None:
+    assert grant_needed(DataConfig(bucket="theirs"), rrsa) == (
+        "tftrain:data.bucketOwner = another-account: oss://theirs is not looked up. Its owner "
+        f"must grant {principal}, in the bucket's policy, the actions of the stack output "
+        "ossAccessPolicy on that bucket; until then every pod waits on AccessDenied"
+    )
+
+
+def test_an_uploaded_files_source_is_named_from_the_project_root_or_absolute() -> None:
+    from infra.cloud.oss import _source
+    from infra.config.rules import REPOSITORY_ROOT
+
+    assert _source(REPOSITORY_ROOT / "data" / "train.csv") == "data/train.csv"
+    assert _source(Path("/srv/shared/train.csv")) == "/srv/shared/train.csv"
