@@ -141,6 +141,12 @@ EQUIVALENT: dict[str, str] = {
         "`config.sweep or True`: the cluster is sized only while a sweep expands, so the "
         "sweep is always there"
     ),
+    **{
+        f"infra.report.x_plot__mutmut_{n}": (
+            "the backend's name in another case: matplotlib looks backends up case-blind"
+        )
+        for n in (3, 4)
+    },
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"

@@ -332,3 +332,44 @@ def test_scalars_are_plotted_and_their_last_values_listed(tmp_path: Path) -> Non
     # Both loss series on the loss plot, named by where they were logged.
     assert sorted(series(state, "loss")) == ["epoch_loss", "train/loss"]
     assert list(series(state, "acc")) == ["eval/accuracy"]
+
+
+def test_a_plot_draws_each_series_by_step_with_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import struct
+
+    import matplotlib.figure
+
+    from infra.report import plot
+    from infra.tensorboard_scalars import Point
+
+    seen: dict[str, object] = {}
+    real = matplotlib.figure.Figure.savefig
+
+    def capture(figure: matplotlib.figure.Figure, path: Path, **options: object) -> None:
+        (axes,) = figure.axes
+        seen["lines"] = [
+            (line.get_label(), list(line.get_xdata()), list(line.get_ydata()), line.get_marker(),
+             line.get_markersize())
+            for line in axes.get_lines()
+        ]  # fmt: skip
+        seen["labels"] = (axes.get_xlabel(), axes.get_ylabel(), axes.get_title())
+        seen["legend"] = [text.get_text() for text in axes.get_legend().get_texts()]
+        real(figure, path, **options)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", capture)
+    lines = {
+        "train/loss": [Point(10, 0.5, 1.0), Point(20, 0.25, 2.0)],
+        "loss": [Point(5, 1.0, 1.0)],
+    }
+    plot(tmp_path / "loss.png", "loss", lines)
+    assert seen == {
+        "lines": [("train/loss", [10, 20], [0.5, 0.25], "o", 3.0), ("loss", [5], [1.0], "o", 3.0)],
+        "labels": ("step", "loss", "loss"),
+        "legend": ["train/loss", "loss"],
+    }
+    png = (tmp_path / "loss.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE)
+    # IHDR: 7 x 4 inches at 100 dpi, a size that reads on a laptop and in a pull request.
+    assert struct.unpack(">II", png[16:24]) == (700, 400)
