@@ -387,6 +387,7 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
             table.append(old_rows.get(module, NOT_YET.format(module=module)))
             survivors += old_survivors.get(module, [])
     ran = sum(1 for line in table[2:] if "not yet run" not in line)
+    partial = sum(1 for line in table[2:] if re.search(r"\| [1-9][0-9]* \|$", line))
     text = [
         "# Mutation score",
         "",
@@ -398,8 +399,10 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         "",
         "Command: `.venv/bin/python -m bench.mutation [module...]`",
         "",
-        f'**{ran} of {len(table) - 2} modules run**; "not yet run" rows are modules no run '
-        "has covered yet (a full run takes hours on this machine's 2 shared cores).",
+        f"**{ran} of {len(table) - 2} modules run**, {partial} of them in part (their last "
+        "column counts the mutants the run did not reach); 'not yet run' rows are modules "
+        "no run has covered yet: a full run takes hours on this machine's 2 shared cores. "
+        "`--list` prints the tests each module runs against.",
         "",
         *table,
         "",
