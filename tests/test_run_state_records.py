@@ -75,3 +75,32 @@ def test_a_logs_tail_is_its_last_lines_read_from_its_end(tmp_path: Path) -> None
     assert log_tail(log, 0) == []
     assert len(log_tail(log, 10_000)) < 10_000  # never the whole file
     assert log_tail(tmp_path / "missing.log", 5) == []
+
+
+def test_a_lost_attempt_reads_no_exit_and_the_step_comes_from_metrics(tmp_path: Path) -> None:
+    from infra.run_state import read_run
+    from tests.test_run_report import KEY, NEW, _attempt, _ended
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "step 7\n")  # killed whole: no end line
+    _attempt(run, NEW, "mnist-ps-0", 1, 2001.0, "serving\n" + _ended("mnist-ps-0", 1, 2))
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text(
+        "mnist-chief-0 lost attempt 1 on host-c: no heartbeat for 31s\n"
+    )
+    (run / "metrics.txt").write_text("global_step 42\n")
+    state = read_run(run, with_scalars=False)
+    assert state is not None and state.outcome == "failed" and state.step == 42
+    chief, ps = state.attempts["mnist-chief-0"][0], state.attempts["mnist-ps-0"][0]
+    assert state.result(chief) == "no exit recorded"
+    assert state.failed_attempt() == chief
+    assert state.result(ps) == "stopped at the run's end: exit 2"
+    assert state.wall_seconds == 2031.0 - 2000.0  # its last output, not the clock
+    assert state.started == 2000.0 and state.last_activity == 2031.0
+
+
+def test_a_directory_no_replica_started_in_is_no_run(tmp_path: Path) -> None:
+    from infra.run_state import read_run
+
+    (tmp_path / ".tftrain-run" / "attempts").mkdir(parents=True)
+    (tmp_path / ".tftrain-run" / "attempts" / "not-an-attempt").mkdir()
+    assert read_run(tmp_path) is None
