@@ -147,6 +147,19 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (3, 4)
     },
+    **{
+        f"infra.report.x_plot__mutmut_{n}": (
+            "dpi left to matplotlib: its default (rcParams figure.dpi) is the same 100"
+        )
+        for n in (7, 9)
+    },
+    **{
+        f"infra.config.sweep_points.x_grid_points__mutmut_{n}": (
+            "zip's strict check: itertools.product yields exactly one value per key, so the "
+            "lengths always match"
+        )
+        for n in (9, 12, 13)
+    },
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"

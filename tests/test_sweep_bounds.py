@@ -164,3 +164,42 @@ def test_samples_past_either_end_are_refused(samples: int, problem: str) -> None
         problem.format(allowed=allowed)
     ]
     assert len(_points(parse_config(_random({"min": 0.1, "max": 0.2}, samples=1)))) == 1
+
+
+def _grid(parameter: dict[str, Any], **sweep: Any) -> dict[str, Any]:
+    return {"image": IMAGE, "sweep": {"parameters": {LR: parameter}, **sweep}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "problems"),
+    [
+        (_grid({"min": 0.1, "max": 0.2}),
+         [f"{WHERE.format(key=LR)}: must list values for method grid (min/max are for method "
+          "random)"]),
+        (_grid({"values": [0.1]}, samples=2),
+         ["tftrain:sweep.samples: unset for method grid (it runs every point)"]),
+        (_grid({"values": [0.1]}, seed=3),
+         ["tftrain:sweep.seed: 0 or unset for method grid (nothing is drawn)"]),
+        (_grid({"values": [0.1], "min": 0.1}),
+         [f"{WHERE.format(key=LR)}: values, or min and max, not both"]),
+        (_grid({"values": [0.1], "max": 0.2}),
+         [f"{WHERE.format(key=LR)}: values, or min and max, not both"]),
+        (_grid({"values": [0.1]}, seed=0), []),
+    ],
+    ids=["grid-range", "grid-samples", "grid-seed", "values-and-min", "values-and-max", "seed-0"],
+)  # fmt: skip
+def test_a_grid_takes_values_only(raw: dict[str, Any], problems: list[str]) -> None:
+    assert _problems(raw) == problems
+
+
+def test_a_random_sweep_without_samples_draws_one_point() -> None:
+    raw = {"image": IMAGE, "sweep": {"method": "random", "parameters": {LR: {"values": [0.1]}}}}
+    assert _points(parse_config(raw)) == [{LR: 0.1}]
+
+
+def test_an_unknown_key_without_a_likely_one_says_what_trials_vary() -> None:
+    raw = {"image": IMAGE, "sweep": {"parameters": {"zzz.qqq": {"values": [1]}}}}
+    assert _problems(raw) == [
+        'tftrain:sweep.parameters["zzz.qqq"]: unknown stack key zzz.qqq; trials vary '
+        "hyperparams.*, job.env.*, job.args and <group>.number, gpuCount, args, env.*"
+    ]
