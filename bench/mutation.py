@@ -15,6 +15,7 @@ runs for the others, and "not yet run" for a module no run has covered.
     .venv/bin/python -m bench.mutation                         # every module (hours)
     .venv/bin/python -m bench.mutation infra.report 'infra.status.*'   # these modules
     .venv/bin/python -m bench.mutation --list                  # modules and their tests
+    .venv/bin/python -m bench.mutation --survivors infra.report   # its survivors again
     .venv/bin/python -m bench.mutation --score-only            # rewrite the score file
     cd .mutation/<module> && ../../.venv/bin/mutmut show <mutant>   # what a survivor changed
 
@@ -330,6 +331,24 @@ def run(module: str, tests: Sequence[str], jobs: int) -> None:
         subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
 
 
+def rerun_survivors(module: str, jobs: int) -> None:
+    """The survivors of a module's last run, against the tests as they are now (the files
+    its run selected; its config kept, so mutmut keeps every other verdict)."""
+    work = WORK / module
+    names = [n for n, s in results(work).items() if s not in CAUGHT and n not in EQUIVALENT]
+    if not names:
+        return
+    config = (work / "pyproject.toml").read_text()
+    for name in _tracked():
+        target = work / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    (work / "pyproject.toml").write_text(config)
+    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
+    with (work / "survivors-run.log").open("w") as out:
+        subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+
+
 def results(work: Path) -> dict[str, str]:
     """Every mutant's status in one module's copy, by name."""
     done = subprocess.run(
@@ -449,6 +468,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--list", action="store_true", help="print each module's tests")
     parser.add_argument("--score-only", action="store_true", help="rewrite the score file")
+    parser.add_argument(
+        "--survivors", action="store_true", help="run only the last run's survivors again"
+    )
     args = parser.parse_args(argv)
     modules = chosen_modules(args.modules)
     if args.list:
@@ -456,7 +478,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for module in modules:
             print(f"{module}: {' '.join(test_selection(module, graph)) or '(no test)'}")
         return 0
-    if not args.score_only:
+    if args.survivors:
+        for module in modules:
+            if (WORK / module / "mutants").is_dir():
+                rerun_survivors(module, args.jobs)
+    elif not args.score_only:
         for module in modules:
             tests = test_selection(module)  # the tests as they are when its turn comes
             if tests:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigError, StackConfig, parse_config
+from infra.config.sweep_points import point_text
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 INT32_MAX = 2**31 - 1
@@ -203,3 +204,22 @@ def test_an_unknown_key_without_a_likely_one_says_what_trials_vary() -> None:
         'tftrain:sweep.parameters["zzz.qqq"]: unknown stack key zzz.qqq; trials vary '
         "hyperparams.*, job.env.*, job.args and <group>.number, gpuCount, args, env.*"
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (True, "true"),
+        (False, "false"),
+        (None, "null"),
+        (3, "3"),
+        (0.003, "0.003"),
+        ("adam", "adam"),
+        (["--opt", True], "[--opt, true]"),
+        ({"a": None, "b": [1]}, "{a: null, b: [1]}"),
+    ],
+)
+def test_a_point_reads_as_yaml_would_show_it(value: Any, text: str) -> None:
+    assert point_text({"job.env.X": value, "hyperparams.epochs": 2}) == (
+        f"job.env.X={text} hyperparams.epochs=2"
+    )

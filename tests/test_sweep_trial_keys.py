@@ -13,7 +13,6 @@ import pytest
 from infra.cluster_facts import cluster_facts
 from infra.config import ConfigError, StackConfig, parse_config
 from infra.config.sweep_platform import platform_problems
-from infra.config.sweep_points import point_text
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
 
@@ -219,22 +218,3 @@ def test_a_sweep_without_gpus_leaves_the_gpu_pool_empty() -> None:
     raw = ack({"hyperparams.epochs": {"values": [1, 2]}}, parallel=1)
     raw["worker"] = {"number": 2}
     assert parse_config(raw).cluster.gpu_pool.max_size == 0
-
-
-@pytest.mark.parametrize(
-    ("value", "text"),
-    [
-        (True, "true"),
-        (False, "false"),
-        (None, "null"),
-        (3, "3"),
-        (0.003, "0.003"),
-        ("adam", "adam"),
-        (["--opt", True], "[--opt, true]"),
-        ({"a": None, "b": [1]}, "{a: null, b: [1]}"),
-    ],
-)
-def test_a_point_reads_as_yaml_would_show_it(value: Any, text: str) -> None:
-    assert point_text({"job.env.X": value, "hyperparams.epochs": 2}) == (
-        f"job.env.X={text} hyperparams.epochs=2"
-    )
