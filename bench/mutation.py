@@ -155,6 +155,16 @@ EQUIVALENT: dict[str, str] = {
         for n in (7, 9)
     },
     **{
+        f"infra.report.x_plot__mutmut_{n}": (
+            "savefig's format left out or in capitals: matplotlib takes it from the path's "
+            ".png, and lower-cases a format it is given"
+        )
+        for n in (34, 36, 38)
+    },
+    "infra.report.x_plot__mutmut_39": (
+        "pyplot.close(None) closes the current figure, which is the one just drawn"
+    ),
+    **{
         f"infra.config.sweep_points.x_grid_points__mutmut_{n}": (
             "zip's strict check: itertools.product yields exactly one value per key, so the "
             "lengths always match"

@@ -373,3 +373,44 @@ def test_a_plot_draws_each_series_by_step_with_its_name(
     assert png.startswith(PNG_SIGNATURE)
     # IHDR: 7 x 4 inches at 100 dpi, a size that reads on a laptop and in a pull request.
     assert struct.unpack(">II", png[16:24]) == (700, 400)
+
+
+def test_a_report_of_a_run_with_nothing_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import infra.report
+
+    drawn: list[tuple[object, ...]] = []
+    monkeypatch.setattr(infra.report, "plot", lambda *args: drawn.append(args))
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0)  # claimed, no log yet
+    state = read_run(run)
+    assert state is not None and state.outcome == "running"
+    where = tmp_path / "elsewhere" / "report"  # its parents made too
+    config = {"job": {"name": "mnist"}, "image": "img"}  # shown in this order, not sorted
+    for _ in range(2):  # written again over the first one
+        text = write_report(state, "Run x", config, destination=where).read_text()
+    assert drawn == []
+    assert "; last step -\n" in text
+    assert "\n## Metrics\n\nNo metrics: no metrics.txt and no scalars.\n" in text
+    assert "| mnist-chief-0 | 1 | 0 | 0.0s | running | - |" in text
+    assert "```yaml\njob:\n  name: mnist\nimage: img\n```" in text
+
+
+def test_each_plot_is_drawn_under_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import infra.report
+    from tests.test_sweep_results import tf2_scalar, write_events
+
+    drawn: list[tuple[object, ...]] = []
+    monkeypatch.setattr(infra.report, "plot", lambda *args: drawn.append(args))
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    write_events(run / "train", [tf2_scalar("loss", 0.5, 10, 1.0)])
+    write_events(run / "eval", [tf2_scalar("test_accuracy", 0.75, 10, 3.0)])
+    state = read_run(run)
+    assert state is not None
+    write_report(state, "Run x", {"image": "img"})
+    assert [(path, title, list(lines)) for path, title, lines in drawn] == [
+        (run / "report" / "loss.png", "loss", ["train/loss"]),
+        (run / "report" / "accuracy.png", "accuracy", ["eval/test_accuracy"]),
+    ]
