@@ -194,8 +194,11 @@ def test_a_grid_takes_values_only(raw: dict[str, Any], problems: list[str]) -> N
 
 
 def test_a_random_sweep_without_samples_draws_one_point() -> None:
-    raw = {"image": IMAGE, "sweep": {"method": "random", "parameters": {LR: {"values": [0.1]}}}}
-    assert _points(parse_config(raw)) == [{LR: 0.1}]
+    # A range, so that a second draw would be another trial, not the same one again.
+    parameter = {"min": 0.1, "max": 0.2}
+    raw = {"image": IMAGE, "sweep": {"method": "random", "parameters": {LR: parameter}}}
+    (point,) = _points(parse_config(raw))
+    assert 0.1 <= point[LR] <= 0.2
 
 
 def test_an_unknown_key_without_a_likely_one_says_what_trials_vary() -> None:
