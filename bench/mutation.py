@@ -171,6 +171,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (9, 12, 13)
     },
+    "infra.config.sweep_platform.x_platform_problems__mutmut_1": (
+        "`and` for `or` between no sweep and no trials: a sweep always has a trial (an "
+        "empty one is refused before), and no sweep has none, so both read alike"
+    ),
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"

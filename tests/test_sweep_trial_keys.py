@@ -218,3 +218,47 @@ def test_a_sweep_without_gpus_leaves_the_gpu_pool_empty() -> None:
     raw = ack({"hyperparams.epochs": {"values": [1, 2]}}, parallel=1)
     raw["worker"] = {"number": 2}
     assert parse_config(raw).cluster.gpu_pool.max_size == 0
+
+
+ZONE = {"network": {"zoneId": "cn-hangzhou-i"}}
+ACK = {"kind": "ack", "cpuPool": {"size": 2}}
+GPU_WORKERS = {"worker": {"number": 2, "gpuCount": 1}}
+ALL_AT_ONCE = (
+    "tftrain:sweep.parallel = 2: must be 3, the number of trials (all at once), or run the "
+    "sweep with the local launcher, which honours any parallel: "
+)
+
+
+@pytest.mark.parametrize(
+    ("sections", "problems"),
+    [
+        ({"cluster": {"kind": "existing"}, **GPU_WORKERS},
+         [ALL_AT_ONCE + "an existing cluster's nodes are not the stack's to size"]),
+        ({"cluster": {"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"}, **ZONE, **GPU_WORKERS},
+         [ALL_AT_ONCE + "on ask every pod is its own ECI instance, started (and billed) at "
+          "once: no pool holds a trial back"]),
+        ({"cluster": ACK, **ZONE, "job": {"gangScheduling": False}, **GPU_WORKERS},
+         ["tftrain:job.gangScheduling = false: must be true when sweep.parallel < the trials: "
+          "without it a waiting trial's pods take GPU nodes one by one and hold them"]),
+        ({"cluster": {**ACK, "spotGpuPool": {"maxSize": 4}}, **ZONE,
+          "worker": {"number": 2, "gpuCount": 1, "spot": True}},
+         [ALL_AT_ONCE + "spot GPU replicas run on the spot pool, which does not bound the "
+          "trials"]),
+        ({"cluster": ACK, **ZONE, "worker": {"number": 2}},
+         [ALL_AT_ONCE + "trials without GPU replicas are not bounded by the GPU pool"]),
+        # 3 nodes hold one trial of 2 GPU workers (3 // 2), not 1.5.
+        ({"cluster": {**ACK, "gpuPool": {"maxSize": 3}}, **ZONE, **GPU_WORKERS},
+         ["tftrain:sweep.parallel = 2: must be at most 1: cluster.gpuPool has 3 nodes and a "
+          "trial needs 2 (one per GPU replica): raise cluster.gpuPool.maxSize to 4, or leave "
+          "it unset"]),
+        # 5 nodes hold two such trials (5 // 2): exactly parallel, nothing to say.
+        ({"cluster": {**ACK, "gpuPool": {"maxSize": 5}}, **ZONE, **GPU_WORKERS}, []),
+    ],
+    ids=["existing", "ask", "no-gang", "spot", "cpu-only", "3-nodes", "5-nodes"],
+)  # fmt: skip
+def test_what_holds_a_waiting_trial_back_or_why_nothing_does(
+    sections: dict[str, Any], problems: list[str]
+) -> None:
+    sweep = {"parameters": {"hyperparams.epochs": {"values": [1, 2, 3]}}, "parallel": 2}
+    config = parse_config({"image": IMAGE, "sweep": sweep, **sections})
+    assert platform_problems(config) == problems
