@@ -190,6 +190,23 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (7, 10)
     },
+    "infra.sweep.cli.x_write_results__mutmut_23": (
+        "rstrip('XX\\nXX') for rstrip('\\n'): the table ends in its verdict, a number or "
+        "'yet.', never in an X"
+    ),
+    **{
+        f"infra.sweep.cli.x_write_results__mutmut_{n}": (
+            "another stand-in for an unset data.localExportDir: any path that does not exist "
+            "links nothing"
+        )
+        for n in (58, 59)
+    },
+    **{
+        f"infra.sweep.results.x_compare__mutmut_{n}": (
+            "the goal's sign scaled (-2 or 2 for -1 or 1): the order of the products is the same"
+        )
+        for n in (22, 26)
+    },
     "infra.sweep.results.x_trial_result__mutmut_3": (
         "reads the scalars of a trial directory that does not exist: the reader answers {} "
         "for a missing directory, as the guard does"

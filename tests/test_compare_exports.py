@@ -17,7 +17,7 @@ from infra.lifecycle import EXPORT_SCRIPT
 from infra.sweep import cli
 from infra.sweep.cli import main
 from infra.sweep.results import compare, to_csv, to_markdown
-from tests.test_sweep_results import lay_out, rows, sweep, write_stack
+from tests.test_sweep_results import lay_out, rows, sweep, tf2_scalar, write_events, write_stack
 
 
 def _export(output: Path, export_root: Path) -> None:
@@ -86,7 +86,10 @@ def test_the_help_says_what_each_option_takes(capsys: pytest.CaptureFixture[str]
     assert "stack a stack with a sweep: stacks/Pulumi.<stack>.yaml" in text
     assert "--stacks-dir STACKS_DIR where the stack files are (stacks/)" in text
     assert "--runs-dir DIR the directory holding the trials' <run id>/ directories" in text
-    assert "(default: runs/<stack>/<job>, where the local launcher writes)" in text
+    assert (
+        "directories (default: runs/<stack>/<job>, where the local launcher writes) --set" in text
+    )
+    assert "Exit status" not in text  # the help's first paragraph only
     assert "--set KEY=VALUE as for tftrain run" in text
 
 
@@ -118,6 +121,7 @@ def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
     assert (runs / "best").resolve() == (runs / first).resolve()
     assert (exports / "mnist" / "best").resolve() == (exports / "mnist" / first).resolve()
     table = (runs / "sweep-results.md").read_text().splitlines()
+    assert table[1] == "|---|---|---|---|---|---|---|---|"
     assert (
         table[0]
         == "| trial | run_id | point | test_accuracy | steps | wall_seconds | outcome | path |"
@@ -226,3 +230,32 @@ def test_the_files_use_newlines_and_escape_a_pipe_in_a_point(tmp_path: Path) -> 
         f"| 1 | {config.trials[0].job.run_id} | `job.env.MODE=a\\|b` |  |  |  | not started "
         f"| {tmp_path / config.trials[0].job.run_id} |"
     )
+
+
+def test_a_metric_of_zero_sorts_as_zero(tmp_path: Path) -> None:
+    config = sweep()
+    first, second, third = config.trials
+    for trial, value in ((first, 0.0), (second, 0.5), (third, -0.5)):
+        write_events(tmp_path / trial.job.run_id, [tf2_scalar("test_accuracy", value, 1, 1.0)])
+    assert [r.metric for r in compare(config, tmp_path)] == [0.5, 0.0, -0.5]
+
+
+def test_a_two_point_metric_is_the_curve_even_with_a_loss(tmp_path: Path) -> None:
+    config = sweep()
+    run = tmp_path / config.trials[0].job.run_id
+    write_events(run / "eval", [tf2_scalar("test_accuracy", 0.5, 1, 1.0),
+                                tf2_scalar("test_accuracy", 0.75, 2, 2.0)])  # fmt: skip
+    write_events(run / "train", [tf2_scalar("loss", 2.0, 1, 1.0), tf2_scalar("loss", 1.0, 2, 2.0)])
+    (result,) = [r for r in compare(config, tmp_path) if r.number == 1]
+    assert result.curve_tag == "test_accuracy" and [p.step for p in result.curve] == [1, 2]
+
+
+def test_results_that_cannot_be_written_exit_2_and_say_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks, runs = _stacks(tmp_path), tmp_path / "runs"
+    lay_out(runs, sweep())
+    (runs / "sweep-results.csv").mkdir()  # where the file goes, a directory
+    assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tftrain compare: [Errno 21] Is a directory: "), err
