@@ -175,6 +175,18 @@ EQUIVALENT: dict[str, str] = {
         "`and` for `or` between no sweep and no trials: a sweep always has a trial (an "
         "empty one is refused before), and no sweep has none, so both read alike"
     ),
+    **{
+        f"infra.config.sweep.x_spec_problems__mutmut_{n}": (
+            "the range check's guard regrouped: the branches before it have already answered "
+            "every parameter with values, or without both min and max, so only parameters "
+            "with both reach it, for which every grouping is true"
+        )
+        for n in (19, 20)
+    },
+    "infra.report.x_write_report__mutmut_65": (
+        "yaml.safe_dump(sort_keys=None): PyYAML tests it for truth, so None keeps the order "
+        "as False does"
+    ),
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"

@@ -414,3 +414,44 @@ def test_each_plot_is_drawn_under_its_name(tmp_path: Path, monkeypatch: pytest.M
         (run / "report" / "loss.png", "loss", ["train/loss"]),
         (run / "report" / "accuracy.png", "accuracy", ["eval/test_accuracy"]),
     ]
+
+
+def test_a_failure_shows_its_last_lines_in_a_block_and_a_hostless_record_no_host(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "boom\n" + _ended("mnist-chief-0", 1, 2))
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text("mnist-chief-0 exit 2 attempt 1\n")
+    state = read_run(run)
+    assert state is not None
+    log = run / "replicas" / "mnist-chief-0" / "logs" / f"{KEY}.{NEW}.mnist-chief-0.1.log"
+    assert outcome_lines(state) == [
+        "**Failed**: `mnist-chief-0` attempt 1 exit 2",
+        "",
+        f"Last lines of `{log}`:",
+        "",
+        "```",
+        "boom",
+        "tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 2",
+        "```",
+    ]
+
+
+def test_a_failure_of_an_attempt_not_on_disk_has_no_lines(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "step 1\n")
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text("mnist-ps-0 exit 2 attempt 3 on h\n")
+    state = read_run(run)
+    assert state is not None
+    assert outcome_lines(state) == ["**Failed**: `mnist-ps-0` attempt 3 exit 2 on `h`"]
+
+
+def test_one_metric_is_a_table_of_one_row(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    (run / "metrics.txt").write_text("test_accuracy 0.5\n")
+    state = read_run(run, with_scalars=False)
+    assert state is not None
+    text = write_report(state, "Run x", {"image": "img"}).read_text()
+    assert "| metric | step | value | from |\n| --- | --- | --- | --- |\n" in text
+    assert "| test_accuracy | - | 0.5 | metrics.txt |\n" in text

@@ -226,3 +226,42 @@ def test_a_point_reads_as_yaml_would_show_it(value: Any, text: str) -> None:
     assert point_text({"job.env.X": value, "hyperparams.epochs": 2}) == (
         f"job.env.X={text} hyperparams.epochs=2"
     )
+
+
+def test_a_sweeps_job_name_leaves_room_for_the_run_id() -> None:
+    # Replica names are <job>-<run id>-<type>-<index>, at most 63 characters: "-evaluator-999"
+    # (14) and "-run-" plus 8 hex (13) leave 36 for the job name.
+    def raw(name: str) -> dict[str, Any]:
+        return {**_grid({"values": [0.1]}), "job": {"name": name}}
+
+    assert _problems(raw("j" * 36)) == []
+    assert _problems(raw("j" * 37)) == [
+        f"tftrain:job.name = {'j' * 37!r}: must be at most 36 characters with a sweep (a "
+        "trial's replicas are <job>-<run id>-<type>-<index>)"
+    ]
+
+
+def test_a_sweep_derives_run_ids_so_none_may_be_set() -> None:
+    assert _problems({**_grid({"values": [0.1]}), "job": {"runId": "r1"}}) == [
+        "tftrain:job.runId = 'r1': must be empty with a sweep: each trial's run id is derived "
+        "from what it trains"
+    ]
+
+
+def test_every_trial_that_cannot_run_is_named_at_once() -> None:
+    problems = _problems(
+        {"image": IMAGE, "sweep": {"parameters": {STEPS: {"values": [-1, 4, -2]}}, "parallel": 3}}
+    )
+    assert [p.split(":", 2)[1] for p in problems] == [
+        "sweep trial 1 (hyperparams.maxSteps=-1)",
+        "sweep trial 3 (hyperparams.maxSteps=-2)",
+    ]
+
+
+def test_a_repeated_grid_value_is_named() -> None:
+    (problem,) = _problems(_grid({"values": [0.1, 0.2, 0.1]}, parallel=3))
+    assert problem.startswith(
+        "tftrain:sweep trial 3 (hyperparams.learningRate=0.1): trains the same as "
+        "(hyperparams.learningRate=0.1), run run-"
+    )
+    assert problem.endswith(": a repeated value, or a key the run id does not depend on")
