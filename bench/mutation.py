@@ -187,6 +187,14 @@ EQUIVALENT: dict[str, str] = {
         "yaml.safe_dump(sort_keys=None): PyYAML tests it for truth, so None keeps the order "
         "as False does"
     ),
+    "infra.config.sweep_platform.x__capacity_problems__mutmut_3": (
+        "nodes / per_trial < parallel for nodes // per_trial < parallel: for whole numbers "
+        "both hold exactly when nodes < parallel * per_trial"
+    ),
+    "infra.tensorboard_scalars.x__values__mutmut_14": (
+        "`or` for `and` after the simple_value branch: a value that is neither a simple "
+        "value nor a tensor has an empty tensor, which is no number, so nothing is read"
+    ),
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"

@@ -262,3 +262,14 @@ def test_what_holds_a_waiting_trial_back_or_why_nothing_does(
     sweep = {"parameters": {"hyperparams.epochs": {"values": [1, 2, 3]}}, "parallel": 2}
     config = parse_config({"image": IMAGE, "sweep": sweep, **sections})
     assert platform_problems(config) == problems
+
+
+def test_a_pool_past_parallel_says_how_many_whole_trials_it_holds() -> None:
+    raw = {
+        "image": IMAGE, "cluster": {**ACK, "gpuPool": {"maxSize": 7}}, **ZONE, **GPU_WORKERS,
+        "sweep": {"parameters": {"hyperparams.epochs": {"values": [1, 2, 3]}}, "parallel": 1},
+    }  # fmt: skip
+    assert platform_problems(parse_config(raw)) == [
+        "tftrain:cluster.gpuPool.maxSize = 7: must be 2 (or unset) so that at most "
+        "sweep.parallel 1 trials run at once: 7 nodes hold 3 trials of 2 GPU replicas"
+    ]

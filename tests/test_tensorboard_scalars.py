@@ -153,3 +153,62 @@ def test_a_metric_is_found_by_its_tag_in_any_directory(tmp_path: Path) -> None:
     }
     assert series(points, "test_accuracy") == [Point(3, 0.8, 1.0)]
     assert latest(points, "holdout/test_accuracy") is None  # a tag, not part of a path
+
+
+def _raw_file(path: Path, records: list[bytes]) -> None:
+    """A TFRecord file of `records` as they are, framed by TensorBoard's own writer."""
+    from tensorboard.summary.writer.record_writer import RecordWriter
+
+    with path.open("wb") as stream:
+        writer = RecordWriter(stream)
+        for record in records:
+            writer.write(record)
+
+
+def _event(step: int, wall_time: float, value: summary_pb2.Summary.Value) -> bytes:
+    summary = summary_pb2.Summary(value=[value])
+    return event_pb2.Event(step=step, wall_time=wall_time, summary=summary).SerializeToString()
+
+
+def test_a_record_that_does_not_parse_is_skipped_and_reading_goes_on(tmp_path: Path) -> None:
+    good = [_event(s, 1.0 + s, _value("loss", _float(s / 4), "scalars")) for s in (1, 2)]
+    _raw_file(tmp_path / "events.out.tfevents.1.h", [good[0], b"\xff\xff\xff", good[1]])
+    assert read_scalars(tmp_path) == {"loss": [Point(1, 0.25, 2.0), Point(2, 0.5, 3.0)]}
+
+
+def test_a_record_missing_part_of_its_checksum_is_still_being_written(tmp_path: Path) -> None:
+    records = [_event(s, 1.0, _value("loss", _float(s / 4), "scalars")) for s in (1, 2)]
+    path = tmp_path / "events.out.tfevents.1.h"
+    _raw_file(path, records)
+    path.write_bytes(path.read_bytes()[:-2])  # the last record's data whole, its CRC half
+    assert read_scalars(tmp_path) == {"loss": [Point(1, 0.25, 1.0)]}
+
+
+def test_only_event_files_are_read(tmp_path: Path) -> None:
+    _raw_file(tmp_path / "events.out.tfevents.1.h", [_event(1, 1.0, _value("loss", _float(1.0)))])
+    _raw_file(tmp_path / "backup.bin", [_event(1, 9.0, _value("loss", _float(5.0)))])
+    assert read_scalars(tmp_path) == {"loss": [Point(1, 1.0, 1.0)]}
+
+
+def test_which_tensors_are_scalars_by_their_plugin(tmp_path: Path) -> None:
+    described = _value("described", _float(0.5))
+    described.metadata.display_name = "metadata, but no plugin named"
+    records = [
+        _event(1, 1.0, described),
+        _event(1, 1.0, _value("hparam", _float(3.0), "hparams")),  # another plugin's tensor
+        _event(2, 2.0, _value("hparam", _float(4.0))),  # still that plugin's: said once
+    ]
+    _raw_file(tmp_path / "events.out.tfevents.1.h", records)
+    assert read_scalars(tmp_path) == {"described": [Point(1, 0.5, 1.0)]}
+
+
+def test_a_step_written_twice_keeps_the_later_wall_time_else_the_later_record(
+    tmp_path: Path,
+) -> None:
+    # The later file (by name) holds the older write: wall time decides, not file order.
+    _raw_file(tmp_path / "events.out.tfevents.1.h", [_event(5, 20.0, _value("a", _float(1.0)))])
+    _raw_file(tmp_path / "events.out.tfevents.2.h", [_event(5, 10.0, _value("a", _float(2.0)))])
+    # Two writes of one step at one wall time: the one read last.
+    twice = [_event(7, 30.0, _value("b", _float(1.0))), _event(7, 30.0, _value("b", _float(2.0)))]
+    _raw_file(tmp_path / "events.out.tfevents.3.h", twice)
+    assert read_scalars(tmp_path) == {"a": [Point(5, 1.0, 20.0)], "b": [Point(7, 2.0, 30.0)]}
