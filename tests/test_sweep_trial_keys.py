@@ -273,3 +273,17 @@ def test_a_pool_past_parallel_says_how_many_whole_trials_it_holds() -> None:
         "tftrain:cluster.gpuPool.maxSize = 7: must be 2 (or unset) so that at most "
         "sweep.parallel 1 trials run at once: 7 nodes hold 3 trials of 2 GPU replicas"
     ]
+
+
+def test_a_run_stack_sweeps_all_at_once_and_sizes_no_pool() -> None:
+    # Its platform stack owns the GPU pool: no capacity check against a pool it cannot see.
+    cluster = {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"}
+    sweep = {"parameters": {"hyperparams.epochs": {"values": [1, 2, 3]}}, "parallel": 2}
+    config = parse_config({"image": IMAGE, "cluster": cluster, **GPU_WORKERS, "sweep": sweep})
+    assert platform_problems(config) == [
+        ALL_AT_ONCE + "a run stack cannot size its platform's GPU pool"
+    ]
+    every = parse_config(
+        {"image": IMAGE, "cluster": cluster, **GPU_WORKERS, "sweep": {**sweep, "parallel": 3}}
+    )
+    assert platform_problems(every) == []
