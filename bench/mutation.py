@@ -195,6 +195,16 @@ EQUIVALENT: dict[str, str] = {
         "`or` for `and` after the simple_value branch: a value that is neither a simple "
         "value nor a tensor has an empty tensor, which is no number, so nothing is read"
     ),
+    "infra.run_state.x_describe_exit__mutmut_1": (
+        "128 counted as a signal too: signal 0 is no signal, so it reads `exit 128` either way"
+    ),
+    **{
+        f"infra.run_state.xǁRunStateǁresult__mutmut_{n}": (
+            "the fallback for an attempt of a replica the state does not list: result() is "
+            "only ever given the state's own attempts"
+        )
+        for n in (19, 21)
+    },
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"

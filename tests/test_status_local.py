@@ -75,3 +75,13 @@ def test_runs_are_listed_newest_first(tmp_path: Path) -> None:
     assert run_dirs(tmp_path) == [tmp_path / "job/run-b", tmp_path / "other/run-c",
                                   tmp_path / "job/run-a"]  # fmt: skip
     assert run_dirs(tmp_path / "job" / "run-a") == [tmp_path / "job" / "run-a"]
+
+
+def test_how_long_ago_reads_in_whole_seconds_never_negative() -> None:
+    import time
+
+    from infra.status.local import _ago
+
+    assert _ago(None) == "-"
+    assert _ago(time.time() - 5.2) == "5s ago"
+    assert _ago(time.time() + 100) == "0s ago"  # a clock ahead of this one's
