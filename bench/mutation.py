@@ -205,6 +205,14 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (19, 21)
     },
+    **{
+        f"infra.config.sweep_platform.x__problems__mutmut_{n}": (
+            "a run stack's pool checked for capacity too: a run stack may not set "
+            "cluster.gpuPool (its platform's key), and the pool derived for its sweep holds "
+            "`parallel` trials, so the check finds nothing"
+        )
+        for n in (12, 13)
+    },
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"
