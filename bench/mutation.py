@@ -213,6 +213,26 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (12, 13)
     },
+    **{
+        f"infra.cloud.oss.x_derived_bucket_name__mutmut_{n}": (
+            "strip('XX-XX') for strip('-'): the name is lower-cased first, so it never holds "
+            "the capital X the mutant also strips"
+        )
+        for n in (9, 16)
+    },
+    **{
+        f"infra.cloud.oss.x_check_existing_bucket__mutmut_{n}": (
+            "another default for a listing entry without an ACL: only the two public ACLs "
+            "are refused, and no default is one"
+        )
+        for n in (22, 24, 27)
+    },
+    **{
+        f"infra.cloud.oss.x_check_existing_bucket__mutmut_{n}": (
+            "None for '' as the default location: both are false, so nothing is compared"
+        )
+        for n in (34, 36)
+    },
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"

@@ -113,3 +113,58 @@ def test_an_uploaded_files_source_is_named_from_the_project_root_or_absolute() -
 
     assert _source(REPOSITORY_ROOT / "data" / "train.csv") == "data/train.csv"
     assert _source(Path("/srv/shared/train.csv")) == "/srv/shared/train.csv"
+
+
+def test_the_rrsa_role_trusts_only_the_csi_ossfs_pods_of_this_cluster() -> None:
+    import json
+
+    from infra.cloud.oss import rrsa_trust_policy
+
+    # ACK's RRSA docs: a federated OIDC principal, sts:AssumeRole, and the token's audience,
+    # issuer and subject pinned; the subject is the CSI plugin's ossfs service account.
+    arn = "acs:ram::123:oidc-provider/ack-rrsa-c1"
+    issuer = "https://oidc-ack-cn-hangzhou.oss-cn-hangzhou.aliyuncs.com/c1"
+    assert json.loads(rrsa_trust_policy(arn, issuer)) == {
+        "Version": "1",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": "sts:AssumeRole",
+                "Principal": {"Federated": [arn]},
+                "Condition": {
+                    "StringEquals": {
+                        "oidc:aud": "sts.aliyuncs.com",
+                        "oidc:iss": issuer,
+                        "oidc:sub": "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs",
+                    }
+                },
+            }
+        ],
+    }
+
+
+@pytest.mark.parametrize("missing", ["acl", "location"])
+def test_a_listing_without_acl_or_location_checks_what_it_has(missing: str) -> None:
+    entry = {"name": BUCKET, "acl": "private", "location": "oss-cn-hangzhou"}
+    del entry[missing]
+    check_existing_bucket(DataConfig(bucket=BUCKET), "cn-hangzhou", [entry])
+
+
+def test_the_refusals_say_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(pulumi.RunError) as error:
+        check_existing_bucket(DataConfig(bucket="nope"), "cn-hangzhou", [])
+    assert str(error.value) == (
+        "tftrain:data.bucket = 'nope': this account has no bucket of that name (its listing "
+        "does not show it), so every pod would wait on NoSuchBucket/AccessDenied. Create it in "
+        "the stack's region and upload your data (ossutil mb oss://nope), or set "
+        "tftrain:data.createBucket true (or unset data.bucket with it: the stack names one "
+        "from your account), or, if another account owns it, set tftrain:data.bucketOwner "
+        "another-account"
+    )
+    with pytest.raises(pulumi.RunError) as error:
+        check_existing_bucket(DataConfig(bucket=BUCKET), "cn-hangzhou",
+                              _listing("private", "oss-cn-beijing"))  # fmt: skip
+    assert str(error.value) == (
+        f"tftrain:data.bucket = '{BUCKET}': it is in oss-cn-beijing, the stack in cn-hangzhou; "
+        "use a bucket in the stack's region (internal endpoint, no traffic charge)"
+    )
