@@ -168,3 +168,30 @@ def test_the_refusals_say_what_to_do(tmp_path: Path) -> None:
         f"tftrain:data.bucket = '{BUCKET}': it is in oss-cn-beijing, the stack in cn-hangzhou; "
         "use a bucket in the stack's region (internal endpoint, no traffic charge)"
     )
+
+
+def test_a_created_bucket_is_a_tagged_child_of_its_component() -> None:
+    from infra.cloud.oss import OssBucket
+    from tests.test_cloud_components import deploy
+
+    parents: dict[str, str | None] = {}
+
+    def capture(args: pulumi.ResourceTransformationArgs) -> None:
+        parents[args.type_] = getattr(args.opts.parent, "_name", None)
+
+    def build() -> dict[str, pulumi.Output[object]]:
+        data = DataConfig(bucket=BUCKET, create_bucket=True)
+        component = OssBucket(
+            "data", data, BUCKET, opts=pulumi.ResourceOptions(transformations=[capture])
+        )
+        return {"bucket": component.bucket_name}
+
+    mocks, outputs = deploy(build)
+    (bucket,) = [r for r in mocks.resources if r.type == "alicloud:oss/bucket:Bucket"]
+    assert outputs["bucket"].value == BUCKET
+    assert bucket.inputs["tags"] == {
+        "app": "tftrain", "pulumi-stack": "test", "pulumi-component": "data",
+        "managed-by": "pulumi",
+    }  # fmt: skip
+    assert parents["alicloud:oss/bucket:Bucket"] == "data"  # a child of the component
+    assert "tftrain:cloud:OssBucket" in parents  # the component's own type
