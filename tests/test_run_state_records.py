@@ -73,7 +73,9 @@ def test_a_logs_tail_is_its_last_lines_read_from_its_end(tmp_path: Path) -> None
     log.write_text("x" * 100 * 1024 + "\n" + "".join(f"line {i}\n" for i in range(30)))
     assert log_tail(log, 3) == ["line 27", "line 28", "line 29"]
     assert log_tail(log, 0) == []
-    assert len(log_tail(log, 10_000)) < 10_000  # never the whole file
+    assert len(log_tail(log, 10_000)[0]) < 64 * 1024  # never the whole file: its last 64 KiB
+    log.write_bytes(b"ok\n\xff\xfe broken utf-8\n")  # a trainer's raw bytes
+    assert log_tail(log, 2) == ["ok", "\ufffd\ufffd broken utf-8"]
     assert log_tail(tmp_path / "missing.log", 5) == []
 
 
@@ -104,3 +106,9 @@ def test_a_directory_no_replica_started_in_is_no_run(tmp_path: Path) -> None:
     (tmp_path / ".tftrain-run" / "attempts").mkdir(parents=True)
     (tmp_path / ".tftrain-run" / "attempts" / "not-an-attempt").mkdir()
     assert read_run(tmp_path) is None
+
+
+def test_a_failure_record_with_raw_bytes_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "failed.r1.g1"
+    path.write_bytes(b"r-ps-0 exit 2 attempt 1 on h\xff\n")
+    assert read_failure(path) == Failure("r-ps-0", 2, 1, "h\ufffd")
