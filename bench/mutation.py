@@ -502,7 +502,7 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
             survivors += [
                 f"- `{name}` ({status})"
                 for name, status in sorted(fresh[module].items())
-                if status not in CAUGHT and name not in EQUIVALENT
+                if status not in CAUGHT and status != NOT_RUN and name not in EQUIVALENT
             ]
         else:
             table.append(old_rows.get(module, NOT_YET.format(module=module)))
