@@ -23,6 +23,7 @@ SUPERVISE = "infra/lifecycle/supervise.sh"
 EXPORT = "infra/lifecycle/export.sh"
 SUPERVISE_TESTS = ("tests/test_supervise_script.py", "tests/test_supervise_logs.py")
 EXPORT_TESTS = ("tests/test_export_script.py",)
+STOP_TESTS = ("tests/test_supervise_stops.py",)
 SCORE_FILE = REPO / "docs" / "shell-mutation-score.md"
 
 
@@ -41,6 +42,12 @@ def _supervise(name: str, original: str, mutated: str) -> Mutant:
 
 def _export(name: str, original: str, mutated: str) -> Mutant:
     return Mutant(name, EXPORT, original, mutated, EXPORT_TESTS)
+
+
+def _stopping(name: str, original: str, mutated: str) -> Mutant:
+    """How an attempt stops, its bounds and its log: tests/test_supervise_stops.py alone holds
+    them, and runs in a fraction of the other files' time."""
+    return Mutant(name, SUPERVISE, original, mutated, STOP_TESTS)
 
 
 MUTANTS = (
@@ -125,6 +132,51 @@ MUTANTS = (
         "    status=0 how=run-ended",
         "    how=run-ended",
     ),
+    _stopping(
+        "the log's copier dies of SIGTERM, and with it what the trainer prints while it stops",
+        "        trap '' TERM INT\n        rm -f \"$fifo\"",
+        '        rm -f "$fifo"',
+    ),
+    _stopping(
+        "an attempt told to stop does not say so (then killed, it is called lost)",
+        'note term "signalled"',
+        ":",
+    ),
+    _stopping(
+        "a peer that said it was told to stop is still judged by its heartbeat",
+        '[ -e "$dir/exit" ] || [ -e "$dir/term" ] && continue',
+        '[ -e "$dir/exit" ] && continue',
+    ),
+    _stopping(
+        "a peer is called lost after twice --lost-after",
+        '[ "$((clock - beat))" -gt "$lost_after" ] || continue',
+        '[ "$((clock - beat))" -gt "$((lost_after * 2))" ] || continue',
+    ),
+    _stopping(
+        "a follower gets twice its --finish-grace",
+        '[ "$finishing" -gt "$((finish_grace * 2))" ]',
+        '[ "$finishing" -gt "$((finish_grace * 4))" ]',
+    ),
+    _stopping(
+        "the export waits twice its --await-limit",
+        '[ "$waited" -lt "$((await_limit * 5))" ]',
+        '[ "$waited" -lt "$((await_limit * 10))" ]',
+    ),
+    _stopping(
+        "the log keeps the trainer's lines but not how the attempt ended",
+        "printf 'tftrain-supervise: %s attempt %s ended: exit %s\\n'",
+        "printf 'tftrain-supervise: %s attempt %s ended: %s\\n'",
+    ),
+    _export(
+        "a manifest that cannot be written is ignored and the marker written",
+        '} >"$dest/$MANIFEST" || { say "cannot write $dest/$MANIFEST"; exit 1; }',
+        '} >"$dest/$MANIFEST" || { say "cannot write $dest/$MANIFEST"; }',
+    ),
+    _export(
+        "the run's bookkeeping is exported",
+        ".tftrain*) continue ;;",
+        ".tftrain-none*) continue ;;",
+    ),
     _export(
         "a missing output dir is exported as empty",
         '[ -d "$src" ] || {',
@@ -192,9 +244,11 @@ def _killed(copy: Path, mutant: Mutant, python: str) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.shell_mutation", description=__doc__)
-    parser.add_argument("--only", help="run the mutants whose name contains this text")
+    parser.add_argument(
+        "--only", action="append", help="run the mutants whose name contains this text (repeat)"
+    )
     args = parser.parse_args(argv)
-    chosen = [m for m in MUTANTS if not args.only or args.only in m.name]
+    chosen = [m for m in MUTANTS if not args.only or any(text in m.name for text in args.only)]
     rows = []
     with tempfile.TemporaryDirectory(prefix="tftrain-shell-mutants-") as tmp:
         copy = Path(tmp)

@@ -3,18 +3,22 @@ checked-in stack with an OSS input and export (tests/test_oss_data.py's config).
 
 From the export contract (docs/data.md "Bring your data", supervise.sh's header): the replica that
 ends the run, and only it, runs export.sh from the lifecycle ConfigMap once the run has
-succeeded, with what the script reads in its env; the ConfigMap's copy is the file the shell
-tests run. Fine-tuning: every replica gets the resolved path, and another start is another run.
+succeeded, with what the script reads in its env; the ConfigMap's copy, run as the pod runs
+it, exports a run. Fine-tuning: every replica gets the resolved path, and another start is
+another run.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from infra.config import ConfigError, parse_config, read_stack_file, stack_file
-from infra.lifecycle import EXPORT_SCRIPT
 from tests.pulumi_mocks import run_program
 from tests.test_oss_data import (
     STACKS,
@@ -28,17 +32,40 @@ from tests.test_oss_data import (
 HOOK = "/etc/tftrain-lifecycle/export.sh"
 
 
+def _exports_a_run(script: str, tmp_path: Path) -> None:
+    """The ConfigMap's export.sh, run as the pod runs it (`/bin/sh FILE`), exports a run: the
+    trainer's file, the manifest naming the run, the marker listing both, no bookkeeping."""
+    output = tmp_path / "volume" / "mnist" / "run-1"
+    (output / ".tftrain-run").mkdir(parents=True)
+    (output / ".tftrain-run" / "succeeded.run-1").write_text("x\n")
+    (output / "model.txt").write_text("weights\n")
+    hook = tmp_path / "export.sh"
+    hook.write_text(script)
+    env = {"PATH": os.environ["PATH"], "TFTRAIN_OUTPUT_DIR": str(output),
+           "TFTRAIN_EXPORT_DIR": str(tmp_path / "bucket")}  # fmt: skip
+    done = subprocess.run(["/bin/sh", str(hook)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    exported = tmp_path / "bucket" / "mnist" / "run-1"
+    assert (exported / "model.txt").read_text() == "weights\n"
+    assert not (exported / ".tftrain-run").exists()
+    assert json.loads((exported / "tftrain-run.json").read_text())["runId"] == "run-1"
+    marker = (exported / "_TFTRAIN_EXPORTED").read_text().splitlines()
+    assert marker[0] == "run run-1" and "8 model.txt" in marker
+
+
 def _env(pod: dict[str, Any]) -> dict[str, str]:
     return {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_the_run_ender_alone_exports_on_success_with_what_export_sh_reads(stack: str) -> None:
+def test_the_run_ender_alone_exports_on_success_with_what_export_sh_reads(
+    stack: str, tmp_path: Path
+) -> None:
     config, run = deployed(stack)
     (config_map,) = [
         m for m in run.objects_of_kind("ConfigMap") if m["metadata"]["name"].endswith("-lifecycle")
     ]
-    assert config_map["data"]["export.sh"] == EXPORT_SCRIPT.read_text()
+    _exports_a_run(config_map["data"]["export.sh"], tmp_path)
     for name, pod in training_pods(run).items():
         command = pod["containers"][0]["command"]
         ends = name in run_enders(config)

@@ -189,3 +189,76 @@ def test_a_missing_output_dir_exports_nothing(shell: tuple[str, ...], tmp_path: 
     assert done.returncode == 2, done.stderr
     assert "output dir" in done.stderr and "does not exist" in done.stderr
     assert not (tmp_path / "exports").exists()
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_manifest_that_cannot_be_written_leaves_no_marker_and_fails(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    # The trainer left a directory where the manifest goes: the copy takes it along, and the
+    # manifest's write into it fails (as a full disk or a lost mount would make it).
+    (output / MANIFEST).mkdir()
+    dest = tmp_path / "exports" / "mnist" / "run-1"
+    done = export(shell, output, tmp_path / "exports")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith(f"tftrain-export: cannot write {dest}/{MANIFEST}\n"), done.stderr
+    assert not (dest / MARKER).exists() and not (dest / f".{MARKER}.partial").exists()
+    # Once the output is fixed, the retry redoes the partial copy whole.
+    (output / MANIFEST).rmdir()
+    again = export(shell, output, tmp_path / "exports")
+    assert again.returncode == 0 and (dest / MARKER).exists(), again.stderr
+    assert json.loads((dest / MANIFEST).read_text())["runId"] == "run-1"
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_only_json_numbers_with_plain_names_reach_the_manifest(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    # JSON's number grammar (RFC 8259 section 6) and a name of letters, digits, _ . -, not
+    # starting with a digit, one pair per line: anything else is left out, never breaks it.
+    (output / "metrics.txt").write_text(
+        "neg -1.5e-3\nbig 1E+5\nzero 0\nint 42\nval.loss-1 0.25\n"
+        "lead 01\nhalf .5\ndot 1.\ninf inf\nplus +1\n1name 3\nthree words 1\n"
+    )
+    done = export(shell, output, tmp_path / "exports")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "exports" / "mnist" / "run-1" / MANIFEST).read_text())
+    assert manifest["metrics"] == {
+        "neg": -1.5e-3, "big": 1e5, "zero": 0, "int": 42, "val.loss-1": 0.25
+    }  # fmt: skip
+
+
+NAMES = "job name and run id must be non-empty names"
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"TFTRAIN_RUN_ID": "a b"}, f"{NAMES}, got 'mnist' 'a b'"),
+        ({"TFTRAIN_JOB_NAME": "x/y"}, f"{NAMES}, got 'x/y' 'run-1'"),
+        ({"TFTRAIN_OUTPUT_DIR": ""}, "TFTRAIN_OUTPUT_DIR and TFTRAIN_EXPORT_DIR must both be set"),
+    ],
+    ids=["space", "slash", "no-output"],
+)  # fmt: skip
+def test_names_that_would_escape_the_export_root_are_refused(
+    shell: tuple[str, ...], output: Path, tmp_path: Path, env: dict[str, str], said: str
+) -> None:
+    done = export(shell, output, tmp_path / "exports", **env)
+    assert done.returncode == 2 and done.stderr == f"tftrain-export: {said}\n", done.stderr
+    assert not (tmp_path / "exports").exists()
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_every_kind_of_top_level_name_is_exported(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    # `*` misses dot-files: `.[!.]*` and `..?*` take them, but not `.` and `..`.
+    _write(output, {"..two-dots": b"2", ".one": b"1", "-dash": b"d"})
+    (output / "link").symlink_to("metrics.txt")
+    done = export(shell, output, tmp_path / "exports")
+    assert done.returncode == 0, done.stderr
+    target = tmp_path / "exports" / "mnist" / "run-1"
+    assert (target / "..two-dots").read_bytes() == b"2" and (target / ".one").read_bytes() == b"1"
+    assert (target / "-dash").read_bytes() == b"d"
+    assert (target / "link").read_bytes() == RUN_FILES["metrics.txt"]

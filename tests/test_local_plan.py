@@ -23,7 +23,6 @@ from infra.local.plan import (
     write_interpreters,
 )
 from infra.local.ports import HOST, PortReservation
-from infra.replica_plan.trainer_env import hyperparam_env
 from infra.topology import build_topology
 
 IMAGE = {"image": "registry.example.com/tftrain/trainer:1"}
@@ -96,6 +95,20 @@ def test_primary_is_chief_else_worker_0(groups: dict, primary: str) -> None:
     assert primary_replica(build_topology(parse_config({**IMAGE, **groups}))) == primary
 
 
+# docs/hyperparameters.md: the hyperparams defaults, maxSteps 5, as the trainer's env vars.
+TRAINER_SETTINGS = {
+    "TFTRAIN_EPOCHS": "4",
+    "TFTRAIN_BATCH_SIZE": "128",
+    "TFTRAIN_LEARNING_RATE": "0.003",
+    "TFTRAIN_STRATEGY": "auto",
+    "TFTRAIN_CHECKPOINT_STEPS": "500",
+    "TFTRAIN_KEEP_CHECKPOINTS": "3",
+    "TFTRAIN_LOG_STEPS": "100",
+    "TFTRAIN_STEPS_PER_EXECUTION": "50",
+    "TFTRAIN_MAX_STEPS": "5",
+}
+
+
 def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: Path) -> None:
     config = parse_config({**IMAGE, "hyperparams": {"maxSteps": 5}})
     names = [replica.name for replica in build_topology(config).replicas]
@@ -122,7 +135,9 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
         assert spec.env["HOME"] == f"{tmp_path}/replicas/{spec.name}/home"
         assert spec.env["TMPDIR"] == str(tmp_path / "scratch" / spec.name)
         assert spec.env["PYTHONUNBUFFERED"] == "1"
-        assert hyperparam_env(config).items() <= dict(spec.env).items()
+        # The trainer's documented settings (trainer/settings.py), from the stack's
+        # hyperparams: maxSteps as set, the rest the documented defaults.
+        assert TRAINER_SETTINGS.items() <= dict(spec.env).items()
     assert len(generations) == 1  # one launch, one deploy generation for every replica
     assert default_output_dir("dev", config) == REPO / "runs/dev/mnist" / config.job.run_id
 

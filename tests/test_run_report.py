@@ -9,8 +9,18 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from infra.config import parse_config
-from infra.records.report import MASK, config_that_ran, write_report
+from infra.records.report import (
+    MASK,
+    _seconds,
+    _when,
+    config_that_ran,
+    outcome_lines,
+    series,
+    write_report,
+)
 from infra.records.run_state import read_run
 
 KEY, OLD, NEW = "run-1a2b3c4d", "0123456789ab", "ba9876543210"
@@ -105,3 +115,347 @@ def test_a_run_whose_attempt_has_not_ended_is_running(tmp_path: Path) -> None:
     assert state is not None and state.outcome == "running"
     assert state.result(state.attempts["mnist-chief-0"][0]) == "running"
     assert read_run(tmp_path / "nothing") is None
+
+
+# Names a user gives a secret in env, each worked by hand: masked, or shown as the plain
+# setting it is.
+SECRET_NAMES = [
+    "DB_PASSWORD", "db_password", "PGPASSWORD", "MYSQL_PASSWD", "MYSQL_PWD", "DB_PASS",
+    "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "WANDB_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
+]  # fmt: skip
+PLAIN_NAMES = ["MODE", "PASSES", "COMPASS_DIR", "LOG_LEVEL"]
+
+
+def test_no_secret_named_env_value_is_printed_anywhere_in_the_report(tmp_path: Path) -> None:
+    secrets = {name: f"value-of-{name.lower()}-s3cr3t" for name in SECRET_NAMES}
+    plain = {name: f"plain-{name.lower()}" for name in PLAIN_NAMES}
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "job": {"env": {**secrets, **plain}},
+            "worker": {"number": 1, "env": {"DB_PASSWORD": "worker-db-s3cr3t"}},
+        }
+    )
+    shown = config_that_ran(config)
+    assert shown["job"]["env"] == {**dict.fromkeys(SECRET_NAMES, MASK), **plain}
+    assert shown["worker"]["env"] == {"DB_PASSWORD": MASK}
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text(f"{KEY} mnist-chief-0 attempt 1\n")
+    state = read_run(run)
+    assert state is not None
+    text = write_report(state, "Run x", shown).read_text()
+    assert "s3cr3t" not in text
+    for name, value in plain.items():
+        assert f"{name}: {value}" in text
+
+
+def test_the_whole_report_of_a_succeeded_run_with_a_restart(tmp_path: Path) -> None:
+    # Worked by hand: the first start is 2000 (00:33:20 UTC), the last output 2040 (a log's
+    # mtime is its claim's + 30); the worker's first attempt was killed (137), its second
+    # stopped by the run's end with exit 2.
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "training\n" + _ended("mnist-chief-0", 1, 0))
+    _attempt(run, NEW, "mnist-worker-0", 1, 2001.0, "boom\n" + _ended("mnist-worker-0", 1, 137))
+    _attempt(run, NEW, "mnist-worker-0", 2, 2010.0, "ok\n" + _ended("mnist-worker-0", 2, 2))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text(f"{KEY} mnist-chief-0 attempt 1\n")
+    (run / "metrics.txt").write_text("test_accuracy 0.9912\nglobal_step 20\n")
+    state = read_run(run)
+    assert state is not None
+    text = write_report(state, "Run x", {"image": "img", "job": {"name": "mnist"}}).read_text()
+    logs = f"logs/{KEY}.{NEW}"
+    assert text == "\n".join(
+        [
+            "# Run x",
+            "",
+            f"- run dir: `{run}`",
+            f"- run key: `{KEY}`, deploy generation `{NEW}`",
+            "- started: 1970-01-01 00:33:20 UTC; wall time 40.0s; last step 20",
+            "",
+            "## Outcome",
+            "",
+            "**Succeeded.**",
+            "",
+            "## Metrics",
+            "",
+            "| metric | step | value | from |",
+            "| --- | --- | --- | --- |",
+            "| test_accuracy | - | 0.9912 | metrics.txt |",
+            "| global_step | - | 20 | metrics.txt |",
+            "",
+            "## Plots",
+            "",
+            "No loss scalar in the event files.",
+            "No accuracy scalar in the event files.",
+            "",
+            "## Replicas",
+            "",
+            "| replica | attempts | restarts | wall time | last exit | last log |",
+            "| --- | --- | --- | --- | --- | --- |",
+            f"| mnist-chief-0 | 1 | 0 | 30.0s | exit 0 | `replicas/mnist-chief-0/{logs}"
+            ".mnist-chief-0.1.log` |",
+            "| mnist-worker-0 | 2 | 1 | 39.0s | stopped at the run's end: exit 2 | "
+            f"`replicas/mnist-worker-0/{logs}.mnist-worker-0.2.log` |",
+            "",
+            "## Config that ran",
+            "",
+            "```yaml",
+            "image: img",
+            "job:",
+            "  name: mnist",
+            "```",
+            "",
+        ]
+    )
+    assert not list((run / "report").glob(".*partial"))  # written under another name, renamed
+
+
+@pytest.mark.parametrize(
+    ("log", "record", "outcome", "first_line"),
+    [
+        (
+            "step 3\n",
+            None,
+            "running",
+            "**Running** (this report was written before the run ended).",
+        ),
+        (
+            "step 3\n" + _ended("mnist-chief-0", 1, 143),
+            None,
+            "stopped",
+            "**Stopped** before an outcome was recorded: stopped from outside (Ctrl-C, "
+            "`--timeout`, `job.activeDeadlineSeconds`), or its replicas were killed.",
+        ),
+        (
+            "step 3\n",
+            "mnist-chief-0 lost attempt 1 on host-b: no heartbeat for 31s\n",
+            "failed",
+            "**Failed**: `mnist-chief-0` attempt 1 lost on its last attempt (killed with its "
+            "supervisor: no heartbeat) on `host-b`",
+        ),
+        ("step 3\n", "garbled\n", "failed", "**Failed** (the failure record could not be read)."),
+    ],
+    ids=["running", "stopped", "lost", "unreadable"],
+)
+def test_each_outcome_reads_as_the_supervisors_records_say(
+    tmp_path: Path, log: str, record: str | None, outcome: str, first_line: str
+) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, log)
+    if record is not None:
+        (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text(record)
+    state = read_run(run)
+    assert state is not None and state.outcome == outcome
+    assert outcome_lines(state)[0] == first_line
+
+
+def test_the_config_that_ran_in_full() -> None:
+    # The stack-file spelling (docs/config.md): camelCase keys, lists, empty values and the
+    # namespace left out, a group of 0 replicas left out, env named like a secret masked.
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "cluster": {"kind": "ack", "cpuPool": {"size": 2}},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "job": {
+                "runId": "r1",
+                "args": ["--a", "1"],
+                "env": {"MODE": "fast", "DB_PASSWORD": "x"},
+            },
+            "worker": {"number": 1},
+            "ps": {"number": 0},
+            "hyperparams": {"maxSteps": 5},
+            "data": {"bucket": "team-data-01", "inputPrefix": "in/", "exportPrefix": "exp/"},
+        }
+    )
+    group = {"image": IMAGE, "imagePullPolicy": "IfNotPresent", "gpuCount": 0, "cpu": "1",
+             "memory": "2Gi", "spot": False}  # fmt: skip
+    assert config_that_ran(config) == {
+        "image": IMAGE,
+        "job": {
+            "name": "mnist",
+            "runId": "r1",
+            "args": ["--a", "1"],
+            "env": {"MODE": "fast", "DB_PASSWORD": MASK},
+            "restartPolicy": "Never",
+            "backoffLimit": 3,
+            "gangScheduling": True,
+            "evaluatorInCluster": False,
+            "evaluatorFinishSeconds": 600,
+        },
+        "chief": {"number": 1, **group},
+        "worker": {"number": 1, **group},
+        "hyperparams": {
+            "epochs": 4,
+            "batchSize": 128,
+            "learningRate": 0.003,
+            "strategy": "auto",
+            "checkpointSteps": 500,
+            "logSteps": 100,
+            "stepsPerExecution": 50,
+            "maxSteps": 5,
+            "keepCheckpoints": 3,
+        },
+        "data": {"bucket": "team-data-01", "inputPath": "/input", "exportPrefix": "exp/"},
+    }
+    # Without a bucket, no data section.
+    assert "data" not in config_that_ran(parse_config({"image": IMAGE}))
+
+
+@pytest.mark.parametrize(
+    ("epoch", "seconds", "when", "wall"),
+    [(None, None, "-", "-"), (0.0, 0.04, "1970-01-01 00:00:00 UTC", "0.0s"),
+     (86399.0, 12.25, "1970-01-01 23:59:59 UTC", "12.2s")],
+)  # fmt: skip
+def test_times_read_as_utc_and_seconds(
+    epoch: float | None, seconds: float | None, when: str, wall: str
+) -> None:
+    assert _when(epoch) == when and _seconds(seconds) == wall
+
+
+def test_scalars_are_plotted_and_their_last_values_listed(tmp_path: Path) -> None:
+    from tests.test_sweep_results import tf2_scalar, write_events
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text(f"{KEY} mnist-chief-0 attempt 1\n")
+    write_events(
+        run / "train", [tf2_scalar("loss", 0.5, 10, 1.0), tf2_scalar("loss", 0.25, 20, 2.0)]
+    )
+    write_events(run / "eval", [tf2_scalar("accuracy", 0.75, 20, 3.0)])
+    write_events(run, [tf2_scalar("epoch_loss", 2.0, 1, 1.0)])
+    state = read_run(run)
+    assert state is not None and state.step == 20
+    text = write_report(state, "Run x", {"image": "img"}).read_text()
+    assert "![loss](loss.png)" in text and "![accuracy](accuracy.png)" in text
+    for plot in ("loss", "accuracy"):
+        assert (run / "report" / f"{plot}.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert "| epoch_loss | 1 | 2 | ./ |" in text
+    assert "| loss | 20 | 0.25 | train/ |" in text
+    assert "| accuracy | 20 | 0.75 | eval/ |" in text
+    # Both loss series on the loss plot, named by where they were logged.
+    assert sorted(series(state, "loss")) == ["epoch_loss", "train/loss"]
+    assert list(series(state, "acc")) == ["eval/accuracy"]
+
+
+def test_a_plot_draws_each_series_by_step_with_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import struct
+
+    import matplotlib.figure
+
+    from infra.records.report import plot
+    from infra.records.tensorboard_scalars import Point
+
+    seen: dict[str, object] = {}
+    real = matplotlib.figure.Figure.savefig
+
+    def capture(figure: matplotlib.figure.Figure, path: Path, **options: object) -> None:
+        (axes,) = figure.axes
+        seen["lines"] = [
+            (line.get_label(), list(line.get_xdata()), list(line.get_ydata()), line.get_marker(),
+             line.get_markersize())
+            for line in axes.get_lines()
+        ]  # fmt: skip
+        seen["labels"] = (axes.get_xlabel(), axes.get_ylabel(), axes.get_title())
+        seen["legend"] = [text.get_text() for text in axes.get_legend().get_texts()]
+        real(figure, path, **options)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", capture)
+    lines = {
+        "train/loss": [Point(10, 0.5, 1.0), Point(20, 0.25, 2.0)],
+        "loss": [Point(5, 1.0, 1.0)],
+    }
+    plot(tmp_path / "loss.png", "loss", lines)
+    assert seen == {
+        "lines": [("train/loss", [10, 20], [0.5, 0.25], "o", 3.0), ("loss", [5], [1.0], "o", 3.0)],
+        "labels": ("step", "loss", "loss"),
+        "legend": ["train/loss", "loss"],
+    }
+    png = (tmp_path / "loss.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE)
+    # IHDR: 7 x 4 inches at 100 dpi, a size that reads on a laptop and in a pull request.
+    assert struct.unpack(">II", png[16:24]) == (700, 400)
+
+
+def test_a_report_of_a_run_with_nothing_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import infra.records.report
+
+    drawn: list[tuple[object, ...]] = []
+    monkeypatch.setattr(infra.records.report, "plot", lambda *args: drawn.append(args))
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0)  # claimed, no log yet
+    state = read_run(run)
+    assert state is not None and state.outcome == "running"
+    where = tmp_path / "elsewhere" / "report"  # its parents made too
+    config = {"job": {"name": "mnist"}, "image": "img"}  # shown in this order, not sorted
+    for _ in range(2):  # written again over the first one
+        text = write_report(state, "Run x", config, destination=where).read_text()
+    assert drawn == []
+    assert "; last step -\n" in text
+    assert "\n## Metrics\n\nNo metrics: no metrics.txt and no scalars.\n" in text
+    assert "| mnist-chief-0 | 1 | 0 | 0.0s | running | - |" in text
+    assert "```yaml\njob:\n  name: mnist\nimage: img\n```" in text
+
+
+def test_each_plot_is_drawn_under_its_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import infra.records.report
+    from tests.test_sweep_results import tf2_scalar, write_events
+
+    drawn: list[tuple[object, ...]] = []
+    monkeypatch.setattr(infra.records.report, "plot", lambda *args: drawn.append(args))
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    write_events(run / "train", [tf2_scalar("loss", 0.5, 10, 1.0)])
+    write_events(run / "eval", [tf2_scalar("test_accuracy", 0.75, 10, 3.0)])
+    state = read_run(run)
+    assert state is not None
+    write_report(state, "Run x", {"image": "img"})
+    assert [(path, title, list(lines)) for path, title, lines in drawn] == [
+        (run / "report" / "loss.png", "loss", ["train/loss"]),
+        (run / "report" / "accuracy.png", "accuracy", ["eval/test_accuracy"]),
+    ]
+
+
+def test_a_failure_shows_its_last_lines_in_a_block_and_a_hostless_record_no_host(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "boom\n" + _ended("mnist-chief-0", 1, 2))
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text("mnist-chief-0 exit 2 attempt 1\n")
+    state = read_run(run)
+    assert state is not None
+    log = run / "replicas" / "mnist-chief-0" / "logs" / f"{KEY}.{NEW}.mnist-chief-0.1.log"
+    assert outcome_lines(state) == [
+        "**Failed**: `mnist-chief-0` attempt 1 exit 2",
+        "",
+        f"Last lines of `{log}`:",
+        "",
+        "```",
+        "boom",
+        "tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 2",
+        "```",
+    ]
+
+
+def test_a_failure_of_an_attempt_not_on_disk_has_no_lines(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "step 1\n")
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text("mnist-ps-0 exit 2 attempt 3 on h\n")
+    state = read_run(run)
+    assert state is not None
+    assert outcome_lines(state) == ["**Failed**: `mnist-ps-0` attempt 3 exit 2 on `h`"]
+
+
+def test_one_metric_is_a_table_of_one_row(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, _ended("mnist-chief-0", 1, 0))
+    (run / "metrics.txt").write_text("test_accuracy 0.5\n")
+    state = read_run(run, with_scalars=False)
+    assert state is not None
+    text = write_report(state, "Run x", {"image": "img"}).read_text()
+    assert "| metric | step | value | from |\n| --- | --- | --- | --- |\n" in text
+    assert "| test_accuracy | - | 0.5 | metrics.txt |\n" in text

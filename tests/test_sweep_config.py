@@ -146,7 +146,13 @@ def test_removing_a_value_deletes_only_its_trial() -> None:
     three, two = parse_config(grid(0.001, 0.01, 0.03)), parse_config(grid(0.001, 0.01))
     summary = summarize(render_kubernetes(three), render_kubernetes(two), "s", "old", "new")
     assert "created 0, kept 2" in summary and "removed 1" in summary
-    assert "Job 1 " not in summary or "delete" in summary
+    (removed,) = [line for line in summary.splitlines() if line.startswith("  - ")]
+    assert removed.endswith(f"{LR}=0.03")
+    # The trial's objects and none other go: a Job and a Service per replica (chief, two
+    # workers, ps) and its NetworkPolicy; nothing is created or changed.
+    (objects,) = [line for line in summary.splitlines() if line.startswith("Kubernetes objects")]
+    assert "delete 9 " in objects and "Job 4" in objects and "Service 4" in objects, objects
+    assert "create" not in objects and "update" not in objects and "replace" not in objects
 
 
 def test_an_edit_every_trial_shares_says_so() -> None:

@@ -32,8 +32,11 @@ REPORT_FILE = "report.md"
 # Plot name → what a scalar's tag must contain (case-insensitive) to be on it.
 PLOTS = {"loss": "loss", "accuracy": "acc"}
 FAILURE_LINES = 20
-# Env names whose plain values are still not shown (a key pasted as plain text).
-_SECRET_NAME = re.compile(r"(?i)(password|passwd|secret|token|key|credential)")
+# Env names whose plain values are still not shown (a key pasted as plain text): any name
+# holding one of these words, and PASS or PWD as a word of its own (DB_PASS, MYSQL_PWD).
+_SECRET_NAME = re.compile(
+    r"(?i)(password|passwd|secret|token|key|credential|(^|[_.-])(pass|pwd)($|[_.-]))"
+)
 MASK = "[masked]"
 
 

@@ -265,7 +265,10 @@ def _attempts(run_dir: Path) -> dict[tuple[str, str], list[Attempt]]:
         ]
         started = started or min(signs, default=0.0)
         exit_code, how = _ending(claim)
-        if exit_code is None:
+        live = claim is not None and (claim / "beat").exists() and not (claim / "exit").exists()
+        if exit_code is None and not live:
+            # A live claim's log may hold an "ended" line of an earlier supervisor's attempt
+            # given back under the same number and appended to: not this attempt's end.
             exit_code = _exit_code(log, replica, number)
         last = max([started, *signs])
         out[(match["key"], match["generation"])].append(

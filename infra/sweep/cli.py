@@ -97,8 +97,10 @@ def write_results(config: StackConfig, runs_dir: Path, results: list[TrialResult
         lines.append(missing)
     else:
         plot(results, metric.name, runs_dir / f"{RESULTS}.png")
-    written = ", ".join(f"{RESULTS}{ext}" for ext in (".csv", ".md", "" if missing else ".png"))
-    lines.append(f"written in {runs_dir}: {written.rstrip(', ')}")
+    written = ", ".join(
+        f"{RESULTS}{ext}" for ext in (".csv", ".md", *([] if missing else [".png"]))
+    )
+    lines.append(f"written in {runs_dir}: {written}")
     best = best_trial(results)
     if best is not None:
         lines.append(f"{_link_best(runs_dir, best.run_id)} → {best.run_id} (the best trial)")

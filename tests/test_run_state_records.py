@@ -1,0 +1,114 @@
+"""The run reader's pieces against the supervisor's record formats (supervise.sh's header)
+and POSIX's exit statuses, as tables worked by hand: a failure record of each form, an exit
+status by signal, metrics.txt's lines, a log's tail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infra.records.run_state import Failure, describe_exit, log_tail, read_failure, read_metrics
+
+
+@pytest.mark.parametrize(
+    ("record", "failure"),
+    [
+        ("r-ps-0 exit 2 attempt 1 on host-a\n", Failure("r-ps-0", 2, 1, "host-a")),
+        ("r-ps-0 exit 137 attempt 12 on n-7.local\n", Failure("r-ps-0", 137, 12, "n-7.local")),
+        ("r-ps-0 exit 2 attempt 3\n", Failure("r-ps-0", 2, 3, "")),  # no host said
+        ("r-chief-0 lost attempt 2 on host-b: no heartbeat for 31s (killed ...)\n",
+         Failure("r-chief-0", None, 2, "host-b")),
+        ("r-chief-0 lost attempt 2\n", Failure("r-chief-0", None, 2, "")),
+        ("r-ps-0 exit x attempt 1 on h\n", None),  # not a number
+        ("r-ps-0 exit 2 attempt y on h\n", None),
+        ("r-ps-0 lost attempt z on h\n", None),
+        ("r-ps-0 exit 2\n", None),  # cut short
+        ("r-ps-0 lost 2\n", None),
+        ("", None),
+    ],
+)  # fmt: skip
+def test_a_failure_record_of_each_form(
+    tmp_path: Path, record: str, failure: Failure | None
+) -> None:
+    path = tmp_path / "failed.r1.g1"
+    path.write_text(record)
+    assert read_failure(path) == failure
+
+
+def test_a_missing_failure_record_reads_as_none(tmp_path: Path) -> None:
+    assert read_failure(tmp_path / "failed.r1.g1") is None
+
+
+@pytest.mark.parametrize(
+    ("code", "text"),
+    [
+        (0, "exit 0"),
+        (2, "exit 2"),
+        (128, "exit 128"),  # 128 + 0 is no signal
+        (129, "killed by SIGHUP (exit 129)"),
+        (130, "killed by SIGINT (exit 130)"),
+        (137, "killed by SIGKILL (exit 137)"),
+        (143, "killed by SIGTERM (exit 143)"),
+        (255, "exit 255"),  # 128 + 127: no such signal
+    ],
+)
+def test_an_exit_status_names_its_signal(code: int, text: str) -> None:
+    assert describe_exit(code) == text
+
+
+def test_metrics_are_name_number_lines_and_nothing_else(tmp_path: Path) -> None:
+    (tmp_path / "metrics.txt").write_text(
+        "test_accuracy 0.9912\nglobal_step 20\nloss 1e-3\nthree words here\nbad value\n\nx\n"
+    )
+    assert read_metrics(tmp_path / "metrics.txt") == {
+        "test_accuracy": 0.9912, "global_step": 20.0, "loss": 0.001
+    }  # fmt: skip
+    assert read_metrics(tmp_path / "missing.txt") == {}
+
+
+def test_a_logs_tail_is_its_last_lines_read_from_its_end(tmp_path: Path) -> None:
+    log = tmp_path / "a.log"
+    # 100 KiB of earlier output, then the lines that matter: the tail reads the last 64 KiB.
+    log.write_text("x" * 100 * 1024 + "\n" + "".join(f"line {i}\n" for i in range(30)))
+    assert log_tail(log, 3) == ["line 27", "line 28", "line 29"]
+    assert log_tail(log, 0) == []
+    assert len(log_tail(log, 10_000)[0]) < 64 * 1024  # never the whole file: its last 64 KiB
+    log.write_bytes(b"ok\n\xff\xfe broken utf-8\n")  # a trainer's raw bytes
+    assert log_tail(log, 2) == ["ok", "\ufffd\ufffd broken utf-8"]
+    assert log_tail(tmp_path / "missing.log", 5) == []
+
+
+def test_a_lost_attempt_reads_no_exit_and_the_step_comes_from_metrics(tmp_path: Path) -> None:
+    from infra.records.run_state import read_run
+    from tests.test_run_report import KEY, NEW, _attempt, _ended
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "step 7\n")  # killed whole: no end line
+    _attempt(run, NEW, "mnist-ps-0", 1, 2001.0, "serving\n" + _ended("mnist-ps-0", 1, 2))
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text(
+        "mnist-chief-0 lost attempt 1 on host-c: no heartbeat for 31s\n"
+    )
+    (run / "metrics.txt").write_text("global_step 42\n")
+    state = read_run(run, with_scalars=False)
+    assert state is not None and state.outcome == "failed" and state.step == 42
+    chief, ps = state.attempts["mnist-chief-0"][0], state.attempts["mnist-ps-0"][0]
+    assert state.result(chief) == "no exit recorded"
+    assert state.failed_attempt() == chief
+    assert state.result(ps) == "stopped at the run's end: exit 2"
+    assert state.wall_seconds == 2031.0 - 2000.0  # its last output, not the clock
+    assert state.started == 2000.0 and state.last_activity == 2031.0
+
+
+def test_a_directory_no_replica_started_in_is_no_run(tmp_path: Path) -> None:
+    from infra.records.run_state import read_run
+
+    (tmp_path / ".tftrain-run" / "attempts").mkdir(parents=True)
+    (tmp_path / ".tftrain-run" / "attempts" / "not-an-attempt").mkdir()
+    assert read_run(tmp_path) is None
+
+
+def test_a_failure_record_with_raw_bytes_still_reads(tmp_path: Path) -> None:
+    path = tmp_path / "failed.r1.g1"
+    path.write_bytes(b"r-ps-0 exit 2 attempt 1 on h\xff\n")
+    assert read_failure(path) == Failure("r-ps-0", 2, 1, "h\ufffd")
