@@ -107,14 +107,6 @@ def test_the_grant_another_accounts_owner_must_give_names_who(rrsa: bool, princi
     )
 
 
-def test_an_uploaded_files_source_is_named_from_the_project_root_or_absolute() -> None:
-    from infra.cloud.oss import _source
-    from infra.config.rules import REPOSITORY_ROOT
-
-    assert _source(REPOSITORY_ROOT / "data" / "train.csv") == "data/train.csv"
-    assert _source(Path("/srv/shared/train.csv")) == "/srv/shared/train.csv"
-
-
 def test_the_rrsa_role_trusts_only_the_csi_ossfs_pods_of_this_cluster() -> None:
     import json
 

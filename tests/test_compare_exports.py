@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from infra.config import parse_config
-from infra.lifecycle import EXPORT_SCRIPT
+from infra.lifecycle import EXPORT_SCRIPT, OUTCOMES_DIR, run_key
 from infra.sweep import cli
 from infra.sweep.cli import main
 from infra.sweep.results import compare, to_csv, to_markdown
@@ -46,7 +47,9 @@ def test_compare_reads_an_export_copy(
     lay_out(runs, config)  # trial 1: 0.91 at step 100; trial 2: 0.95 at 120; 3 never ran
     for run_id in (first, second):
         _export(runs / run_id, bucket)
-    # A third copy, interrupted before its marker: not a result yet.
+    # A third copy, interrupted before its marker: not a result yet. Without the marker and
+    # without the run's records (they stay behind), it reads as `status` reads a directory
+    # where no replica started.
     partial = bucket / "mnist" / third
     shutil.copytree(runs / first / "eval", partial / "eval")
     exports = bucket / "mnist"
@@ -55,10 +58,12 @@ def test_compare_reads_an_export_copy(
     assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(exports)]) == 0
     printed = capsys.readouterr().out
     table = rows((exports / "sweep-results.csv").read_text())
-    assert [(r["trial"], r["metric"], r["steps"], r["outcome"]) for r in table] == [
-        ("2", "0.95", "120", "succeeded"),
-        ("1", "0.91", "100", "succeeded"),
-        ("3", "0.91", "100", "running or stopped"),
+    assert [
+        (r["trial"], r["test_accuracy"], r["steps"], r["outcome"], r["best"]) for r in table
+    ] == [
+        ("2", "0.95", "120", "succeeded", "best"),
+        ("1", "0.91", "100", "succeeded", ""),
+        ("3", "0.91", "100", "not started", ""),
     ]
     assert f"Best (maximize test_accuracy): trial 2, {second}" in printed
     assert (exports / "best").resolve() == (exports / second).resolve()
@@ -73,24 +78,27 @@ def _stacks(tmp_path: Path, **job: str) -> Path:
 
 
 def test_the_help_says_what_each_option_takes(capsys: pytest.CaptureFixture[str]) -> None:
-    # docs/hyperparameters.md "Compare": `tftrain compare <stack> [--runs-dir DIR]`.
+    # docs/hyperparameters.md "Compare": `tftrain compare STACK [--runs-dir DIR] [--json]`.
     with pytest.raises(SystemExit) as done:
         main(["--help"])
     assert done.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert text.startswith(
-        "usage: tftrain compare [-h] [--stacks-dir STACKS_DIR] [--runs-dir DIR] "
-        "[--set KEY=VALUE] stack"
+        "usage: tftrain compare [-h] [--stacks-dir DIR] [--runs-dir DIR] "
+        "[--set KEY=VALUE] [--json] STACK"
     )
-    assert "a sweep's trials, best first" in text
-    assert "stack a stack with a sweep: stacks/Pulumi.<stack>.yaml" in text
-    assert "--stacks-dir STACKS_DIR where the stack files are (stacks/)" in text
-    assert "--runs-dir DIR the directory holding the trials' <run id>/ directories" in text
-    assert (
-        "directories (default: runs/<stack>/<job>, where the local launcher writes) --set" in text
-    )
-    assert "Exit status" not in text  # the help's first paragraph only
+    assert "A sweep's trials in one table, best first" in text
+    assert "STACK a stack with a sweep" in text
+    assert "--stacks-dir DIR where the stack files are (stacks/)" in text
+    assert "--runs-dir DIR the directory holding the trials' RUN_ID/ directories" in text
+    assert "directories (default: runs/STACK/JOB, where the local launcher writes) --set" in text
     assert "--set KEY=VALUE as for tftrain run" in text
+    assert "--json print the trials as JSON (the files are written too)" in text
+    assert "Reads each trial's run directory" not in text  # the module's docstring is not it
+    assert text.endswith(
+        "exit status: 0 compared 1 no trial has written the sweep's metric (the scalars found "
+        "are named) 2 a bad stack, a stack without a sweep, or no such directory"
+    )
 
 
 def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
@@ -121,17 +129,21 @@ def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
     assert (runs / "best").resolve() == (runs / first).resolve()
     assert (exports / "mnist" / "best").resolve() == (exports / "mnist" / first).resolve()
     table = (runs / "sweep-results.md").read_text().splitlines()
-    assert table[1] == "|---|---|---|---|---|---|---|---|"
-    assert (
-        table[0]
-        == "| trial | run_id | point | test_accuracy | steps | wall_seconds | outcome | path |"
+    # A column per swept key; the metric's column under its own name; the best row marked.
+    assert table[0] == (
+        "| trial | run_id | hyperparams.learningRate | test_accuracy | steps | wall_seconds "
+        "| outcome | best | path |"
     )
-    assert table[2].startswith(f"| 1 | {first} | `hyperparams.learningRate=0.001` | 0.91 | 100 |")
-    assert table[3].startswith(f"| 2 | {second} | `hyperparams.learningRate=0.01` | 0.95 | 120 |")
+    assert table[1] == "|---|---|---|---|---|---|---|---|---|"
+    assert table[2] == (
+        f"| **1** | **{first}** | **0.001** | **0.91** | **100** | **12.5** | **succeeded** "
+        f"| **best** | **{runs / first}** |"
+    )
+    assert table[3] == (
+        f"| 2 | {second} | 0.01 | 0.95 | 120 | 30.0 | succeeded |  | {runs / second} |"
+    )
     third = config.trials[2].job.run_id
-    assert table[4] == (
-        f"| 3 | {third} | `hyperparams.learningRate=0.1` |  |  |  | not started | {runs / third} |"
-    )
+    assert table[4] == f"| 3 | {third} | 0.1 |  |  |  | not started |  | {runs / third} |"
     assert table[5:] == [
         "",
         f"Best (minimize test_accuracy): trial 1, {first} (hyperparams.learningRate=0.001): 0.91",
@@ -141,11 +153,20 @@ def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
 def test_without_a_succeeded_trial_there_is_no_best(tmp_path: Path) -> None:
     config = sweep()
     lay_out(tmp_path, config)
-    for trial in config.trials[:2]:
-        shutil.rmtree(tmp_path / trial.job.run_id / ".tftrain-run")  # still running
+    for trial in config.trials[:2]:  # still running: no outcome yet, its supervisor beating
+        records = tmp_path / trial.job.run_id / OUTCOMES_DIR
+        (records / f"succeeded.{run_key(trial)}").unlink()
+        claim = records / "attempts" / f"{run_key(trial)}.0123456789ab.mnist-chief-0.1"
+        claim.mkdir(parents=True)
+        now = f"{int(time.time())}\n"
+        (claim / "start").write_text(now)
+        (claim / "beat").write_text(now)
     text = to_markdown(compare(config, tmp_path), "test_accuracy", "maximize")
     assert text.endswith("\n\nNo succeeded trial has logged test_accuracy yet.\n")
-    assert "| 2 | " in text.splitlines()[2] and "running or stopped" in text.splitlines()[2]
+    second = config.trials[1].job.run_id
+    assert text.splitlines()[2] == (
+        f"| 2 | {second} | 0.01 | 0.95 | 120 | 30.0 | running |  | {tmp_path / second} |"
+    )
 
 
 def test_compare_without_run_dirs_or_a_good_stack_exits_2(
@@ -220,14 +241,14 @@ def test_the_files_use_newlines_and_escape_a_pipe_in_a_point(tmp_path: Path) -> 
         }
     )
     results = compare(config, tmp_path)
-    assert to_csv(results) == (
-        "trial,run_id,point,metric,steps,wall_seconds,outcome,path\n"
-        f"1,{config.trials[0].job.run_id},job.env.MODE=a|b,,,,not started,"
+    assert to_csv(results, "test_accuracy") == (
+        "trial,run_id,job.env.MODE,test_accuracy,steps,wall_seconds,outcome,best,path\n"
+        f"1,{config.trials[0].job.run_id},a|b,,,,not started,,"
         f"{tmp_path / config.trials[0].job.run_id}\n"
     )
     row = to_markdown(results, "test_accuracy", "maximize").splitlines()[2]
     assert row == (
-        f"| 1 | {config.trials[0].job.run_id} | `job.env.MODE=a\\|b` |  |  |  | not started "
+        f"| 1 | {config.trials[0].job.run_id} | a\\|b |  |  |  | not started |  "
         f"| {tmp_path / config.trials[0].job.run_id} |"
     )
 

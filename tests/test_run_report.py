@@ -40,6 +40,15 @@ def _attempt(run: Path, generation: str, replica: str, n: int, when: float, log:
         os.utime(path, (when + 30, when + 30))
 
 
+def _beating(run: Path, generation: str, replica: str, n: int) -> None:
+    """The attempt's supervisor alive: its `start` and a fresh `beat` (epoch s, now), as
+    supervise.sh writes them; an attempt with no beat for 30 s reads as lost."""
+    claim = run / ".tftrain-run" / "attempts" / f"{KEY}.{generation}.{replica}.{n}"
+    now = f"{int(time.time())}\n"
+    (claim / "start").write_text(now)
+    (claim / "beat").write_text(now)
+
+
 def _ended(replica: str, n: int, code: int) -> str:
     return f"tftrain-supervise: {replica} attempt {n} ended: exit {code}\n"
 
@@ -223,8 +232,8 @@ def test_the_whole_report_of_a_succeeded_run_with_a_restart(tmp_path: Path) -> N
             "step 3\n" + _ended("mnist-chief-0", 1, 143),
             None,
             "stopped",
-            "**Stopped** before an outcome was recorded: stopped from outside (Ctrl-C, "
-            "`--timeout`, `job.activeDeadlineSeconds`), or its replicas were killed.",
+            "**Stopped**: stopped from outside before it ended (Ctrl-C, a preemption, "
+            "--timeout); run the same command again to continue from its last checkpoint.",
         ),
         (
             "step 3\n",
@@ -242,6 +251,8 @@ def test_each_outcome_reads_as_the_supervisors_records_say(
 ) -> None:
     run = tmp_path / "run"
     _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, log)
+    if outcome == "running":  # not ended, and its supervisor beats: alive
+        _beating(run, NEW, "mnist-chief-0", 1)
     if record is not None:
         (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text(record)
     state = read_run(run)
@@ -279,6 +290,7 @@ def test_the_config_that_ran_in_full() -> None:
             "env": {"MODE": "fast", "DB_PASSWORD": MASK},
             "restartPolicy": "Never",
             "backoffLimit": 3,
+            "suspend": False,
             "gangScheduling": True,
             "evaluatorInCluster": False,
             "evaluatorFinishSeconds": 600,
@@ -367,10 +379,11 @@ def test_a_plot_draws_each_series_by_step_with_its_name(
         "train/loss": [Point(10, 0.5, 1.0), Point(20, 0.25, 2.0)],
         "loss": [Point(5, 1.0, 1.0)],
     }
-    plot(tmp_path / "loss.png", "loss", lines)
+    plot(tmp_path / "loss.png", "loss", "Run x", lines)
+    # Titled with the run; 0.25 to 1.0 spans less than a decade: a linear axis.
     assert seen == {
         "lines": [("train/loss", [10, 20], [0.5, 0.25], "o", 3.0), ("loss", [5], [1.0], "o", 3.0)],
-        "labels": ("step", "loss", "loss"),
+        "labels": ("step", "loss", "loss: Run x"),
         "legend": ["train/loss", "loss"],
     }
     png = (tmp_path / "loss.png").read_bytes()
@@ -388,6 +401,7 @@ def test_a_report_of_a_run_with_nothing_yet(
     monkeypatch.setattr(infra.records.report, "plot", lambda *args: drawn.append(args))
     run = tmp_path / "run"
     _attempt(run, NEW, "mnist-chief-0", 1, 2000.0)  # claimed, no log yet
+    _beating(run, NEW, "mnist-chief-0", 1)  # started just now, its supervisor beating
     state = read_run(run)
     assert state is not None and state.outcome == "running"
     where = tmp_path / "elsewhere" / "report"  # its parents made too
@@ -414,9 +428,9 @@ def test_each_plot_is_drawn_under_its_name(tmp_path: Path, monkeypatch: pytest.M
     state = read_run(run)
     assert state is not None
     write_report(state, "Run x", {"image": "img"})
-    assert [(path, title, list(lines)) for path, title, lines in drawn] == [
-        (run / "report" / "loss.png", "loss", ["train/loss"]),
-        (run / "report" / "accuracy.png", "accuracy", ["eval/test_accuracy"]),
+    assert [(path, name, run_title, list(lines)) for path, name, run_title, lines in drawn] == [
+        (run / "report" / "loss.png", "loss", "Run x", ["train/loss"]),
+        (run / "report" / "accuracy.png", "accuracy", "Run x", ["eval/test_accuracy"]),
     ]
 
 

@@ -79,7 +79,11 @@ def test_a_logs_tail_is_its_last_lines_read_from_its_end(tmp_path: Path) -> None
     assert log_tail(tmp_path / "missing.log", 5) == []
 
 
-def test_a_lost_attempt_reads_no_exit_and_the_step_comes_from_metrics(tmp_path: Path) -> None:
+def test_a_lost_attempt_reads_no_exit_and_the_step_comes_from_metrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
     from infra.records.run_state import read_run
     from tests.test_run_report import KEY, NEW, _attempt, _ended
 
@@ -93,7 +97,9 @@ def test_a_lost_attempt_reads_no_exit_and_the_step_comes_from_metrics(tmp_path: 
     state = read_run(run, with_scalars=False)
     assert state is not None and state.outcome == "failed" and state.step == 42
     chief, ps = state.attempts["mnist-chief-0"][0], state.attempts["mnist-ps-0"][0]
-    assert state.result(chief) == "no exit recorded"
+    # Read at 2100: its last sign of life, its log's last write, was at 2030.
+    monkeypatch.setattr(time, "time", lambda: 2100.0)
+    assert state.result(chief) == "lost (no exit, no heartbeat for 70s)"
     assert state.failed_attempt() == chief
     assert state.result(ps) == "stopped at the run's end: exit 2"
     assert state.wall_seconds == 2031.0 - 2000.0  # its last output, not the clock

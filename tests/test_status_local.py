@@ -14,19 +14,22 @@ from infra.status.local import describe_run, metric_text, run_dirs
 from tests.test_run_report import KEY, NEW, _attempt, _ended, failed_run
 
 
-def test_a_failed_run_prints_its_failure_attempts_and_last_lines(tmp_path: Path) -> None:
+def test_a_failed_run_prints_its_failure_attempts_and_last_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     state = read_run(failed_run(tmp_path))
     assert state is not None
-    lines = list(describe_run(state, tmp_path))
+    monkeypatch.chdir(tmp_path)  # every path printed relative to where the user stands
+    lines = list(describe_run(state))
     logs = f"logs/{KEY}.{NEW}"
     assert lines == [
         "run: FAILED: mnist-worker-1 attempt 2 exit 2",
         "  step -, no metric yet, wall time 70.0s",  # from 2000 to the last output, 2070
         f"  mnist-chief-0        1 attempt: stopped at the run's end: exit 2; "
-        f"replicas/mnist-chief-0/{logs}.mnist-chief-0.1.log",
+        f"run/replicas/mnist-chief-0/{logs}.mnist-chief-0.1.log",
         f"  mnist-worker-1       2 attempts, 1 restart: exit 2; "
-        f"replicas/mnist-worker-1/{logs}.mnist-worker-1.2.log",
-        f"  last lines of {tmp_path}/run/replicas/mnist-worker-1/{logs}.mnist-worker-1.2.log:",
+        f"run/replicas/mnist-worker-1/{logs}.mnist-worker-1.2.log",
+        f"  last lines of run/replicas/mnist-worker-1/{logs}.mnist-worker-1.2.log:",
         "    | Traceback (most recent call last):",
         "    | ValueError: --learning-rate must be > 0",
         "    | tftrain-supervise: mnist-worker-1 attempt 2 ended: exit 2",
@@ -34,18 +37,32 @@ def test_a_failed_run_prints_its_failure_attempts_and_last_lines(tmp_path: Path)
     ]
 
 
-def test_a_stopped_run_and_three_attempts_read_so(tmp_path: Path) -> None:
+def test_a_stopped_run_and_three_attempts_read_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run = tmp_path / "run"
     for n in (1, 2, 3):
+        # Each preempted (SIGTERM) and given back, as today's supervisor records it.
         _attempt(run, NEW, "mnist-chief-0", n, 2000.0 + n, _ended("mnist-chief-0", n, 143))
+        claim = run / ".tftrain-run" / "attempts" / f"{KEY}.{NEW}.mnist-chief-0.{n}"
+        (claim / "start").write_text(f"{2000 + n}\n")
+        (claim / "exit").write_text("143 given-back\n")
     (run / "report").mkdir()
     (run / "report" / "report.md").write_text("# x\n")
     state = read_run(run)
     assert state is not None
-    lines = list(describe_run(state, run))
-    assert lines[0] == ".: stopped (no outcome recorded: stopped from outside, or killed)"
-    assert lines[2].startswith("  mnist-chief-0        3 attempts, 2 restarts: killed by SIGTERM")
-    assert lines[-1] == f"  report: {run / 'report' / 'report.md'}"
+    monkeypatch.chdir(run)
+    lines = list(describe_run(state))
+    assert lines[0] == (
+        ".: stopped from outside before it ended (Ctrl-C, a preemption, --timeout); "
+        "run the same command again to continue from its last checkpoint"
+    )
+    assert lines[2] == (
+        "  mnist-chief-0        3 attempts, 2 restarts: given back (told to stop from outside, "
+        "not counted as a failure): killed by SIGTERM (exit 143); "
+        f"replicas/mnist-chief-0/logs/{KEY}.{NEW}.mnist-chief-0.3.log"
+    )
+    assert lines[-1] == "  report: report/report.md"
 
 
 @pytest.mark.parametrize(

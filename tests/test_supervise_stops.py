@@ -70,7 +70,12 @@ def _a_trainer_printing_while_it_stops_keeps_its_lines_and_its_save(
     assert [line for line in printed if not line.startswith("tftrain-supervise")] == expected, out
     log = [line for line in (logs / "r1.g1.r-chief-0.1.log").read_text().splitlines()
            if line != "Terminated"]  # fmt: skip
-    assert log == [*expected, "tftrain-supervise: r-chief-0 attempt 1 ended: exit 0"], log
+    # One truth: the attempt ended 143 (given back), its command's own 0 said beside it.
+    assert log == [
+        *expected,
+        "tftrain-supervise: r-chief-0 attempt 1 ended: exit 143 (its command: exit 0; given "
+        "back: told to stop from outside, not counted against the backoff limit)",
+    ], log
     assert not run.succeeded.exists() and not run.failed.exists()
 
 

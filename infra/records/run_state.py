@@ -235,8 +235,9 @@ def _ending(claim: Path | None) -> tuple[int | None, str | None]:
 
 
 def _names(run_dir: Path) -> dict[str, tuple[Path | None, Path | None]]:
-    """Every attempt name KEY.G.NAME.N with its claim and its log, where they exist. A
-    preempted attempt gives its claim back (its number is reused), its log stays."""
+    """Every attempt name KEY.G.NAME.N with its claim and its log, where they exist (a claim
+    without a log: an attempt whose log could not be written; a log without a claim: records
+    of an older supervisor, which gave a preempted attempt's claim back)."""
     found: dict[str, list[Path | None]] = defaultdict(lambda: [None, None])
     attempts = run_dir / OUTCOMES_DIR / "attempts"
     if attempts.is_dir():
