@@ -411,7 +411,8 @@ def _check_accepted_stacks_deploy_valid_objects(mutated: tuple[str, dict[str, An
         # time, once the platform's outputs are read, before any object is registered.
         assert [r.type for r in run.resources] == ["pulumi:pulumi:StackReference"]
         assume(False)
-    if str(run.error).startswith(SWEEP_PLATFORM_KEYS):
+    # The program states config problems as the parser does: one "  - " line each.
+    if str(run.error).removeprefix("invalid stack config:\n  - ").startswith(SWEEP_PLATFORM_KEYS):
         # A sweep whose `parallel` the cluster cannot hold back (docs/config.md "Sweeps"):
         # refused by the program (the local launcher runs it), before registering anything.
         assert stack.sweep is not None and stack.trials, run.error
