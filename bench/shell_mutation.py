@@ -134,7 +134,7 @@ MUTANTS = (
     ),
     _stopping(
         "the log's copier dies of SIGTERM, and with it what the trainer prints while it stops",
-        "        trap '' TERM INT\n        rm -f \"$fifo\"",
+        "        trap '' TERM INT PIPE\n        rm -f \"$fifo\"",
         '        rm -f "$fifo"',
     ),
     _stopping(

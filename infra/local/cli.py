@@ -38,7 +38,7 @@ from infra.local.plan import (
     load_config,
     replica_names,
     resolve_secret_env,
-    secret_env_names,
+    stack_secret_env_names,
     tensorboard_process,
     write_interpreters,
 )
@@ -396,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # `shown` keeps Pulumi secrets as placeholders: the report shows the config that ran.
         shown = load_config(args.stack, args.stacks_dir, [*args.set, *_data_overrides(args)])
-        secret_names = secret_env_names(shown)
+        secret_names = stack_secret_env_names(shown)
         config = resolve_secret_env(shown, os.environ)
     except (ConfigError, ValueError) as error:
         print(f"tftrain run: {error}", file=sys.stderr)

@@ -169,7 +169,7 @@ def resolve_secret_env(config: StackConfig, environ: Mapping[str, str]) -> Stack
     return replace(config, job=job, **groups)
 
 
-def secret_env_names(config: StackConfig) -> frozenset[str]:
+def stack_secret_env_names(config: StackConfig) -> frozenset[str]:
     """The env names whose value is a Pulumi secret in any section (before resolving them)."""
     envs = [config.job.env, *(group.env for group in config.replica_groups)]
     return frozenset(name for env in envs for name, value in env.items()
