@@ -164,8 +164,8 @@ MUTANTS = (
     ),
     _stopping(
         "the log keeps the trainer's lines but not how the attempt ended",
-        "printf 'tftrain-supervise: %s attempt %s ended: exit %s\\n'",
-        "printf 'tftrain-supervise: %s attempt %s ended: %s\\n'",
+        "printf 'tftrain-supervise: %s attempt %s ended: exit %s%s\\n'",
+        "printf 'tftrain-supervise: %s attempt %s ended: %s%s\\n'",
     ),
     _export(
         "a manifest that cannot be written is ignored and the marker written",
