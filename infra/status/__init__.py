@@ -23,7 +23,6 @@ from pathlib import Path
 
 from infra.config import ConfigError, StackConfig, load_stack
 from infra.lifecycle import ends_run
-from infra.local.plan import REPO
 from infra.records.run_state import RunState, read_run
 from infra.status.cloud import (
     ClusterError,
@@ -42,6 +41,7 @@ from infra.status.local import (
     pasteable,
     run_dirs,
     run_record,
+    runs_root,
 )
 from infra.topology import build_topology
 
@@ -212,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConfigError, OSError) as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return EXIT_USAGE
-    root = args.runs_dir.resolve() if args.runs_dir else REPO / "runs" / args.stack
+    root = runs_root(args.stack, args.runs_dir)
     asked = args.cluster or args.kubeconfig is not None
     if not asked:
         runs = [state for path in run_dirs(root) if (state := read_run(path)) is not None]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.lifecycle import OUTCOMES_DIR
+from infra.local.plan import REPO
 from infra.records.report import REPORT_DIR, REPORT_FILE, series
 from infra.records.run_state import RunState, log_tail
 
@@ -37,6 +38,11 @@ def pasteable(path: Path) -> str:
     path = path.absolute()
     here = Path.cwd()
     return os.path.relpath(path, here) if path.is_relative_to(here) else str(path)
+
+
+def runs_root(stack: str, runs_dir: Path | None) -> Path:
+    """Where a stack's local runs are: `--runs-dir DIR`, else runs/STACK in the checkout."""
+    return runs_dir.resolve() if runs_dir else REPO / "runs" / stack
 
 
 def run_dirs(root: Path) -> list[Path]:

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from infra.config import ConfigError, StackConfig, load_stack
-from infra.local.plan import REPO
 from infra.manifests.workloads import CONTAINER_NAME
 from infra.records.run_state import Attempt, RunState, read_run
 from infra.status.cloud import (
@@ -32,7 +31,7 @@ from infra.status.cloud import (
     replica_lines,
 )
 from infra.status.cloud_report import fetch_run, mirror_dir
-from infra.status.local import pasteable, run_dirs
+from infra.status.local import pasteable, run_dirs, runs_root
 
 PROG = "tftrain logs"
 EXIT_NO_LOG = 1
@@ -223,12 +222,8 @@ def _newest_run(root: Path) -> RunState | None:
     return None
 
 
-def _has_local_runs(root: Path) -> bool:
-    return _newest_run(root) is not None
-
-
-def local_logs(args: argparse.Namespace, root: Path, out: BinaryIO) -> int:
-    state = _newest_run(root)
+def local_logs(args: argparse.Namespace, root: Path, out: BinaryIO, state: RunState | None) -> int:
+    """The log of `state`, the newest run under `root` (None: there is none)."""
     if state is None:
         print(f"{PROG}: no runs of {args.stack} under {pasteable(root)}; start one with: "
               f"tftrain run {args.stack}", file=sys.stderr)  # fmt: skip
@@ -260,7 +255,7 @@ def _pod(config: StackConfig, kubeconfig: str | None, wanted: str | None) -> tup
 
 
 def cluster_logs(args: argparse.Namespace, config: StackConfig, out: BinaryIO) -> int:
-    root = args.runs_dir.resolve() if args.runs_dir else REPO / "runs" / args.stack
+    root = runs_root(args.stack, args.runs_dir)
     with kubeconfig_file(args.stack, args.kubeconfig) as kubeconfig:
         replica, pod = _pod(config, kubeconfig, args.replica)
         if pod:
@@ -274,7 +269,7 @@ def cluster_logs(args: argparse.Namespace, config: StackConfig, out: BinaryIO) -
               file=sys.stderr)  # fmt: skip
         fetch_run(config, kubeconfig, mirror)
     args.replica, args.follow = replica, False
-    return local_logs(args, mirror, out)
+    return local_logs(args, mirror, out, _newest_run(mirror))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -286,13 +281,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     out = sys.stdout.buffer
     try:
-        root = args.runs_dir.resolve() if args.runs_dir else REPO / "runs" / args.stack
-        if args.cluster or args.kubeconfig is not None or not _has_local_runs(root):
+        root = runs_root(args.stack, args.runs_dir)
+        newest = _newest_run(root)
+        if args.cluster or args.kubeconfig is not None or newest is None:
             with kubeconfig_file(args.stack, args.kubeconfig) as known:
                 has_cluster = known is not None or args.cluster
             if has_cluster:  # asked, or the stack has a cluster (its stack output)
                 return cluster_logs(args, config, out)
-        return local_logs(args, root, out)
+        return local_logs(args, root, out, newest)
     except (ClusterError, OSError) as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return EXIT_NO_LOG
