@@ -132,6 +132,16 @@ MUTANTS = (
         "    status=0 how=run-ended",
         "    how=run-ended",
     ),
+    _supervise(
+        "a replica that failed by itself after the run's failure reads as stopped by it",
+        'elif run_failed && { [ -n "$signalled" ] || [ "$status" -eq 0 ]; }; then',
+        "elif run_failed; then",
+    ),
+    _supervise(
+        "a later failure overwrites the run's first",
+        "    run_succeeded && return 0\n    if run_failed; then",
+        "    run_succeeded && return 0\n    if false; then",
+    ),
     _stopping(
         "the log's copier dies of SIGTERM, and with it what the trainer prints while it stops",
         "        trap '' TERM INT PIPE\n        rm -f \"$fifo\"",

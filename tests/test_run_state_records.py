@@ -118,3 +118,33 @@ def test_a_failure_record_with_raw_bytes_still_reads(tmp_path: Path) -> None:
     path = tmp_path / "failed.r1.g1"
     path.write_bytes(b"r-ps-0 exit 2 attempt 1 on h\xff\n")
     assert read_failure(path) == Failure("r-ps-0", 2, 1, "h\ufffd")
+
+
+@pytest.mark.parametrize(
+    ("exit_record", "result"),
+    [
+        # supervise.sh's `exit` record, "<status> <how>": how the attempt ended decides.
+        ("3 exited\n", "exit 3"),  # failed by itself after the run had failed
+        ("2 exited\n", "exit 2"),
+        ("2 run-ended\n", "stopped at the run's end: exit 2"),
+        ("143 given-back\n",
+         "given back (told to stop from outside, not counted as a failure): killed by SIGTERM (exit 143)"),
+    ],
+)  # fmt: skip
+def test_how_a_peer_of_a_failed_run_ended_is_read_from_its_record(
+    tmp_path: Path, exit_record: str, result: str
+) -> None:
+    from infra.records.run_state import read_run
+    from tests.test_run_report import KEY, NEW, _attempt
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-ps-0", 1, 2000.0, "bad flag\n")
+    _attempt(run, NEW, "mnist-worker-1", 1, 2001.0, "training\n")
+    records = run / ".tftrain-run"
+    (records / "attempts" / f"{KEY}.{NEW}.mnist-ps-0.1" / "exit").write_text("2 exited\n")
+    (records / "attempts" / f"{KEY}.{NEW}.mnist-worker-1.1" / "exit").write_text(exit_record)
+    (records / f"failed.{KEY}.{NEW}").write_text("mnist-ps-0 exit 2 attempt 1 on host-a\n")
+    state = read_run(run, with_scalars=False)
+    assert state is not None and state.outcome == "failed"
+    assert state.result(state.attempts["mnist-ps-0"][0]) == "exit 2"
+    assert state.result(state.attempts["mnist-worker-1"][0]) == result

@@ -228,6 +228,38 @@ def test_replicas_failing_at_once_always_publish_the_failure(run: Run) -> None:
         assert run.leftovers() == [], round_
 
 
+@pytest.mark.parametrize("code", [3, 2])
+def test_a_replica_failing_by_itself_after_the_failure_keeps_its_own_end(
+    run: Run, code: int
+) -> None:
+    # Another replica's failure is published, and this command fails by itself at once,
+    # before the watcher's next look: it was not stopped at the run's end, and the first
+    # failure stays the run's (a final code too is no reason to overwrite it).
+    first = "r-ps-0 exit 2 attempt 1 on host-a\n"
+    run.outcomes.mkdir(parents=True)
+    partial = run.outcomes / ".other-replica"
+    command = f"printf '{first}' > {partial}; mv {partial} {run.failed}; exit {code}"
+    status, out = finish(run.start("--follows-run", "sh", "-c", command, replica="r-worker-1"))
+    assert status == code, out
+    assert (run.attempt("r-worker-1", 1) / "exit").read_text() == f"{code} exited\n"
+    assert run.failed.read_text() == first, out
+    assert "run's end" not in out and "published" not in out, out
+    # A final code would fail the run: said, with the failure that stands. Exit 3 on a first
+    # attempt is the Job's to retry, and that retry exits at once (the run has failed).
+    said = "it had already failed (r-ps-0 exit 2 attempt 1 on host-a)" in out
+    assert said is (code == 2), out
+
+
+def test_a_replica_stopped_by_the_failure_ends_run_ended_with_2(run: Run, tmp_path: Path) -> None:
+    flag = tmp_path / "started"
+    follower = run.start("--follows-run", "sh", "-c", started(flag), replica="r-worker-1")
+    assert wait_until(flag.exists, 10)
+    assert finish(run.start("--follows-run", "sh", "-c", "exit 2", replica="r-ps-0"))[0] == 2
+    status, out = finish(follower)
+    assert status == 2 and "failed in another replica" in out, out
+    assert (run.attempt("r-worker-1", 1) / "exit").read_text() == "2 run-ended\n"
+
+
 # POSIX: 126 a command found but not executable, 127 not found; argparse: 2 a usage error.
 # Kubernetes' podFailurePolicy fails the Job at once on them; any other code is retried.
 @pytest.mark.parametrize(("code", "final"), [(2, True), (126, True), (127, True), (1, False)])

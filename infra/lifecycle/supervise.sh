@@ -177,9 +177,13 @@ publish() {
 }
 
 # publish_failure TEXT WHY: the run's failure, unless it has already succeeded (a late
-# failure changes nothing then).
+# failure changes nothing then) or failed (the first failure is the run's: it stays).
 publish_failure() {
     run_succeeded && return 0
+    if run_failed; then
+        say "run $run cannot succeed ($2); it had already failed ($(cat "$failed" 2>/dev/null))"
+        return 0
+    fi
     if publish "$failed" "$1"; then
         say "run $run cannot succeed ($2): published $failed; the other replicas stop"
     else
@@ -580,8 +584,10 @@ command_status=$status how=exited
 if run_succeeded && [ "$role" = follows ]; then
     # The run's success first: whatever a stopped follower's command returned, it is done.
     status=0 how=run-ended
-elif run_failed; then
-    status=2 how=run-ended # stopped because another replica failed: this Job fails at once too
+elif run_failed && { [ -n "$signalled" ] || [ "$status" -eq 0 ]; }; then
+    # Stopped because another replica failed, or done after it had: this Job fails at once
+    # too. A command that failed by itself keeps its own end: it was not stopped.
+    status=2 how=run-ended
 elif [ -n "$signalled" ]; then
     # Preempted or deleted: not the run's end and not a failure of the replica. Given back,
     # and an exit 0 after the signal (a trainer's graceful shutdown) must not complete the
@@ -591,7 +597,10 @@ elif [ -n "$signalled" ]; then
 fi
 case $how in
 exited) why='' ;;
-run-ended) why="its command: exit $command_status; stopped at the run's end" ;;
+run-ended)
+    why="its command: exit $command_status; stopped at the run's end"
+    [ -n "$signalled" ] || why="its command: exit $command_status, after the run's end"
+    ;;
 *) why="its command: exit $command_status; given back: told to stop from outside, not counted against the backoff limit" ;;
 esac
 [ "$status" -ne "$command_status" ] || [ "$how" = given-back ] || why=''

@@ -145,7 +145,10 @@ class RunState:
             attempt.number,
         )
         last = self.attempts.get(attempt.replica, [attempt])[-1] is attempt
-        if attempt.exit_code and not failed and last and self.outcome in ("succeeded", "failed"):
+        # Records without how an attempt ended (an older supervisor's): the last attempt of a
+        # replica that is not the run's failure was stopped by the run's end.
+        ended = self.outcome in ("succeeded", "failed")
+        if attempt.how is None and attempt.exit_code and not failed and last and ended:
             return f"stopped at the run's end: {text}"
         return text
 
