@@ -48,8 +48,8 @@ def test_compare_reads_an_export_copy(
     for run_id in (first, second):
         _export(runs / run_id, bucket)
     # A third copy, interrupted before its marker: not a result yet. Without the marker and
-    # without the run's records (they stay behind), it reads as `status` reads a directory
-    # where no replica started.
+    # without the run's records (they stay behind), but with its scalars: incomplete, never
+    # "not started" beside a metric and a step count.
     partial = bucket / "mnist" / third
     shutil.copytree(runs / first / "eval", partial / "eval")
     exports = bucket / "mnist"
@@ -63,7 +63,7 @@ def test_compare_reads_an_export_copy(
     ] == [
         ("2", "0.95", "120", "succeeded", "best"),
         ("1", "0.91", "100", "succeeded", ""),
-        ("3", "0.91", "100", "not started", ""),
+        ("3", "0.91", "100", "incomplete", ""),
     ]
     assert f"Best (maximize test_accuracy): trial 2, {second}" in printed
     assert (exports / "best").resolve() == (exports / second).resolve()

@@ -128,7 +128,8 @@ def test_a_failure_record_with_raw_bytes_still_reads(tmp_path: Path) -> None:
         ("2 exited\n", "exit 2"),
         ("2 run-ended\n", "stopped at the run's end: exit 2"),
         ("143 given-back\n",
-         "given back (told to stop from outside, not counted as a failure): killed by SIGTERM (exit 143)"),
+         "given back (told to stop from outside, not counted as a failure): "
+         "killed by SIGTERM (exit 143)"),
     ],
 )  # fmt: skip
 def test_how_a_peer_of_a_failed_run_ended_is_read_from_its_record(

@@ -41,8 +41,10 @@ class TrialResult:
     scalar_tags: tuple[str, ...] = ()  # every scalar the trial wrote: named when the metric is not
 
 
-def outcome(config: StackConfig, run_dir: Path) -> str:
-    """What the supervisors recorded for this run (or an export's marker says)."""
+def outcome(config: StackConfig, run_dir: Path, trained: bool = False) -> str:
+    """What the supervisors recorded for this run (or an export's marker says). `trained`:
+    the trial wrote scalars, so without records or a marker it is `incomplete` (an export
+    copy cut short, records left behind), not `not started`."""
     if not run_dir.is_dir():
         return "not started"
     records = run_dir / OUTCOMES_DIR
@@ -53,7 +55,9 @@ def outcome(config: StackConfig, run_dir: Path) -> str:
         return "failed"
     # Running, stopped from outside, or lost (its supervisors died): as `status` reads it.
     state = read_run(run_dir, with_scalars=False)
-    return "not started" if state is None else state.outcome
+    if state is not None:
+        return state.outcome
+    return "incomplete" if trained else "not started"
 
 
 def trial_result(number: int, trial: StackConfig, run_dir: Path, metric: str) -> TrialResult:
@@ -71,7 +75,7 @@ def trial_result(number: int, trial: StackConfig, run_dir: Path, metric: str) ->
         wall_seconds=(
             max(p.wall_time for p in points) - min(p.wall_time for p in points) if points else None
         ),
-        outcome=outcome(trial, run_dir),
+        outcome=outcome(trial, run_dir, trained=bool(points)),
         path=run_dir,
         curve=tuple(curve),
         curve_tag=curve_tag,
