@@ -224,6 +224,10 @@ class ClusterConfig:
     eci_gpu_spec: t.EciSpec = ""
     image_cache: t.Bool = False  # true when kind is ask
     image_cache_size: t.integer(20, 2048) = 40
+    # platform: the namespaces its run stacks deploy into. Each gets its own credentials (a
+    # ServiceAccount bound to a Role in that namespace only) and volumes; a run stack whose
+    # job.namespace is not listed cannot deploy (docs/teams.md).
+    run_namespaces: tuple[t.Namespace, ...] = ()
 
 
 @section
@@ -510,6 +514,11 @@ class StackConfig:
     def has_run(self) -> bool:
         """A platform stack has no run: no namespace, no Job, no Kubernetes object at all."""
         return self.cluster.role != "platform"
+
+    @property
+    def sends_kubernetes_objects(self) -> bool:
+        """A run's objects, or a platform's run namespaces (their credentials and volumes)."""
+        return self.has_run or bool(self.cluster.run_namespaces)
 
     @property
     def makes_cloud(self) -> bool:

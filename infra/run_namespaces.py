@@ -1,0 +1,105 @@
+"""A platform stack's run namespaces (`cluster.runNamespaces`): for each, what
+`infra/manifests/run_access.py` builds (namespace, ServiceAccount, Role, RoleBinding, token
+Secret, volumes), registered with the platform's own credential, plus on ACK the RAM role its
+OSS volumes assume; and what run stacks read of it: one kubeconfig per namespace (a secret)
+and the role names."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra.config import PROJECT, StackConfig
+from infra.kube_resources import kube_resource
+from infra.manifests.run_access import (
+    DEPLOYER,
+    TOKEN_KEY,
+    IssuedStorage,
+    export_prefix_of,
+    issued_objects,
+    namespace_kubeconfig,
+)
+from infra.platform.outputs import RUN_KUBECONFIGS, RUN_OSS_ROLE_NAMES
+
+
+def namespace_roles(
+    config: StackConfig, bucket: str, oidc_provider_arn: Any, issuer_url: Any, after: list
+) -> dict[str, Any]:
+    """On ACK with rrsa: a RAM role per run namespace (`OssRrsaAccess`), whose policy reads the
+    platform's input prefix and writes `<export prefix><namespace>/` only."""
+    from infra import cloud
+
+    data = config.data
+    return {
+        namespace: cloud.OssRrsaAccess(
+            f"oss-access-{namespace}",
+            replace(data, export_prefix=export_prefix_of(data.export_prefix, namespace)),
+            bucket,
+            oidc_provider_arn=oidc_provider_arn,
+            issuer_url=issuer_url,
+            opts=pulumi.ResourceOptions(depends_on=after),
+        )
+        for namespace in config.cluster.run_namespaces
+    }
+
+
+def _token(data: Mapping[str, str] | None, namespace: str) -> str:
+    """The ServiceAccount's token from its Secret (the provider waits until the token
+    controller has filled it: pulumi-kubernetes #2048)."""
+    encoded = (data or {}).get(TOKEN_KEY)
+    if not encoded:
+        raise pulumi.RunError(
+            f"{PROJECT}:cluster.runNamespaces: the token Secret of {namespace}/{DEPLOYER} has no "
+            f"{TOKEN_KEY}: the cluster's token controller did not fill it; `pulumi up` again"
+        )
+    return base64.b64decode(encoded).decode()
+
+
+def _register(
+    objects: list[dict[str, Any]], provider: k8s.Provider, volumes_after: list[pulumi.Resource]
+) -> dict[tuple[str, str], pulumi.Resource]:
+    """Each object after its namespace; the token Secret after its ServiceAccount (the token
+    controller needs it: pulumi-kubernetes #4396); volumes after the storage they mount."""
+    registered: dict[tuple[str, str], pulumi.Resource] = {}
+    for obj in objects:
+        kind, meta = obj["kind"], obj["metadata"]
+        deps = [registered[("Namespace", meta["namespace"])]] if "namespace" in meta else []
+        if kind == "Secret":
+            deps.append(registered[("ServiceAccount", meta["namespace"])])
+        if kind == "RoleBinding":
+            deps.append(registered[("Role", meta["namespace"])])
+        if kind == "PersistentVolume":
+            deps += volumes_after
+        resource = kube_resource(obj, pulumi.ResourceOptions(provider=provider, depends_on=deps))
+        registered[(kind, meta.get("namespace", meta["name"]))] = resource
+    return registered
+
+
+def issue_namespaces(
+    config: StackConfig,
+    provider: k8s.Provider | None,
+    admin_kubeconfig: pulumi.Output[str],
+    storage: IssuedStorage,
+    roles: Mapping[str, Any],
+    volumes_after: list[pulumi.Resource],
+) -> dict[str, Any]:
+    """Register every run namespace's objects; return the platform outputs run stacks read."""
+    kubeconfigs: dict[str, pulumi.Output[str]] = {}
+    for namespace in config.cluster.run_namespaces if provider else ():
+        role = roles.get(namespace)
+        objects = issued_objects(namespace, storage, role.role_name if role else None)
+        after = [*volumes_after, *([role] if role else [])]
+        token_secret = _register(objects, provider, after)[("Secret", namespace)]
+        data = token_secret.data  # type: ignore[attr-defined]
+        kubeconfigs[namespace] = pulumi.Output.all(admin_kubeconfig, data).apply(
+            lambda args, ns=namespace: namespace_kubeconfig(args[0], ns, _token(args[1], ns))
+        )
+    exports: dict[str, Any] = {RUN_KUBECONFIGS: pulumi.Output.secret(kubeconfigs)}
+    if roles:
+        exports[RUN_OSS_ROLE_NAMES] = {ns: role.role_name for ns, role in roles.items()}
+    return exports
