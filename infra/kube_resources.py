@@ -4,6 +4,7 @@ namespaces."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,6 +29,9 @@ TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
 }
 
 
+_SNAKE = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
 def resource_name(obj: Mapping[str, Any]) -> str:
     meta = obj["metadata"]
     return f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
@@ -37,7 +41,13 @@ def kube_resource(obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulum
     """`obj` registered as its typed resource. A Secret's data is a Pulumi secret in the state,
     the preview and any output, whatever the provider marks by itself."""
     kind = obj["kind"]
-    body = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
+    # The typed constructors take top-level fields as Python keywords (`role_ref`); nested
+    # values stay as the API spells them.
+    body = {
+        _SNAKE.sub("_", key).lower(): value
+        for key, value in obj.items()
+        if key not in ("apiVersion", "kind")
+    }
     if kind == "Secret" and "data" in body:
         body["data"] = pulumi.Output.secret(body["data"])
     typed = TYPED.get((obj["apiVersion"], kind))
