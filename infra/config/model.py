@@ -222,7 +222,7 @@ class ClusterConfig:
     cpu_pool: CpuPoolConfig = Field(default_factory=CpuPoolConfig)
     spot_gpu_pool: SpotGpuPoolConfig = Field(default_factory=SpotGpuPoolConfig)
     eci_gpu_spec: t.EciSpec = ""
-    image_cache: t.Bool = False  # true when kind is ask
+    image_cache: t.Bool = False  # true when kind is ask (not in a run stack)
     image_cache_size: t.integer(20, 2048) = 40
     # platform: the namespaces its run stacks deploy into. Each gets its own credentials (a
     # ServiceAccount bound to a Role in that namespace only) and volumes; a run stack whose
@@ -419,7 +419,9 @@ class StackConfig:
                 data["tensorboard"] = _default(data.get("tensorboard"), "image", image)
         cluster = data.get("cluster")
         kind = cluster.get("kind", "existing") if isinstance(cluster, Mapping) else "existing"
-        data["cluster"] = _default(cluster, "imageCache", kind == "ask")
+        role = cluster.get("role") if isinstance(cluster, Mapping) else None
+        # A run stack's credentials make no cluster-scoped object: no ImageCache.
+        data["cluster"] = _default(cluster, "imageCache", kind == "ask" and role != "run")
         storage_kind = "hostPath" if kind == "existing" else "nas"
         data["storage"] = _default(data.get("storage"), "kind", storage_kind)
         return data
