@@ -227,7 +227,11 @@ class ClusterConfig:
     # platform: the namespaces its run stacks deploy into. Each gets its own credentials (a
     # ServiceAccount bound to a Role in that namespace only) and volumes; a run stack whose
     # job.namespace is not listed cannot deploy (docs/teams.md).
-    run_namespaces: tuple[t.Namespace, ...] = ()
+    run_namespaces: tuple[t.Namespace, ...] = Field(
+        default=(),
+        description="a list of namespaces, each a DNS label (lower-case letters, digits and -, "
+        "at most 63 characters) other than default and kube-*",
+    )
 
 
 @section

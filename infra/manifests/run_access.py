@@ -49,7 +49,8 @@ _READ = ["get", "list", "watch"]
 # What a run stack's `pulumi up`/`destroy` creates and deletes (infra/manifests: Secrets,
 # NetworkPolicies, claims, the supervisor's ConfigMap, Services, Jobs, TensorBoard's
 # Deployment), and what the provider's await logic, `tftrain status` and `tftrain logs` read
-# (pods and their logs, events, a Deployment's ReplicaSets, a Service's endpoints).
+# (pods and their logs, events, a Deployment's ReplicaSets, a Service's endpoints). No
+# `pods/exec`, no RBAC or ServiceAccount object: nothing to grant itself more with.
 ROLE_RULES: list[dict[str, list[str]]] = [
     {
         "apiGroups": [""],
@@ -60,6 +61,9 @@ ROLE_RULES: list[dict[str, list[str]]] = [
     {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": _MANAGE},
     {"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": _MANAGE},
     {"apiGroups": [""], "resources": ["endpoints", "events", "pods", "pods/log"], "verbs": _READ},
+    # `kubectl port-forward` to TensorBoard (its ClusterIP Service: stack output
+    # tensorboardPortForward) opens a stream to a pod of the namespace.
+    {"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["create"]},
     {"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": _READ},
     {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": _READ},
     {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": _READ},
