@@ -33,7 +33,7 @@ from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
-from infra.manifests.run_access import IssuedStorage
+from infra.manifests.run_access import platform_objects
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
@@ -388,19 +388,17 @@ def export_platform(config: StackConfig, access: ClusterAccess) -> None:
     for key, value in access.exports.items():
         pulumi.export(key, value)
     data = access.data
-    storage = IssuedStorage(
-        cluster_kind=config.cluster.kind,
-        nfs_server=access.nas_domain,
-        oss_bucket=data.bucket if data else None,
-        oss_endpoint=data.endpoint if data else "",
-        input_prefix=config.data.input_prefix,
-        export_prefix=config.data.export_prefix,
-    )
     roles = data.namespace_roles if data else {}
+    facts = cluster_facts(
+        config,
+        nas_domain=access.nas_domain,
+        oss_endpoint=data.endpoint if data else None,
+        oss_bucket=data.bucket if data else None,
+    )
+    objects = platform_objects(config, facts, {ns: r.role_name for ns, r in roles.items()})
+    admin = (kubernetes_provider(access), access.kubeconfig) if objects else None
     volumes_after = [*([access.nas] if access.nas else []), *(data.ready if data else [])]
-    provider = kubernetes_provider(access) if config.cluster.run_namespaces else None
-    issued = issue_namespaces(config, provider, access.kubeconfig, storage, roles, volumes_after)
-    for key, value in issued.items():
+    for key, value in issue_namespaces(config, admin, objects, roles, volumes_after).items():
         pulumi.export(key, value)
 
 

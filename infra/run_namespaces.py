@@ -16,14 +16,7 @@ import pulumi_kubernetes as k8s
 
 from infra.config import PROJECT, StackConfig
 from infra.kube_resources import kube_resource
-from infra.manifests.run_access import (
-    DEPLOYER,
-    TOKEN_KEY,
-    IssuedStorage,
-    export_prefix_of,
-    issued_objects,
-    namespace_kubeconfig,
-)
+from infra.manifests.run_access import DEPLOYER, TOKEN_KEY, export_prefix_of, namespace_kubeconfig
 from infra.platform.outputs import RUN_KUBECONFIGS, RUN_OSS_ROLE_NAMES
 
 
@@ -61,10 +54,14 @@ def _token(data: Mapping[str, str] | None, namespace: str) -> str:
 
 
 def _register(
-    objects: list[dict[str, Any]], provider: k8s.Provider, volumes_after: list[pulumi.Resource]
+    objects: list[dict[str, Any]],
+    provider: k8s.Provider,
+    volumes_after: list[pulumi.Resource],
+    roles: Mapping[str, Any],
 ) -> dict[tuple[str, str], pulumi.Resource]:
     """Each object after its namespace; the token Secret after its ServiceAccount (the token
-    controller needs it: pulumi-kubernetes #4396); volumes after the storage they mount."""
+    controller needs it: pulumi-kubernetes #4396); a volume after the storage it mounts and
+    the RAM role of its namespace."""
     registered: dict[tuple[str, str], pulumi.Resource] = {}
     for obj in objects:
         kind, meta = obj["kind"], obj["metadata"]
@@ -74,7 +71,8 @@ def _register(
         if kind == "RoleBinding":
             deps.append(registered[("Role", meta["namespace"])])
         if kind == "PersistentVolume":
-            deps += volumes_after
+            role = roles.get(obj["spec"]["claimRef"]["namespace"])
+            deps += [*volumes_after, *([role] if role else [])]
         resource = kube_resource(obj, pulumi.ResourceOptions(provider=provider, depends_on=deps))
         registered[(kind, meta.get("namespace", meta["name"]))] = resource
     return registered
@@ -82,23 +80,22 @@ def _register(
 
 def issue_namespaces(
     config: StackConfig,
-    provider: k8s.Provider | None,
-    admin_kubeconfig: pulumi.Output[str],
-    storage: IssuedStorage,
+    admin: tuple[k8s.Provider, pulumi.Output[str]] | None,
+    objects: list[dict[str, Any]],
     roles: Mapping[str, Any],
     volumes_after: list[pulumi.Resource],
 ) -> dict[str, Any]:
-    """Register every run namespace's objects; return the platform outputs run stacks read."""
+    """Register what the platform issues its run namespaces (`objects`) with its own provider
+    and kubeconfig (`admin`); return the platform outputs run stacks read."""
     kubeconfigs: dict[str, pulumi.Output[str]] = {}
-    for namespace in config.cluster.run_namespaces if provider else ():
-        role = roles.get(namespace)
-        objects = issued_objects(namespace, storage, role.role_name if role else None)
-        after = [*volumes_after, *([role] if role else [])]
-        token_secret = _register(objects, provider, after)[("Secret", namespace)]
-        data = token_secret.data  # type: ignore[attr-defined]
-        kubeconfigs[namespace] = pulumi.Output.all(admin_kubeconfig, data).apply(
-            lambda args, ns=namespace: namespace_kubeconfig(args[0], ns, _token(args[1], ns))
-        )
+    if admin is not None:
+        provider, admin_kubeconfig = admin
+        registered = _register(objects, provider, volumes_after, roles)
+        for namespace in config.cluster.run_namespaces:
+            data = registered[("Secret", namespace)].data  # type: ignore[attr-defined]
+            kubeconfigs[namespace] = pulumi.Output.all(admin_kubeconfig, data).apply(
+                lambda args, ns=namespace: namespace_kubeconfig(args[0], ns, _token(args[1], ns))
+            )
     exports: dict[str, Any] = {RUN_KUBECONFIGS: pulumi.Output.secret(kubeconfigs)}
     if roles:
         exports[RUN_OSS_ROLE_NAMES] = {ns: role.role_name for ns, role in roles.items()}

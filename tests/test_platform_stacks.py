@@ -160,7 +160,10 @@ def test_a_learning_rate_change_touches_only_that_runs_objects() -> None:
     other_raw["job"]["namespace"] = "lr-sweep-b"
     outputs = platform("platform-ack")
     kubeconfigs = outputs.values[RUN_KUBECONFIGS]
-    both = {**outputs.values, RUN_KUBECONFIGS: {**kubeconfigs, "lr-sweep-b": kubeconfigs["lr-sweep-a"]}}
+    both = {
+        **outputs.values,
+        RUN_KUBECONFIGS: {**kubeconfigs, "lr-sweep-b": kubeconfigs["lr-sweep-a"]},
+    }
     before, after, other = (
         deploy_run(raw, StackOutputs(both, outputs.secret))
         for raw in (before_raw, after_raw, other_raw)

@@ -18,11 +18,13 @@ Pulumi import; a fact is a string offline and a `pulumi.Output` in the program.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+from infra.config import StackConfig
 from infra.manifests.common import APP, claim_ref, metadata, pss_namespace
 from infra.manifests.issued_names import (
     CLAIMS,
@@ -35,6 +37,7 @@ from infra.manifests.issued_names import (
 )
 from infra.manifests.oss import NOMINAL_CAPACITY, oss_volume
 from infra.manifests.storage import nas_subdir_of, nas_volume
+from infra.platform.cluster_facts import ClusterFacts
 
 DEPLOYER = "tftrain-deployer"
 TOKEN_SECRET = f"{DEPLOYER}-token"
@@ -174,6 +177,32 @@ def issued_objects(
         pss_namespace(namespace, {"app.kubernetes.io/name": APP}),
         *_access_objects(namespace),
         *_volumes(namespace, storage, oss_role_name),
+    ]
+
+
+def issued_storage(config: StackConfig, facts: ClusterFacts) -> IssuedStorage:
+    """Platform `config`'s storage as its issued volumes mount it (`facts`: the NAS mount
+    target, the bucket and its endpoint, as the program or the render has them)."""
+    return IssuedStorage(
+        cluster_kind=config.cluster.kind,
+        nfs_server=facts.nfs_server if config.storage.kind == "nas" else None,
+        oss_bucket=facts.oss_bucket if config.uses_oss else None,
+        oss_endpoint=facts.oss_endpoint,
+        input_prefix=config.data.input_prefix,
+        export_prefix=config.data.export_prefix,
+    )
+
+
+def platform_objects(
+    config: StackConfig, facts: ClusterFacts, role_names: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """What platform `config` issues all its run namespaces; `role_names`: each namespace's
+    RRSA role (none: its runs bring an AccessKey)."""
+    storage = issued_storage(config, facts)
+    return [
+        obj
+        for namespace in config.cluster.run_namespaces
+        for obj in issued_objects(namespace, storage, role_names.get(namespace))
     ]
 
 
