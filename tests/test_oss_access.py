@@ -100,7 +100,9 @@ def test_the_rrsa_component_makes_the_role_its_policy_and_their_attachment(
     )
 
     def build() -> dict[str, pulumi.Output[Any]]:
-        access = OssRrsaAccess("oss-access", data, "team-b", oidc_provider_arn=ARN, issuer_url=ISSUER)
+        access = OssRrsaAccess(
+            "oss-access", data, "team-b", oidc_provider_arn=ARN, issuer_url=ISSUER
+        )
         return {"role": access.role_name}
 
     mocks, outputs = deploy(build)
