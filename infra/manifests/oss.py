@@ -17,7 +17,10 @@ Cloud CSI OSS plugin, each bound by label selector by its claim, as the NAS pair
   (`data.accessKeyId`/`accessKeySecret`; its data is a Pulumi secret, `[secret]` offline), or
   `data.credentialsSecret`, `<namespace>/<name>` of one the user manages.
 - The bucket's name is a fact (`ClusterFacts.oss_bucket`): the stack may derive it from the
-  account, or a run stack take its platform's.
+  account.
+- A run stack makes only the claims (and its AccessKey Secret, on ASK): its volumes are the
+  ones its platform issued to its namespace (`run_access.py`, by `oss_volume`), the export
+  already `<exportPrefix><namespace>/`.
 """
 
 from __future__ import annotations

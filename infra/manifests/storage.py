@@ -1,4 +1,5 @@
-"""The shared volume: one statically provisioned PersistentVolume and the claim that binds it.
+"""The shared volume: one statically provisioned PersistentVolume and the claim that binds it
+(a run stack's volume is its platform's, issued to its namespace: `run_access.py`).
 
 The PV carries the stack's `storage.pvLabels`; the PVC selects exactly those labels and asks
 for no StorageClass (`""`), so it binds to this PV and never triggers dynamic provisioning.
