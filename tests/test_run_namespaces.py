@@ -388,3 +388,77 @@ def test_the_token_is_decoded_from_the_secret_as_the_cluster_fills_it() -> None:
     assert _token({"token": base64.b64encode(b"abc").decode()}, "ns") == "abc"
     with pytest.raises(Exception, match=r"tftrain:cluster\.runNamespaces: the token Secret of ns/"):
         _token({}, "ns")
+
+
+def test_what_a_run_stack_reads_of_its_platform() -> None:
+    from infra.platform.outputs import placeholder_outputs, required_outputs
+
+    ack = config_of(read_stack_file(stack_file("run-ack")))
+    assert required_outputs(ack) == (
+        "clusterKind", "clusterId", "runKubeconfigs", "nasDomain", "ossBucket", "ossInputPrefix",
+        "ossExportPrefix",
+    )  # fmt: skip
+    assert required_outputs(config_of(RUN_ASK)) == (
+        "clusterKind", "clusterId", "runKubeconfigs", "nasDomain",
+    )  # fmt: skip
+    # Offline: marked placeholders, the namespace's kubeconfig among them, and what the run
+    # states itself (its kind and prefixes; the bucket is the platform's, unnamed here).
+    assert placeholder_outputs(ack) == {
+        "clusterKind": "ack",
+        "clusterId": "<platform output clusterId>",
+        "runKubeconfigs": {"lr-sweep-a": "<platform output runKubeconfigs>"},
+        "nasDomain": "<platform output nasDomain>",
+        "ossBucket": "<platform output ossBucket>",
+        "ossInputPrefix": "mnist/",
+        "ossExportPrefix": "exports/",
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({}, None),
+        ({"bucket": "team-data-01", "inputPrefix": "mnist/", "exportPrefix": "exports/"}, None),
+        (
+            {"bucket": "other-bucket"},
+            "data.bucket = 'other-bucket': the volumes platform stack "
+            "organization/tftrain/platform-ack issues to namespace lr-sweep-a mount "
+            "'team-data-01'; use that (or leave it unset)",
+        ),
+        (
+            {"inputPrefix": "mnist/train/"},
+            "data.inputPrefix = 'mnist/train/': the volumes platform stack "
+            "organization/tftrain/platform-ack issues to namespace lr-sweep-a mount 'mnist/'; "
+            "use that (or leave it unset)",
+        ),
+        (
+            {"exportPrefix": "exports/lr-sweep-a/"},
+            "data.exportPrefix = 'exports/lr-sweep-a/': the volumes platform stack "
+            "organization/tftrain/platform-ack issues to namespace lr-sweep-a mount 'exports/'; "
+            "use that (or leave it unset)",
+        ),
+    ],
+)
+def test_a_runs_data_must_be_what_its_issued_volumes_mount(
+    data: dict[str, str], problem: str | None
+) -> None:
+    from infra.platform.outputs import platform_data_problem
+
+    raw = read_stack_file(stack_file("run-ack"))
+    raw["data"] = {"inputPrefix": "mnist/", **data}
+    platform = {"ossBucket": "team-data-01", "ossInputPrefix": "mnist/",
+                "ossExportPrefix": "exports/"}  # fmt: skip
+    assert platform_data_problem(config_of(raw), platform) == problem
+
+
+def test_a_platform_that_issued_no_namespace_says_none() -> None:
+    from infra.platform.outputs import unissued_namespace
+
+    run = config_of(read_stack_file(stack_file("run-ack")))
+    assert unissued_namespace(run, {"lr-sweep-a": "k"}) is None
+    assert unissued_namespace(run, {}) == (
+        "job.namespace = 'lr-sweep-a': platform stack organization/tftrain/platform-ack issues "
+        "credentials only for the namespaces [none]: add lr-sweep-a to that stack's "
+        "cluster.runNamespaces and `pulumi up` it, or use one of those"
+    )
+    assert "[a, b]" in str(unissued_namespace(run, {"b": "k", "a": "k"}))
