@@ -52,13 +52,14 @@ from infra.platform.outputs import (
     OSS_INPUT_PREFIX,
     REGION,
     RUN_KUBECONFIGS,
+    RUN_OSS_ACCESS_POLICIES,
     placeholder,
     platform_data_problem,
     required_outputs,
     unissued_namespace,
 )
 from infra.pricing.budget import budget_refusals
-from infra.run_namespaces import issue_namespaces, namespace_roles
+from infra.run_namespaces import issue_namespaces, namespace_data, namespace_roles
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
@@ -147,11 +148,21 @@ def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
     if data.role_name is not None:
         exports["ossRoleName"] = data.role_name
     own_role = data.role_name is not None or bool(data.namespace_roles)
-    if not own_role or config.data.bucket_owner == "another-account":
-        # What a RAM user (or another account's bucket policy) must allow.
-        exports["ossAccessPolicy"] = pulumi.Output.from_input(data.bucket).apply(
-            lambda bucket: json.dumps(access_policy(config.data, bucket))
-        )
+    if own_role and config.data.bucket_owner != "another-account":
+        return exports
+
+    def policies(bucket: str) -> Any:
+        """What a RAM user (or another account's bucket policy) must allow; a platform's run
+        namespaces each their own (the run's AccessKey user, or the namespace's role)."""
+        if config.has_run:
+            return json.dumps(access_policy(config.data, bucket))
+        return {
+            namespace: json.dumps(access_policy(namespace_data(config.data, namespace), bucket))
+            for namespace in config.cluster.run_namespaces
+        }
+
+    key = "ossAccessPolicy" if config.has_run else RUN_OSS_ACCESS_POLICIES
+    exports[key] = pulumi.Output.from_input(data.bucket).apply(policies)
     return exports
 
 

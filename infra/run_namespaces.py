@@ -15,9 +15,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.config import PROJECT, StackConfig
+from infra.config.model import DataConfig
 from infra.kube_resources import kube_resource
 from infra.manifests.run_access import DEPLOYER, TOKEN_KEY, export_prefix_of, namespace_kubeconfig
 from infra.platform.outputs import RUN_KUBECONFIGS, RUN_OSS_ROLE_NAMES
+
+
+def namespace_data(data: DataConfig, namespace: str) -> DataConfig:
+    """The platform's data as one run namespace's volumes see it: its own export directory."""
+    return replace(data, export_prefix=export_prefix_of(data.export_prefix, namespace))
 
 
 def namespace_roles(
@@ -31,7 +37,7 @@ def namespace_roles(
     return {
         namespace: cloud.OssRrsaAccess(
             f"oss-access-{namespace}",
-            replace(data, export_prefix=export_prefix_of(data.export_prefix, namespace)),
+            namespace_data(data, namespace),
             bucket,
             oidc_provider_arn=oidc_provider_arn,
             issuer_url=issuer_url,

@@ -462,3 +462,23 @@ def test_a_platform_that_issued_no_namespace_says_none() -> None:
         "cluster.runNamespaces and `pulumi up` it, or use one of those"
     )
     assert "[a, b]" in str(unissued_namespace(run, {"b": "k", "a": "k"}))
+
+
+def test_without_rrsa_each_namespace_gets_the_policy_its_runs_access_key_needs() -> None:
+    from tests.test_oss_access import by_hand
+
+    run = platform_run("platform-ask-data")
+    assert not run.of_type("alicloud:ram/role:Role")  # ASK: no RRSA, the runs bring a key
+    assert "ossAccessPolicy" not in run.outputs  # no platform-wide grant to hand out
+    policies = run.outputs["runOssAccessPolicies"]
+    assert {ns: json.loads(p) for ns, p in policies.items()} == {
+        "ask-trial": by_hand("team-data-01", "mnist/", "exports/ask-trial/")
+    }
+    # Its volumes name the Secret the run stack makes in that namespace.
+    refs = {v["metadata"]["name"]: v["spec"]["csi"].get("nodePublishSecretRef")
+            for v in run.objects_of_kind("PersistentVolume") if v["spec"]["csi"]["driver"]
+            == "ossplugin.csi.alibabacloud.com"}  # fmt: skip
+    assert refs == {
+        "tftrain-ask-trial-input": {"name": "tftrain-oss-credentials", "namespace": "ask-trial"},
+        "tftrain-ask-trial-export": {"name": "tftrain-oss-credentials", "namespace": "ask-trial"},
+    }

@@ -20,7 +20,10 @@ KUBECONFIG = "kubeconfig"  # a secret: the platform's own (cluster-admin); no ru
 # cluster.runNamespaces, bound to a Role in that namespace only. A run stack deploys with its
 # namespace's entry.
 RUN_KUBECONFIGS = "runKubeconfigs"
-RUN_OSS_ROLE_NAMES = "runOssRoleNames"  # {namespace: the RRSA role its export volume assumes}
+RUN_OSS_ROLE_NAMES = "runOssRoleNames"  # {namespace: the RRSA role its OSS volumes assume}
+# {namespace: the RAM policy its OSS access needs}, where no role of the platform's holds it:
+# for the RAM user of a run's AccessKey (ASK), or another account's bucket policy.
+RUN_OSS_ACCESS_POLICIES = "runOssAccessPolicies"
 NAS_DOMAIN = "nasDomain"  # the NAS mount target: the platform issues each run namespace a volume
 REGION = "region"  # the platform's region
 OSS_BUCKET = "ossBucket"  # the platform's bucket: its issued volumes mount it
