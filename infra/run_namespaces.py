@@ -7,6 +7,7 @@ and the role names."""
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -26,6 +27,17 @@ def namespace_data(data: DataConfig, namespace: str) -> DataConfig:
     return replace(data, export_prefix=export_prefix_of(data.export_prefix, namespace))
 
 
+def _component(namespace: str) -> str:
+    """`oss-access-<namespace>`: its physical name (`<project>-<stack>-…`, at most 63
+    characters) names the RAM role and policy, so where the namespace would be cut off, a
+    digest of it stands in (two long namespaces must not share a role)."""
+    from infra.cloud import physical_name
+
+    if physical_name("oss-access", namespace).endswith(f"-{namespace}"):
+        return f"oss-access-{namespace}"
+    return f"oss-access-{hashlib.sha256(namespace.encode()).hexdigest()[:12]}"
+
+
 def namespace_roles(
     config: StackConfig, bucket: str, oidc_provider_arn: Any, issuer_url: Any, after: list
 ) -> dict[str, Any]:
@@ -36,7 +48,7 @@ def namespace_roles(
     data = config.data
     return {
         namespace: cloud.OssRrsaAccess(
-            f"oss-access-{namespace}",
+            _component(namespace),
             namespace_data(data, namespace),
             bucket,
             oidc_provider_arn=oidc_provider_arn,

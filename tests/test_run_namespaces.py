@@ -482,3 +482,27 @@ def test_without_rrsa_each_namespace_gets_the_policy_its_runs_access_key_needs()
         "tftrain-ask-trial-input": {"name": "tftrain-oss-credentials", "namespace": "ask-trial"},
         "tftrain-ask-trial-export": {"name": "tftrain-oss-credentials", "namespace": "ask-trial"},
     }
+
+
+def test_long_namespaces_keep_roles_of_their_own() -> None:
+    """RAM names here are `<project>-<stack>-<component>` cut at 63 characters: two
+    namespaces alike in their first 30 characters would share a role."""
+    long_a, long_b = "a" * 40 + "-team-a", "a" * 40 + "-team-b"
+    platform = read_stack_file(stack_file("platform-ack"))
+    platform["cluster"]["runNamespaces"] = ["lr-sweep-a", long_a, long_b]
+    run = run_program({**platform, "alicloud:region": "cn-hangzhou"})
+    names = run.outputs[RUN_OSS_ROLE_NAMES]
+    assert names["lr-sweep-a"] == "tftrain-test-oss-access-lr-sweep-a"
+    assert len(set(names.values())) == 3
+    assert all(len(name) <= 63 for name in names.values())
+    policies = [p.inputs["policyName"] for p in run.of_type("alicloud:ram/policy:Policy")]
+    assert len(set(policies)) == 3
+
+
+def test_a_platform_names_no_role_of_its_own() -> None:
+    from infra.config import ConfigError
+
+    platform = read_stack_file(stack_file("platform-ack"))
+    platform["data"]["rrsaRoleName"] = "shared-role"
+    with pytest.raises(ConfigError, match=r"tftrain:data\.rrsaRoleName = .*empty on a platform"):
+        parse_config(platform)

@@ -383,6 +383,12 @@ def _credential_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     data, kind = stack.data, stack.cluster.kind
     mode = stack.oss_credentials
     keys = bool(data.access_key_id or data.access_key_secret)
+    if data.rrsa_role_name and stack.cluster.role == "platform":
+        yield (
+            "data.rrsaRoleName",
+            "empty on a platform stack: it makes a RAM role per run namespace (its output "
+            "runOssRoleNames)",
+        )
     if mode == "rrsa" and kind == "ask":
         yield "data.credentials", "secret or auto on ask (RRSA for the CSI OSS plugin is ACK's)"
     if mode == "rrsa" and kind == "existing" and not data.rrsa_role_name:
