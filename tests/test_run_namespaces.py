@@ -506,3 +506,48 @@ def test_a_platform_names_no_role_of_its_own() -> None:
     platform["data"]["rrsaRoleName"] = "shared-role"
     with pytest.raises(ConfigError, match=r"tftrain:data\.rrsaRoleName = .*empty on a platform"):
         parse_config(platform)
+
+
+def test_the_namespace_kubeconfig_takes_the_cluster_of_the_admins_current_context() -> None:
+    from infra.manifests.run_access import namespace_kubeconfig
+
+    admin = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "other", "cluster": {"server": "https://10.0.0.1:6443"}},
+            {
+                "name": "ack",
+                "cluster": {
+                    "server": "https://192.168.0.7:6443",
+                    "certificate-authority-data": "Q0E=",
+                },
+            },
+        ],
+        "users": [{"name": "admin", "user": {"client-key-data": "S0VZ"}}],
+        "contexts": [{"name": "main", "context": {"cluster": "ack", "user": "admin"}}],
+        "current-context": "main",
+    }
+    issued = yaml.safe_load(namespace_kubeconfig(yaml.safe_dump(admin), "team-a", "t0k"))
+    assert issued == {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "tftrain-team-a", "cluster": admin["clusters"][1]["cluster"]}],
+        "users": [{"name": "tftrain-team-a", "user": {"token": "t0k"}}],
+        "contexts": [
+            {
+                "name": "tftrain-team-a",
+                "context": {
+                    "cluster": "tftrain-team-a",
+                    "user": "tftrain-team-a",
+                    "namespace": "team-a",
+                },
+            }
+        ],
+        "current-context": "tftrain-team-a",
+    }
+    # Without a current context, the one cluster it names.
+    del admin["contexts"], admin["current-context"]
+    admin["clusters"] = admin["clusters"][1:]
+    issued = yaml.safe_load(namespace_kubeconfig(yaml.safe_dump(admin), "team-a", "t0k"))
+    assert issued["clusters"][0]["cluster"]["server"] == "https://192.168.0.7:6443"
