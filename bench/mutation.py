@@ -85,6 +85,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",
+        "tests/test_oss_access.py",
         "tests/test_oss_data.py",
     ),
 }
