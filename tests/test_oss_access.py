@@ -99,13 +99,24 @@ def test_the_rrsa_component_makes_the_role_its_policy_and_their_attachment(
         bucket="team-b", input_prefix="in/", export_prefix="out/ns/", rrsa_role_name=own_role
     )
 
+    parents: dict[str, str | None] = {}
+
+    def capture(args: pulumi.ResourceTransformationArgs) -> None:
+        parents[args.type_] = getattr(args.opts.parent, "_name", None)
+
     def build() -> dict[str, pulumi.Output[Any]]:
+        opts = pulumi.ResourceOptions(transformations=[capture])
         access = OssRrsaAccess(
-            "oss-access", data, "team-b", oidc_provider_arn=ARN, issuer_url=ISSUER
+            "oss-access", data, "team-b", oidc_provider_arn=ARN, issuer_url=ISSUER, opts=opts
         )
         return {"role": access.role_name}
 
     mocks, outputs = deploy(build)
+    # A component of its own type, the three RAM resources its children.
+    assert "tftrain:cloud:OssRrsaAccess" in parents
+    for typ in ("Role", "Policy", "RolePolicyAttachment"):
+        module = typ[0].lower() + typ[1:]
+        assert parents[f"alicloud:ram/{module}:{typ}"] == "oss-access"
     (role,) = resources_of(mocks, "alicloud:ram/role:Role")
     (policy,) = resources_of(mocks, "alicloud:ram/policy:Policy")
     (attachment,) = resources_of(mocks, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
@@ -180,7 +191,39 @@ def test_a_created_bucket_is_private_encrypted_versioned_and_uploads_its_input(
     # The bucket and its objects outlive `destroy` exactly when retainOnDestroy says so.
     assert kept["data-bucket"] is retained
     assert kept["data-object-mnist/a.txt"] is retained
-    assert not kept.get("data-public-access-block")
+    # The block is the component's child too, and goes with the bucket whatever is kept.
+    assert kept["data-public-access-block"] is None
+    assert bucket.existing_id == ""  # new to the account: created, not adopted
+
+
+def test_a_bucket_an_earlier_destroy_kept_is_adopted_and_said_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    said: list[tuple[str, Any]] = []
+    monkeypatch.setattr(pulumi.log, "info", lambda msg, resource=None: said.append((msg, resource)))
+    components: list[OssBucket] = []
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        components.append(
+            OssBucket("data", DataConfig(bucket="team-b", create_bucket=True), "team-b")
+        )
+        return {}
+
+    mocks, _ = deploy(
+        build, mocks=CloudMocks(PlausibleCloud(strict=True, kept_buckets=("team-b",)))
+    )
+    # Looked up by its exact name (an RE2 pattern anchored at both ends), then imported.
+    assert mocks.calls_to("alicloud:oss/getBuckets:getBuckets") == [{"nameRegex": "^team-b$"}]
+    (bucket,) = resources_of(mocks, "alicloud:oss/bucket:Bucket")
+    assert bucket.existing_id == "team-b"
+    assert said == [
+        (
+            "oss://team-b already exists in this account: the stack adopts it instead of creating "
+            "it (imported when an earlier destroy kept it, data.retainOnDestroy; unchanged once "
+            "the stack holds it). docs/data.md, Up after destroy",
+            components[0],
+        )
+    ]
 
 
 @dataclass
