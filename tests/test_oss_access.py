@@ -124,8 +124,8 @@ def test_the_rrsa_component_makes_the_role_its_policy_and_their_attachment(
     assert json.loads(role.inputs["assumeRolePolicyDocument"]) == TRUST
     assert policy.inputs["policyName"] == "tftrain-test-oss-access"
     assert json.loads(policy.inputs["policyDocument"]) == by_hand("team-b", "in/", "out/ns/")
-    # RAM shows whose they are: both descriptions name the project.
-    assert role.inputs["description"].startswith("tftrain: ")
+    # RAM shows whose they are and what for: both descriptions name the project.
+    assert role.inputs["description"].startswith("tftrain: the CSI OSS plugin ")
     assert policy.inputs["description"].startswith("tftrain: ")
     assert attachment.inputs == {
         "roleName": role_name,
@@ -266,3 +266,41 @@ def test_no_account_id_to_name_the_bucket_from_is_a_refusal_by_key() -> None:
         "tftrain:data.bucket = '': the stack names the bucket it creates from the account id, "
         "and the provider's caller identity gave none; set data.bucket to a name of your choice"
     ]
+
+
+def test_offline_the_derived_name_shows_where_the_account_id_goes() -> None:
+    from infra.render import render_stack
+
+    # ack-gpu creates its bucket without a name: offline no cloud says the account id.
+    assert "bucket: tftrain-ack-gpu-<account-id>" in render_stack("ack-gpu", only="cloud")
+
+
+@pytest.mark.parametrize(
+    ("credentials", "principal"),
+    [
+        ("rrsa", "this stack's RAM role (stack output ossRoleName: acs:ram::<this account id>"),
+        ("secret", "the RAM user whose AccessKey the volumes use"),
+    ],
+)
+def test_another_accounts_bucket_is_not_looked_up_and_the_grant_is_said(
+    monkeypatch: pytest.MonkeyPatch, credentials: str, principal: str
+) -> None:
+    from infra.cloud import oss
+    from infra.config import load_stack
+
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, resource=None: warned.append(message))
+    monkeypatch.setattr(oss, "listed", lambda *args: pytest.fail("looked up"))
+    config = load_stack("ack-gpu")
+    data = DataConfig(
+        bucket="their-bucket", bucket_owner="another-account", input_prefix="in/",
+        credentials=credentials,
+    )  # fmt: skip
+    from dataclasses import replace
+
+    oss.require_usable_bucket(replace(config, data=data), "cn-hangzhou")
+    (message,) = warned
+    assert message.startswith(
+        "tftrain:data.bucketOwner = another-account: oss://their-bucket is not looked up. "
+        f"Its owner must grant {principal}"
+    )
