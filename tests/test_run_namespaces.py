@@ -9,8 +9,8 @@ hand as the CSI OSS plugin's RRSA role must have it.
 from __future__ import annotations
 
 import base64
-import hashlib
 import copy
+import hashlib
 import json
 from typing import Any
 
