@@ -85,6 +85,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",
+        "tests/test_oss_access.py",
         "tests/test_oss_data.py",
     ),
 }
@@ -232,6 +233,18 @@ EQUIVALENT: dict[str, str] = {
             "None for '' as the default location: both are false, so nothing is compared"
         )
         for n in (34, 36)
+    },
+    **{
+        f"infra.cloud.oss.{component}__init____mutmut_{n}": (
+            "another dict (or none) for the component's register_outputs: the engine only "
+            "stores it for display in the state; every consumer reads the component's Python "
+            "attribute (bucket_name, role_name), which the tests check"
+        )
+        for component, numbers in (
+            ("xǁOssBucketǁ", (83, 84, 85)),
+            ("xǁOssRrsaAccessǁ", (74, 75, 76)),
+        )
+        for n in numbers
     },
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -28,10 +28,12 @@ from infra.config import (
 )
 from infra.config.stack_file import namespace_problem, program_value
 from infra.config.sweep_platform import platform_problems
+from infra.kube_resources import kube_resource
 from infra.manifests import build_objects
 from infra.manifests.common import RUN_ID_LABEL
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
+from infra.manifests.run_access import platform_objects
 from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
@@ -48,33 +50,22 @@ from infra.platform.outputs import (
     OSS_BUCKET,
     OSS_EXPORT_PREFIX,
     OSS_INPUT_PREFIX,
-    OSS_ROLE_NAME,
     REGION,
+    RUN_KUBECONFIGS,
+    RUN_OSS_ACCESS_POLICIES,
     placeholder,
     platform_data_problem,
     required_outputs,
-    uses_platform_role,
+    unissued_namespace,
 )
 from infra.pricing.budget import budget_refusals
+from infra.run_namespaces import issue_namespaces, namespace_data, namespace_roles
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
     from infra.cloud import AckCluster, AskCluster, LoadBalancerAcl, NasStorage
 
 
-# Typed pulumi-kubernetes resources for each (apiVersion, kind) layer 3 produces; anything
-# else (the ECI ImageCache) is a CustomResource.
-_TYPED: dict[tuple[str, str], Callable[..., pulumi.CustomResource]] = {
-    ("v1", "Namespace"): k8s.core.v1.Namespace,
-    ("v1", "PersistentVolume"): k8s.core.v1.PersistentVolume,
-    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
-    ("v1", "Service"): k8s.core.v1.Service,
-    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
-    ("v1", "Secret"): k8s.core.v1.Secret,
-    ("batch/v1", "Job"): k8s.batch.v1.Job,
-    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
-    ("networking.k8s.io/v1", "NetworkPolicy"): k8s.networking.v1.NetworkPolicy,
-}
 _POD_OWNERS = ("Job", "Deployment")
 # Objects a pod's volumes name, which must exist before the pod: (kind, volume type, key).
 _VOLUME_SOURCES = (
@@ -125,7 +116,9 @@ class DataAccess:
 
     endpoint: pulumi.Input[str]
     bucket: pulumi.Input[str]  # data.bucket, the name derived from the account, or the platform's
-    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's (or platform's) role
+    role_name: pulumi.Output[str] | None = None  # rrsa with the stack's own role
+    # A platform's (ack, rrsa): the role of each run namespace's volumes, by namespace.
+    namespace_roles: dict[str, Any] = field(default_factory=dict)
     # What the PVs wait for: the bucket, the role and its policy attachment.
     ready: list[pulumi.Resource] = field(default_factory=list)
 
@@ -154,11 +147,22 @@ def data_exports(config: StackConfig, data: DataAccess) -> dict[str, Any]:
         exports[OSS_EXPORT_PREFIX] = config.data.export_prefix
     if data.role_name is not None:
         exports["ossRoleName"] = data.role_name
-    if data.role_name is None or config.data.bucket_owner == "another-account":
-        # What a RAM user (or another account's bucket policy) must allow.
-        exports["ossAccessPolicy"] = pulumi.Output.from_input(data.bucket).apply(
-            lambda bucket: json.dumps(access_policy(config.data, bucket))
-        )
+    own_role = data.role_name is not None or bool(data.namespace_roles)
+    if own_role and config.data.bucket_owner != "another-account":
+        return exports
+
+    def policies(bucket: str) -> Any:
+        """What a RAM user (or another account's bucket policy) must allow; a platform's run
+        namespaces each their own (the run's AccessKey user, or the namespace's role)."""
+        if config.has_run:
+            return json.dumps(access_policy(config.data, bucket))
+        return {
+            namespace: json.dumps(access_policy(namespace_data(config.data, namespace), bucket))
+            for namespace in config.cluster.run_namespaces
+        }
+
+    key = "ossAccessPolicy" if config.has_run else RUN_OSS_ACCESS_POLICIES
+    exports[key] = pulumi.Output.from_input(data.bucket).apply(policies)
     return exports
 
 
@@ -186,14 +190,15 @@ def provision_data(config: StackConfig, cluster: Any, endpoint: str, bucket: str
         access.ready.append(cloud.OssBucket("data", data, bucket))
     if config.oss_credentials == "rrsa" and config.cluster.kind == "ack":
         metadata = cluster.rrsa_metadata
+        arn = metadata.apply(lambda m: rrsa_field(m, "ram_oidc_provider_arn"))
+        issuer = metadata.apply(lambda m: rrsa_field(m, "rrsa_oidc_issuer_url"))
+        if not config.has_run:  # a platform: a role per run namespace, none of its own
+            access.namespace_roles = namespace_roles(config, bucket, arn, issuer, access.ready)
+            return access
         rrsa = cloud.OssRrsaAccess(
-            "oss-access",
-            data,
-            bucket,
-            oidc_provider_arn=metadata.apply(lambda m: rrsa_field(m, "ram_oidc_provider_arn")),
-            issuer_url=metadata.apply(lambda m: rrsa_field(m, "rrsa_oidc_issuer_url")),
+            "oss-access", data, bucket, oidc_provider_arn=arn, issuer_url=issuer,
             opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
-        )
+        )  # fmt: skip
         access.role_name = rrsa.role_name
         access.ready.append(rrsa)
     return access
@@ -211,7 +216,7 @@ def preflight(config: StackConfig) -> tuple[str | None, str, str]:
     from infra import cloud
 
     cloud.require_offered_version(config.cluster)
-    if config.has_run:  # a platform sends no Kubernetes object: nothing to reach
+    if config.sends_kubernetes_objects:
         cloud.require_reachable_api_server(
             config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
         )
@@ -254,7 +259,7 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
     )
     data = provision_data(config, cluster, endpoint, bucket) if config.uses_oss else None
     kubeconfig_out, public = cluster.kubeconfig, config.cluster.public_api_server
-    if config.has_run:
+    if config.sends_kubernetes_objects:
         # Before any Kubernetes object: the API server the kubeconfig names opens from here.
         kubeconfig_out = kubeconfig_out.apply(
             lambda text: cloud.kubeconfig_reachable(
@@ -331,10 +336,11 @@ def _check_platform(config: StackConfig, values: Mapping[str, Any]) -> bool:
             f"{', '.join(missing)}, which this run needs: is it a platform stack "
             "(cluster.role: platform) that has been deployed, with the storage this run uses?"
         )
-    if uses_platform_role(config):
+    problem = unissued_namespace(config, values[RUN_KUBECONFIGS])
+    if problem is None and config.uses_oss:
         problem = platform_data_problem(config, dict(values))
-        if problem is not None:
-            raise pulumi.RunError(f"{PROJECT}:{problem}")
+    if problem is not None:
+        raise pulumi.RunError(f"{PROJECT}:{problem}")
     return True
 
 
@@ -356,44 +362,55 @@ def platform_access(config: StackConfig) -> ClusterAccess:
     def checked_output(name: str) -> pulumi.Output[Any]:
         return pulumi.Output.all(checked, reference.get_output(name)).apply(lambda v: v[1])
 
-    def reachable(kubeconfig: str) -> str:
-        """The platform's kubeconfig, once its API server opens from here (as a standalone
-        stack's is checked before any object: `infra.cloud.api_server_reach`)."""
+    def reachable(kubeconfigs: Mapping[str, str]) -> str:
+        """The namespace's kubeconfig the platform issued, once its API server opens from
+        here (as a standalone stack's is checked before any object)."""
         from infra.cloud.api_server_reach import kubeconfig_reachable
 
-        if kubeconfig == placeholder(KUBECONFIG):
+        kubeconfig = kubeconfigs[config.job.namespace]
+        if kubeconfig == placeholder(RUN_KUBECONFIGS):
             return kubeconfig  # the offline render: no cluster to reach
         key = f"{PROJECT}:cluster.platformStack = '{config.cluster.platform_stack}'"
         return kubeconfig_reachable(kubeconfig, key)
 
-    output = reference.get_output
-    data = None
     exports: dict[str, Any] = {"platformStack": config.cluster.platform_stack}
     if config.uses_oss:
-        endpoint = config.data.endpoint or output(REGION).apply(internal_oss_endpoint)
-        data = DataAccess(endpoint=endpoint, bucket=config.data.bucket or output(OSS_BUCKET))
-        if OSS_ROLE_NAME in names:
-            data.role_name = output(OSS_ROLE_NAME)
-        exports.update(data_exports(config, data))
+        exports[OSS_BUCKET] = config.data.bucket or reference.get_output(OSS_BUCKET)
     return ClusterAccess(
-        kubeconfig=pulumi.Output.secret(checked_output(KUBECONFIG).apply(reachable)),
+        kubeconfig=pulumi.Output.secret(checked_output(RUN_KUBECONFIGS).apply(reachable)),
         identity=checked_output(CLUSTER_ID),
-        nas_domain=output(NAS_DOMAIN) if NAS_DOMAIN in names else None,
         exports=exports,
-        data=data,
     )
 
 
-def export_platform(access: ClusterAccess) -> None:
-    """A platform stack's outputs: the cloud side's, and what run stacks read."""
+def kubernetes_provider(access: ClusterAccess) -> k8s.Provider:
+    return k8s.Provider(
+        "k8s",
+        kubeconfig=access.kubeconfig,
+        cluster_identifier=access.identity,
+        opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
+    )
+
+
+def export_platform(config: StackConfig, access: ClusterAccess) -> None:
+    """A platform stack's outputs: the cloud side's, and what run stacks read, with each run
+    namespace's credentials (`infra/run_namespaces.py`)."""
     pulumi.export(KUBECONFIG, access.kubeconfig)
     for key, value in access.exports.items():
         pulumi.export(key, value)
-
-
-def _resource_name(obj: Mapping[str, Any]) -> str:
-    meta = obj["metadata"]
-    return f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
+    data = access.data
+    roles = data.namespace_roles if data else {}
+    facts = cluster_facts(
+        config,
+        nas_domain=access.nas_domain,
+        oss_endpoint=data.endpoint if data else None,
+        oss_bucket=data.bucket if data else None,
+    )
+    objects = platform_objects(config, facts, {ns: r.role_name for ns, r in roles.items()})
+    admin = (kubernetes_provider(access), access.kubeconfig) if objects else None
+    volumes_after = [*([access.nas] if access.nas else []), *(data.ready if data else [])]
+    for key, value in issue_namespaces(config, admin, objects, roles, volumes_after).items():
+        pulumi.export(key, value)
 
 
 def _volume_sources(obj: Mapping[str, Any], source: str, name_key: str) -> list[str]:
@@ -411,7 +428,7 @@ def _dependencies(
     kind, meta = obj["kind"], obj["metadata"]
     namespace = meta.get("namespace", "")
     deps: list[pulumi.Resource] = []
-    if namespace:
+    if ("Namespace", "", namespace) in registered:  # a run stack's is its platform's
         deps.append(registered[("Namespace", "", namespace)])
     if kind == "PersistentVolumeClaim":
         deps += by_kind.get("PersistentVolume", [])
@@ -515,19 +532,7 @@ def register_objects(
         opts = pulumi.ResourceOptions(
             provider=provider, depends_on=deps, replace_on_changes=_REPLACE_ON_CHANGES.get(kind)
         )
-        name = _resource_name(obj)
-        body = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind")}
-        if kind == "Secret":
-            # Credentials: secret in the state, the preview and any output, whatever the
-            # provider marks by itself.
-            body["data"] = pulumi.Output.secret(body["data"])
-        typed = _TYPED.get((obj["apiVersion"], kind))
-        if typed is not None:
-            resource = typed(name, opts=opts, **body)
-        else:
-            resource = k8s.apiextensions.CustomResource(
-                name, api_version=obj["apiVersion"], kind=kind, opts=opts, **body
-            )
+        resource = kube_resource(obj, opts)
         registered[(kind, meta.get("namespace", ""), meta["name"])] = resource
         by_kind.setdefault(kind, []).append(resource)
     return registered
@@ -639,14 +644,9 @@ def build() -> None:
     else:
         access = provision_cluster(config, kubeconfig)
     if not config.has_run:
-        export_platform(access)
+        export_platform(config, access)
         return
-    provider = k8s.Provider(
-        "k8s",
-        kubeconfig=access.kubeconfig,
-        cluster_identifier=access.identity,
-        opts=pulumi.ResourceOptions(depends_on=list(access.ready)),
-    )
+    provider = kubernetes_provider(access)
     acl = access.load_balancer_acl
     data = access.data
     facts = cluster_facts(

@@ -71,6 +71,7 @@ contexts:
 current-context: mock
 """
 MOCK_ZONE = "cn-hangzhou-i"
+MOCK_SA_TOKEN = "mock-service-account-token"  # + "-<namespace>": a token the cluster issued
 MOCK_INTRANET_API = "https://192.168.0.7:6443"
 MOCK_INTERNET_API = "https://47.96.0.30:6443"
 # Existing networks the lookups know (network.vpcId / vswitchId); any other id is not found.
@@ -117,6 +118,15 @@ def _computed_outputs(
                 "ramOidcProviderArn": f"{MOCK_OIDC_PROVIDER_ARN}/ack-rrsa-{resource_id}",
                 "rrsaOidcIssuerUrl": f"{MOCK_RRSA_ISSUER}/{resource_id}",
             },
+        }
+    if (
+        type_token == "kubernetes:core/v1:Secret"
+        and inputs.get("type") == "kubernetes.io/service-account-token"
+    ):
+        # The token controller fills the data of a ServiceAccount's token Secret.
+        namespace = inputs["metadata"]["namespace"]
+        return {
+            "data": {"token": base64.b64encode(f"{MOCK_SA_TOKEN}-{namespace}".encode()).decode()}
         }
     if (
         type_token == "kubernetes:core/v1:Service"

@@ -19,7 +19,7 @@ import pulumi
 import pytest
 
 from infra.cloud import api_server_reach
-from infra.config import ConfigError, parse_config, read_stack_file
+from infra.config import ConfigError, parse_config, read_stack_file, stack_file
 from infra.config.model import NetworkConfig
 from tests.pulumi_mocks import PlausibleCloud, run_program, stack_raw
 
@@ -201,7 +201,7 @@ def test_up_refuses_to_store_delete_unreachable(monkeypatch: pytest.MonkeyPatch)
     assert [r for r in run.resources if r.custom] == []
 
 
-def test_a_platform_stack_sends_no_kubernetes_object_so_nothing_needs_reaching(
+def test_a_platform_stack_without_run_namespaces_sends_nothing_so_nothing_needs_reaching(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Created from a laptop on its first up: its runs deploy later, from where they reach it."""
@@ -209,9 +209,18 @@ def test_a_platform_stack_sends_no_kubernetes_object_so_nothing_needs_reaching(
     monkeypatch.setattr(
         api_server_reach, "connects", lambda endpoint, timeout=5.0: bool(probed.append(endpoint))
     )
-    run = run_program("platform-ack", cloud=FIRST_UP)
+    raw = read_stack_file(stack_file("platform-ack"))
+    del raw["cluster"]["runNamespaces"]
+    run = run_program({**raw, "alicloud:region": "cn-hangzhou"}, cloud=FIRST_UP)
     assert run.of_type("alicloud:cs/managedKubernetes:ManagedKubernetes")
     assert probed == []
+
+
+def test_a_platform_that_issues_run_namespaces_is_checked_like_any_stack_with_objects() -> None:
+    """It sends each namespace's objects: a first private up from a laptop creates nothing."""
+    run = run_program("platform-ack", cloud=FIRST_UP, raise_errors=False)
+    assert "cluster.publicApiServer = false" in str(run.error)
+    assert [r.type for r in run.resources if r.custom] == []
 
 
 CLOUD_STACKS = [

@@ -164,7 +164,7 @@ def platform_outputs(**changes: Any) -> StackOutputs:
         ({"bucket": "team-data-01"}, "tftrain:data.bucket = 'team-data-01'"),
     ],
 )
-def test_a_run_outside_its_platforms_role_is_refused_before_any_object(
+def test_a_run_outside_its_platforms_volumes_is_refused_before_any_object(
     data: dict[str, str], refused: str
 ) -> None:
     raw = read_stack_file(stack_file("run-ack"))
@@ -172,19 +172,25 @@ def test_a_run_outside_its_platforms_role_is_refused_before_any_object(
     run = run_program(raw, platform=platform_outputs(), raise_errors=False)
     message = error_of(run)
     assert message.startswith(refused)
-    assert "the platform's RAM role (organization/tftrain/platform-ack) covers" in message
+    assert (
+        "the volumes platform stack organization/tftrain/platform-ack issues to namespace "
+        "lr-sweep-a mount"
+    ) in message
     assert [r.type for r in run.resources] == ["pulumi:pulumi:StackReference"]
 
 
-def test_a_run_inside_its_platforms_prefixes_mounts_the_platforms_bucket() -> None:
+def test_a_run_with_its_platforms_prefixes_claims_the_volumes_on_the_platforms_bucket() -> None:
     raw = read_stack_file(stack_file("run-ack"))
-    raw["data"] = {**raw["data"], "inputPrefix": "mnist/", "exportPrefix": "exports/lr-a/"}
+    raw["data"] = {**raw["data"], "bucket": f"tftrain-platform-ack-{MOCK_ACCOUNT_ID}"}
     run = run_program(raw, platform=platform_outputs())
+    assert not run.objects_of_kind("PersistentVolume")  # the platform's, not the run's
+    claims = {claim["metadata"]["name"] for claim in run.objects_of_kind("PersistentVolumeClaim")}
+    assert claims == {"tftrain-data", "tftrain-input", "tftrain-export"}
+    issued = run_program("platform-ack").objects_of_kind("PersistentVolume")
     buckets = {
-        volume["spec"]["csi"]["volumeAttributes"]["bucket"]
-        for volume in run.objects_of_kind("PersistentVolume")
-        if "volumeAttributes" in volume["spec"]["csi"]
-        and "bucket" in volume["spec"]["csi"]["volumeAttributes"]
+        volume["spec"]["csi"]["volumeAttributes"].get("bucket")
+        for volume in issued
+        if volume["spec"]["claimRef"]["name"] in ("tftrain-input", "tftrain-export")
     }
     assert buckets == {f"tftrain-platform-ack-{MOCK_ACCOUNT_ID}"}
 

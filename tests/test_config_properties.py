@@ -406,9 +406,13 @@ def _check_accepted_stacks_deploy_valid_objects(mutated: tuple[str, dict[str, An
         # by the program before anything registers (infra/pricing/budget.py).
         assert run.resources == []
         assume(False)
-    if str(run.error).startswith(("tftrain:cluster.platformStack = ", "tftrain:cluster.kind = ")):
-        # A run stack on a platform that is not there, or of another kind: refused at deploy
-        # time, once the platform's outputs are read, before any object is registered.
+    platform_refusals = (
+        "tftrain:cluster.platformStack = ", "tftrain:cluster.kind = ", "tftrain:job.namespace = "
+    )  # fmt: skip
+    if str(run.error).startswith(platform_refusals):
+        # A run stack on a platform that is not there, of another kind, or that issued no
+        # credentials for its namespace: refused at deploy time, once the platform's outputs
+        # are read, before any object is registered.
         assert [r.type for r in run.resources] == ["pulumi:pulumi:StackReference"]
         assume(False)
     # The program states config problems as the parser does: one "  - " line each.

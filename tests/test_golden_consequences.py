@@ -36,9 +36,10 @@ DATA = {
     "Data in": f"oss://{DERIVED_BUCKET}/mnist/, unchanged",
     "Results out": f"oss://{DERIVED_BUCKET}/exports/, unchanged",
 }
+# A run stack's volumes are the ones its platform issued its namespace (lr-sweep-a).
 PLATFORM_DATA = {
-    "Data in": "oss://<platform output ossBucket>/mnist/, unchanged",
-    "Results out": "oss://<platform output ossBucket>/exports/, unchanged",
+    "Data in": "the platform's volume tftrain-lr-sweep-a-input, unchanged",
+    "Results out": "the platform's volume tftrain-lr-sweep-a-export, unchanged",
 }
 QUIET = {"New public endpoints": "none", "Idle GPU pool": "none"}
 # On ASK the review says what the stack does not isolate (docs/security.md: ECI enforces no
@@ -166,12 +167,13 @@ EXPECTED: dict[str, dict[str, str]] = {
         "Idle GPU pool": "cluster-gpu-pool has 3 nodes for 2 GPU replicas: at least 1 node idle",
     },
     # A new vSwitch CIDR replaces the vSwitch, and so its SNAT entry and the NAS mount target
-    # in it (a new NFS server name: the 3 PersistentVolumes on it are replaced); what names
+    # in it (a new NFS server name: the NAS PersistentVolume is replaced; the 2 OSS volumes
+    # mount the bucket, not the NFS server, and stay); what names
     # the vSwitch (cluster, 2 node pools, NAT gateway) and the NAS access rule (its CIDR) are
     # updated; the file system and its checkpoints stay.
     "vswitch-cidr-changed": {
         "Run": "<run> loses its volume's NFS server; restarted, it resumes from its checkpoints",
-        "Kubernetes objects": "replace 3 (PersistentVolume 3)",
+        "Kubernetes objects": "replace 1 (PersistentVolume 1)",
         "Cloud resources": (
             "update 5 (AccessRule 1, ManagedKubernetes 1, NatGateway 1, NodePool 2); "
             "replace 3 (MountTarget 1, SnatEntry 1, Switch 1)"
@@ -181,10 +183,11 @@ EXPECTED: dict[str, dict[str, str]] = {
         **QUIET,
     },
     # Another NAS storage type is a new file system (and its mount target): the checkpoints
-    # are gone with the old one; the 3 PersistentVolumes mount the new server.
+    # are gone with the old one; the NAS PersistentVolume mounts the new server (the OSS ones
+    # do not mount it).
     "nas-storage-type-changed": {
         "Run": FRESH_VOLUME,
-        "Kubernetes objects": "replace 3 (PersistentVolume 3)",
+        "Kubernetes objects": "replace 1 (PersistentVolume 1)",
         "Cloud resources": "replace 2 (FileSystem 1, MountTarget 1)",
         **TWO_GPUS,
         **DATA,
@@ -246,16 +249,17 @@ EXPECTED: dict[str, dict[str, str]] = {
         **PLATFORM_DATA,
         **QUIET,
     },
-    # Another platform is another cluster: every one of the run's 22 objects (4 Jobs + 18) is
-    # created there anew; the run resumes only from checkpoints that platform's NAS holds.
+    # Another platform is another cluster: every one of the run's 18 objects (4 Jobs + 14; its
+    # namespace and volumes are its platform's) is created there anew; the run resumes only
+    # from checkpoints that platform's NAS holds.
     "run-moved-platform": {
         "Run": (
             "<run> is stopped here; on the other platform it resumes only from checkpoints "
             "its NAS holds (none on a new one)"
         ),
         "Kubernetes objects": (
-            "replace 22 (ConfigMap 1, Deployment 1, Job 4, Namespace 1, NetworkPolicy 4, "
-            "PersistentVolume 3, PersistentVolumeClaim 3, Service 5)"
+            "replace 18 (ConfigMap 1, Deployment 1, Job 4, NetworkPolicy 4, "
+            "PersistentVolumeClaim 3, Service 5)"
         ),
         "Cloud resources": "no change",
         "Platform": (
@@ -279,28 +283,37 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
     # Another zone: 2 new vSwitches (nodes and Terway pods) and their 2 SNAT entries, a new
     # NAS file system and mount target; the cluster, its 2 pools and the NAT gateway that name
-    # the vSwitches are updated. Every run loses its checkpoints and its NFS server name.
+    # the vSwitches are updated. Every run loses its checkpoints; the NAS volume the platform
+    # issued lr-sweep-a names the new mount target (its OSS volumes do not mount it).
     "platform-zone-changed": {
         "Run": NO_JOBS,
-        "Kubernetes objects": "no change",
+        "Kubernetes objects": "replace 1 (PersistentVolume 1)",
         "Cloud resources": (
             "update 4 (ManagedKubernetes 1, NatGateway 1, NodePool 2); replace 6 (FileSystem 1, "
             "MountTarget 1, SnatEntry 2, Switch 2)"
         ),
         "Run stacks on this platform": (
             "every run's checkpoints and event files stay on the old file system: each run "
-            "starts over from step 0; each run's volume mounts an NFS server name that no "
-            "longer exists until its next `pulumi up` replaces its PersistentVolume"
+            "starts over from step 0; the platform replaces each run namespace's NAS volume, "
+            "and its delete waits (pv-protection) until the run stack there has given up its "
+            "claim: destroy those run stacks first, `up` them again after"
         ),
         **NO_GPUS,
         **QUIET,
     },
     # ACK cannot change a cluster's service CIDR: a new cluster and its 2 node pools; every
-    # run stack on the platform stops and must be deployed again.
+    # run stack on the platform stops and must be deployed again; what the platform issued
+    # lr-sweep-a (Namespace, ServiceAccount, Role, RoleBinding, token Secret, 3 volumes) is
+    # created in the new cluster through its provider, whose cluster changes.
     "platform-service-cidr-changed": {
         "Run": NO_JOBS,
-        "Kubernetes objects": "no change",
-        "Cloud resources": "replace 3 (ManagedKubernetes 1, NodePool 2)",
+        "Kubernetes objects": (
+            "replace 8 (Namespace 1, PersistentVolume 3, Role 1, RoleBinding 1, Secret 1, "
+            "ServiceAccount 1)"
+        ),
+        "Cloud resources": (
+            "update 1 (Provider kubernetes 1); replace 3 (ManagedKubernetes 1, NodePool 2)"
+        ),
         "Run stacks on this platform": (
             "every one is stopped with the old cluster; its next `pulumi up` reads the new "
             "cluster's id and credential and creates all of its objects anew"

@@ -26,6 +26,7 @@ from packaging.version import Version
 from infra.config import StackConfig, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects, object_key
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
+from infra.manifests.run_access import platform_objects
 from infra.manifests.security import RUN_AS
 from infra.platform.cluster_facts import NAS_DOMAIN_PLACEHOLDER, cluster_facts
 from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
@@ -113,6 +114,25 @@ def objects_for(name: str) -> list[dict[str, Any]]:
     return build_objects(config, cluster_facts(config))
 
 
+def with_issued(name: str) -> list[dict[str, Any]]:
+    """A stack's objects and, for a run stack, what its platform issued its namespace (its
+    Namespace and volumes are the platform's), as the platform's render has them."""
+    config = config_for(name)
+    objects = objects_for(name)
+    if config.cluster.role != "run":
+        return objects
+    platform = load_stack(config.cluster.platform_stack.rsplit("/", 1)[-1])
+    issued = platform_objects(platform, cluster_facts(platform), {})
+    namespace = config.job.namespace
+
+    def of_namespace(obj: dict[str, Any]) -> bool:
+        ref = obj.get("spec", {}).get("claimRef", {})
+        meta = obj["metadata"]
+        return namespace in (meta.get("namespace"), meta["name"], ref.get("namespace"))
+
+    return [*objects, *filter(of_namespace, issued)]
+
+
 def schema_version(config: StackConfig) -> str:
     """The shipped schema version of the cluster's minor, else (`latest`) the newest shipped."""
     minor = config.cluster.kubernetes_version.split(".")[:2]
@@ -188,7 +208,7 @@ def test_the_images_run_as_the_pods_uid_and_gid(dockerfile: str) -> None:
 
 @pytest.mark.parametrize("name", CASES)
 def test_the_namespace_enforces_restricted(name: str) -> None:
-    (namespace,) = [obj for obj in objects_for(name) if obj["kind"] == "Namespace"]
+    (namespace,) = [obj for obj in with_issued(name) if obj["kind"] == "Namespace"]
     assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
@@ -258,7 +278,7 @@ def test_the_builders_import_no_pulumi() -> None:
 def test_every_volume_is_reserved_for_its_own_claim(name: str) -> None:
     """A PersistentVolume without `claimRef` binds any claim that matches its size, access
     modes and labels, from any namespace (Kubernetes: Reserving a PersistentVolume)."""
-    objects = objects_for(name)
+    objects = with_issued(name)
     claims = {(o["metadata"]["namespace"], o["metadata"]["name"]): o
               for o in objects if o["kind"] == "PersistentVolumeClaim"}  # fmt: skip
     volumes = [o for o in objects if o["kind"] == "PersistentVolume"]

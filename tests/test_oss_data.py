@@ -22,9 +22,8 @@ import pytest
 
 from infra.cloud.oss import OssBucket
 from infra.config import StackConfig, parse_config, read_stack_file, stack_file
-from infra.manifests import build_objects
+from infra.manifests.run_access import IssuedStorage, issued_objects
 from infra.mock_deploy import Recorded
-from infra.platform.cluster_facts import cluster_facts
 from tests.pulumi_mocks import (
     MOCK_ACCOUNT_ID,
     MOCK_OIDC_PROVIDER_ARN,
@@ -54,7 +53,7 @@ BY_KIND: dict[str, dict[str, Any]] = {
 # platform-ack's bucket: <project>-<stack>-<account id> (docs/data.md "Bring your data"), and the
 # prefixes its role covers, which a run stack on it stays inside.
 PLATFORM_BUCKET = f"tftrain-platform-ack-{MOCK_ACCOUNT_ID}"
-PREFIXES = {"standalone": ("datasets/mnist/", "results/"), "run": ("mnist/", "exports/team-a/")}
+PREFIXES = {"standalone": ("datasets/mnist/", "results/"), "run": ("mnist/", "exports/")}
 
 
 def role(raw: dict[str, Any]) -> str:
@@ -102,10 +101,28 @@ def in_region(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "alicloud:region": "cn-hangzhou"}
 
 
-def oss_volumes(run: Recorded) -> dict[str, dict[str, Any]]:
+@cache
+def platform_volumes(platform: str) -> list[dict[str, Any]]:
+    """The volumes a platform stack issued its run namespaces."""
+    return run_program(platform.rsplit("/", 1)[-1]).objects_of_kind("PersistentVolume")
+
+
+def stack_volumes(stack: str) -> dict[str, dict[str, Any]]:
+    """`oss_volumes` of the stack: a run stack's are those its platform issued its namespace."""
+    config, run = deployed(stack)
+    platform = platform_stack_of(stack)
+    if not platform:
+        return oss_volumes(run.objects_of_kind("PersistentVolume"))
+    issued = [v for v in platform_volumes(platform)
+              if v["spec"]["claimRef"]["namespace"] == config.job.namespace]  # fmt: skip
+    assert not run.objects_of_kind("PersistentVolume")  # a run stack makes none
+    return oss_volumes(issued)
+
+
+def oss_volumes(volumes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """{"input" | "export": PV} by what the volume allows: read-only is the input."""
     found = {}
-    for volume in run.objects_of_kind("PersistentVolume"):
+    for volume in volumes:
         csi = volume["spec"].get("csi", {})
         if csi.get("driver") == DRIVER:
             found["input" if csi.get("readOnly") else "export"] = volume
@@ -135,7 +152,7 @@ STACKS = run_stacks()  # those with training pods
 def test_every_object_validates_with_an_oss_input_and_export(stack: str) -> None:
     config, run = deployed(stack)
     version = schema_version(config)
-    objects = run.objects_of_kind("PersistentVolume") + run.objects_of_kind("PersistentVolumeClaim")
+    objects = [*stack_volumes(stack).values(), *run.objects_of_kind("PersistentVolumeClaim")]
     objects += run.objects_of_kind("Job")
     for obj in objects:
         kubernetes_validate.validate(
@@ -143,15 +160,17 @@ def test_every_object_validates_with_an_oss_input_and_export(stack: str) -> None
             version,
             strict=True,
         )
-    assert set(oss_volumes(run)) == {"input", "export"}
+    assert set(stack_volumes(stack)) == {"input", "export"}
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_input_is_the_prefix_read_only_and_each_claim_binds_its_volume(stack: str) -> None:
-    _, run = deployed(stack)
-    volumes = oss_volumes(run)
+    config, run = deployed(stack)
+    volumes = stack_volumes(stack)
     claims = run.objects_of_kind("PersistentVolumeClaim")
     input_prefix, export_prefix = PREFIXES["run" if platform_stack_of(stack) else "standalone"]
+    if platform_stack_of(stack):  # its own directory of the platform's export prefix
+        export_prefix = f"{export_prefix}{config.job.namespace}/"
     for kind, prefix in (("input", input_prefix), ("export", export_prefix)):
         volume = volumes[kind]
         attributes = volume["spec"]["csi"]["volumeAttributes"]
@@ -172,8 +191,8 @@ def test_the_input_is_the_prefix_read_only_and_each_claim_binds_its_volume(stack
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_oss_volume_is_readable_by_the_trainer_uid_on_its_platform(stack: str) -> None:
-    config, run = deployed(stack)
-    for volume in oss_volumes(run).values():
+    config, _ = deployed(stack)
+    for volume in stack_volumes(stack).values():
         options = volume["spec"]["csi"]["volumeAttributes"]["otherOpts"].split()
         # ossfs shows every file as the non-root trainer's (uid/gid 10000, the pods' runAsUser).
         assert {"uid=10000", "gid=10000"} <= set(options[1::2])
@@ -203,11 +222,12 @@ def test_every_pod_reads_the_input_and_only_the_run_ender_mounts_the_export(stac
         assert env["TFTRAIN_DATA_DIR"] == "/input"
         ends = name in run_enders(config)
         assert ("/export" in mounts) is ends, name
-        # A run stack exports into its namespace's directory of the platform's shared prefix.
+        # A run stack's export volume is already its namespace's directory of the platform's
+        # prefix (the platform issued it); its claim has the name that volume reserves.
+        assert (env.get("TFTRAIN_EXPORT_DIR") == "/export") is ends, name
         shared = config.cluster.role == "run"
-        export_dir = f"/export/{config.job.namespace}" if shared else "/export"
-        assert (env.get("TFTRAIN_EXPORT_DIR") == export_dir) is ends, name
-        assert (f"{config.job.name}-export" in claims.values()) is ends, name
+        export_claim = "tftrain-export" if shared else f"{config.job.name}-export"
+        assert (export_claim in claims.values()) is ends, name
 
 
 def test_ask_makes_the_key_secret_its_volumes_name_before_them_and_never_in_clear() -> None:
@@ -224,7 +244,7 @@ def test_ask_makes_the_key_secret_its_volumes_name_before_them_and_never_in_clea
     assert "data" in registration.secret_paths
     # Registered before every volume that names it, and nowhere in the outputs.
     names = [r.name for r in run.resources]
-    for volume in oss_volumes(run).values():
+    for volume in stack_volumes("ask-eci").values():
         assert names.index(registration.name) < names.index(volume["metadata"]["name"])
     assert KEYS["accessKeySecret"] not in json.dumps(run.outputs)
 
@@ -244,7 +264,7 @@ def test_job_data_dir_keeps_the_users_path() -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_credentials_follow_the_cluster_kind_and_no_key_is_anywhere(stack: str) -> None:
     config, run = deployed(stack)
-    for volume in oss_volumes(run).values():
+    for volume in stack_volumes(stack).values():
         csi = volume["spec"]["csi"]
         attributes = csi["volumeAttributes"]
         assert not {"akId", "akSecret", "AccessKeyId", "AccessKeySecret"} & set(attributes)
@@ -268,11 +288,12 @@ def test_credentials_follow_the_cluster_kind_and_no_key_is_anywhere(stack: str) 
 
 
 def rrsa_role(stack: str, run: Recorded) -> str:
-    """The RAM role the stack makes, or a run stack's platform's (which makes it instead)."""
+    """The RAM role the stack makes, or the one a run stack's platform made its namespace."""
     platform = platform_stack_of(stack)
     if platform:
         assert not run.of_type("alicloud:ram/role:Role")
-        return deployed_outputs(platform.rsplit("/", 1)[-1]).values["ossRoleName"]
+        roles = deployed_outputs(platform.rsplit("/", 1)[-1]).values["runOssRoleNames"]
+        return roles[deployed(stack)[0].job.namespace]
     (role,) = run.of_type("alicloud:ram/role:Role")
     return role.inputs["roleName"]
 
@@ -403,19 +424,17 @@ def test_without_a_region_or_endpoint_nothing_is_registered(
 
 def test_two_teams_runs_with_the_same_run_id_export_to_different_directories() -> None:
     """Run stacks share their platform's export prefix; the same settings derive the same run
-    id, so without the namespace the second run's export would find the first one's
-    `_TFTRAIN_EXPORTED` in `<job>/<runId>/` and skip."""
-    raw = read_stack_file(stack_file("run-ack"))
-    dirs = set()
+    id, so in one directory the second run's export would find the first one's
+    `_TFTRAIN_EXPORTED` in `<job>/<runId>/` and skip. Each namespace's export volume is its own
+    directory, reserved for its own claim."""
+    storage = IssuedStorage(
+        cluster_kind="ack", oss_bucket="b", oss_endpoint="e", input_prefix="in/",
+        export_prefix="exports/",
+    )  # fmt: skip
+    paths = {}
     for team in ("team-a", "team-b"):
-        config = parse_config({**raw, "job": {**raw.get("job", {}), "namespace": team}})
-        jobs = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Job"]
-        exports = {
-            e["value"]
-            for job in jobs
-            for e in job["spec"]["template"]["spec"]["containers"][0]["env"]
-            if e["name"] == "TFTRAIN_EXPORT_DIR"
-        }
-        assert exports == {f"/export/{team}"}
-        dirs |= exports
-    assert len(dirs) == 2
+        (export,) = [o for o in issued_objects(team, storage, "role")
+                     if o["metadata"]["name"].endswith("-export")]  # fmt: skip
+        paths[team] = export["spec"]["csi"]["volumeAttributes"]["path"]
+        assert export["spec"]["claimRef"]["namespace"] == team
+    assert paths == {"team-a": "/exports/team-a/", "team-b": "/exports/team-b/"}

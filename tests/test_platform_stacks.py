@@ -12,25 +12,23 @@ import copy
 from functools import cache
 from typing import Any
 
-import jsonschema
 import kubernetes_validate
 import pytest
 
 from infra.config import ConfigError, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import object_key
-from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.mock_deploy import STACK_REFERENCE, StackOutputs
 from infra.platform.outputs import (
     CLUSTER_ID,
     CLUSTER_KIND,
     KUBECONFIG,
     NAS_DOMAIN,
-    OSS_ROLE_NAME,
     REGION,
+    RUN_KUBECONFIGS,
+    RUN_OSS_ROLE_NAMES,
     required_outputs,
 )
 from infra.render import render_stack
-from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import Recorded, deployed_outputs, run_program
 from tests.test_manifests_schema import schema_version
 
@@ -39,7 +37,7 @@ IMAGE = "registry-vpc.cn-hangzhou.aliyuncs.com/tftrain/trainer:0.1.0-cpu"
 # An ASK platform, and a run on it with GPU workers on ECI and the image cache.
 PLATFORM_ASK: dict[str, Any] = {
     "alicloud:region": "cn-hangzhou",
-    "cluster": {"kind": "ask", "role": "platform"},
+    "cluster": {"kind": "ask", "role": "platform", "runNamespaces": ["ask-trial"]},
     "network": {"zoneId": "cn-hangzhou-i"},
     "storage": {"kind": "nas"},
 }
@@ -49,7 +47,6 @@ RUN_ASK: dict[str, Any] = {
         "role": "run",
         "platformStack": "organization/tftrain/platform-ask",
         "eciGpuSpec": "ecs.gn6i-c4g1.xlarge",
-        "imageCache": True,
     },
     "job": {"namespace": "ask-trial"},
     "image": IMAGE,
@@ -85,7 +82,10 @@ def test_a_platform_makes_the_cloud_side_and_exports_what_runs_read(name: str) -
     run = platform_run(name)
     assert run.error is None
     types = {r.type for r in run.resources}
-    assert not [t for t in types if t.startswith("kubernetes:") or t in (PROVIDER, STACK_REFERENCE)]
+    assert STACK_REFERENCE not in types
+    # Its only Kubernetes objects are what it issues its run namespaces (test_run_namespaces).
+    issued = {"Namespace", "ServiceAccount", "Role", "RoleBinding", "Secret", "PersistentVolume"}
+    assert {obj["kind"] for obj in run.kube_objects()} <= issued
     kind = "ack" if name.endswith("ack") else "ask"
     cluster_type = (
         "alicloud:cs/managedKubernetes:ManagedKubernetes"
@@ -100,11 +100,12 @@ def test_a_platform_makes_the_cloud_side_and_exports_what_runs_read(name: str) -
     assert outputs[CLUSTER_KIND] == kind
     assert outputs[REGION] == "cn-hangzhou"
     assert outputs[NAS_DOMAIN].endswith(".nas.aliyuncs.com")
-    assert KUBECONFIG in run.secret_outputs  # a Pulumi secret, never a plain output
-    # ACK with a bucket and RRSA: the platform makes the role its runs' OSS volumes assume.
+    # Pulumi secrets, never plain outputs: its own credential and those it issues.
+    assert {KUBECONFIG, RUN_KUBECONFIGS} <= run.secret_outputs
+    # ACK with a bucket and RRSA: a role per run namespace, none for the platform itself.
     if kind == "ack":
         (role,) = run.of_type("alicloud:ram/role:Role")
-        assert outputs[OSS_ROLE_NAME] == role.inputs["roleName"]
+        assert outputs[RUN_OSS_ROLE_NAMES] == {"lr-sweep-a": role.inputs["roleName"]}
 
 
 def test_a_platform_without_run_sections_needs_no_image_and_refuses_run_keys() -> None:
@@ -129,35 +130,22 @@ def test_a_run_stack_registers_only_kubernetes_objects_on_its_platform(name: str
         ), registration.type
     (reference,) = run.of_type(STACK_REFERENCE)
     assert reference.inputs["name"] == config.cluster.platform_stack
-    # The provider is the platform's cluster: its id as identity, its credential as a secret.
+    # The provider is the platform's cluster: its id as identity, and as credential the one
+    # the platform issued to this run's namespace (not its own), a secret.
+    namespace = config.job.namespace
     (provider,) = run.of_type(PROVIDER)
     assert provider.inputs["clusterIdentifier"] == outputs[CLUSTER_ID]
-    assert provider.inputs["kubeconfig"] == outputs[KUBECONFIG]
+    assert provider.inputs["kubeconfig"] == outputs[RUN_KUBECONFIGS][namespace]
+    assert provider.inputs["kubeconfig"] != outputs[KUBECONFIG]
     assert "kubeconfig" in provider.secret_paths
-    # Every object is a valid Kubernetes object, in the run's own namespace or (a
-    # PersistentVolume, cluster-scoped) named after it, on the run's own NAS directory.
+    # Every object is a valid Kubernetes object in the run's own namespace: nothing
+    # cluster-scoped (its namespace and volumes are the platform's).
     version = schema_version(config)
-    namespace = config.job.namespace
     objects = run.kube_objects()
     assert objects
     for obj in objects:
-        if obj["kind"] == IMAGE_CACHE_KIND:
-            jsonschema.validate(obj, IMAGE_CACHE_SCHEMA)
-        else:
-            kubernetes_validate.validate(obj, version, strict=True)
-        meta = obj["metadata"]
-        if obj["kind"] in ("Namespace", "PersistentVolume"):
-            assert meta["name"].startswith(namespace), meta["name"]
-        elif obj["kind"] != IMAGE_CACHE_KIND:  # the ECI ImageCache is cluster-scoped
-            assert meta["namespace"] == namespace
-    (volume,) = [
-        pv
-        for pv in run.objects_of_kind("PersistentVolume")
-        if pv["metadata"]["name"].endswith("-data")
-    ]
-    attributes = volume["spec"]["csi"]["volumeAttributes"]
-    assert attributes["server"] == outputs[NAS_DOMAIN]
-    assert attributes["path"] == f"/tftrain/{namespace}"
+        kubernetes_validate.validate(obj, version, strict=True)
+        assert obj["metadata"]["namespace"] == namespace, obj["kind"]
 
 
 def _objects(run: Recorded) -> dict[tuple[str, str, str, str], dict[str, Any]]:
@@ -170,7 +158,16 @@ def test_a_learning_rate_change_touches_only_that_runs_objects() -> None:
     after_raw["hyperparams"]["learningRate"] = 0.01
     other_raw = copy.deepcopy(before_raw)
     other_raw["job"]["namespace"] = "lr-sweep-b"
-    before, after, other = (deploy_run(raw) for raw in (before_raw, after_raw, other_raw))
+    outputs = platform("platform-ack")
+    kubeconfigs = outputs.values[RUN_KUBECONFIGS]
+    both = {
+        **outputs.values,
+        RUN_KUBECONFIGS: {**kubeconfigs, "lr-sweep-b": kubeconfigs["lr-sweep-a"]},
+    }
+    before, after, other = (
+        deploy_run(raw, StackOutputs(both, outputs.secret))
+        for raw in (before_raw, after_raw, other_raw)
+    )
     assert before.error is None and after.error is None and other.error is None
     # No cloud resource at all, so nothing of the platform can change.
     assert not [r for r in after.resources if r.type.startswith(("alicloud:", "tftrain:"))]
@@ -180,14 +177,8 @@ def test_a_learning_rate_change_touches_only_that_runs_objects() -> None:
     namespace = before_raw["job"]["namespace"]
     assert changed and all(key[2] == namespace for key in changed)
     assert {key[1] for key in changed} >= {"Job"}
-    # Another run on the same platform shares no object with it, not even a cluster-scoped
-    # one; and its claims select only its own volumes.
-    theirs = _objects(other)
-    assert not theirs.keys() & new.keys()
-    their_volumes = [o for o in theirs.values() if o["kind"] == "PersistentVolume"]
-    for claim in (o for o in new.values() if o["kind"] == "PersistentVolumeClaim"):
-        wanted = claim["spec"]["selector"]["matchLabels"].items()
-        assert not [pv for pv in their_volumes if wanted <= pv["metadata"]["labels"].items()]
+    # Another run on the same platform shares no object with it.
+    assert not _objects(other).keys() & new.keys()
 
 
 @pytest.mark.parametrize("missing", required_outputs(load_stack("run-ack")))
@@ -223,8 +214,9 @@ def test_the_offline_render_of_a_run_shows_the_platform_as_placeholders() -> Non
     text = render_stack("run-ack")
     assert "alicloud:" not in text
     assert "pulumi:pulumi:StackReference  platform" in text
-    assert "server: <platform output nasDomain>" in text
+    assert "kubeconfig: <secret>" in text
     assert "clusterIdentifier: <platform output clusterId>" in text
+    assert "kind: PersistentVolume\n" not in text and "kind: Namespace" not in text
     platform_text = render_stack("platform-ack")
     assert "kind: Job" not in platform_text and "alicloud:cs/managedKubernetes" in platform_text
 

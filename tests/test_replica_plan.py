@@ -79,9 +79,8 @@ def _as_pod_would(value: str, config: Any, name: str, addresses: dict[str, str])
     # The job's directory, the run's parent: matplotlib's cache beside the runs.
     value = value.replace(str(Path(LOCAL_OUT).parent), str(Path(config.output_dir).parent))
     value = value.replace(LOCAL_INPUT, config.data.input_path)
-    # A run stack's pods export into their namespace's directory of the shared prefix.
-    namespaced = f"/{config.job.namespace}" if config.cluster.role == "run" else ""
-    value = value.replace(LOCAL_EXPORT, EXPORT_PATH + namespaced)
+    # A run stack's export volume is already its namespace's directory of the shared prefix.
+    value = value.replace(LOCAL_EXPORT, EXPORT_PATH)
     value = value.replace(str(EXPORT_SCRIPT), EXPORT_SCRIPT_PATH)
     value = value.replace(str(SCRIPT), SCRIPT_PATH)
     value = value.replace(f"{SCRATCH}/{name}", "/tmp")

@@ -20,6 +20,10 @@ NO_CLOUD = (
     "a cloud key, and a run stack (cluster.role run) creates no cloud resource: remove it "
     "here and set it in its platform stack"
 )
+ISSUED = (
+    "a volume's key, and a run stack's volumes are the ones its platform issues to its "
+    "namespace (cluster.runNamespaces): remove it here; the platform's storage and data decide it"
+)
 PLATFORM = {"cluster": {"kind": "ack", "role": "platform"}}
 RUN = {"cluster": {"kind": "ack", "role": "run", "platformStack": "o/tftrain/p"}}
 
@@ -30,13 +34,14 @@ RUN_SECTIONS = [
 CLOUD_KEYS = [
     "cluster.name", "cluster.kubernetesVersion", "cluster.publicApiServer",
     "cluster.networkPlugin", "cluster.gpuPool", "cluster.cpuPool", "cluster.spotGpuPool",
+    "cluster.runNamespaces",
     "storage.nasStorageType", "storage.nasProtocol", "storage.retainOnDestroy",
     "storage.fileSystemId", "data.createBucket", "data.retainOnDestroy",
 ]  # fmt: skip
 # Keys of the same sections that both sides use.
 SHARED_KEYS = [
     "cluster.kind", "cluster.eciGpuSpec", "storage.kind", "storage.size", "storage.mountPath",
-    "data.bucket", "data.endpoint",
+    "data.bucket",
 ]  # fmt: skip
 
 
@@ -63,6 +68,22 @@ def test_a_run_stack_refuses_the_whole_network_section() -> None:
     assert list(misplaced_keys({**RUN, "network": {}})) == [("network", NO_CLOUD)]
     # Whatever its value: the section itself is the platform's.
     assert list(misplaced_keys({**RUN, "network": None})) == [("network", NO_CLOUD)]
+
+
+# A run's volumes are its platform's: their keys are the platform's alone (issue 37).
+VOLUME_KEYS = [
+    "storage.pvLabels", "storage.nfsServer", "storage.nfsPath", "storage.hostPath",
+    "data.credentials", "data.rrsaRoleName", "data.credentialsSecret", "data.endpoint",
+    "data.bucketOwner",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("key", VOLUME_KEYS)
+def test_a_run_stack_refuses_the_keys_of_the_volumes_its_platform_issues(key: str) -> None:
+    assert list(misplaced_keys(with_key(RUN, key))) == [(key, ISSUED)]
+    # The platform decides them; a Secret of the run's own is no platform's key either.
+    platform_refuses = [(key, NO_RUN)] if key == "data.credentialsSecret" else []
+    assert list(misplaced_keys(with_key(PLATFORM, key))) == platform_refuses
 
 
 @pytest.mark.parametrize("key", SHARED_KEYS)

@@ -14,6 +14,7 @@ import pytest
 
 from infra.config import StackConfig, load_stack, parse_config, read_stack_file, stack_file
 from infra.manifests import build_objects, object_key
+from infra.manifests.run_access import platform_objects
 from infra.manifests.tensorboard import (
     SLB_ACL_ID,
     SLB_ACL_STATUS,
@@ -55,6 +56,18 @@ def shared_volume(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [obj for obj in objects if obj["metadata"]["name"].endswith("-data")]
 
 
+def stack_volumes(stack: str) -> list[dict[str, Any]]:
+    """The stack's PersistentVolumes; a run stack's are those its platform issued its
+    namespace (it makes none)."""
+    platform = platform_stack_of(stack)
+    if not platform:
+        return recorded(stack).objects_of_kind("PersistentVolume")
+    assert not recorded(stack).objects_of_kind("PersistentVolume")
+    namespace = load_stack(stack).job.namespace
+    issued = recorded(platform.rsplit("/", 1)[-1]).objects_of_kind("PersistentVolume")
+    return [pv for pv in issued if pv["spec"]["claimRef"]["namespace"] == namespace]
+
+
 def limits_of(obj: dict[str, Any]) -> dict[str, Any]:
     (container,) = obj["spec"]["template"]["spec"]["containers"]
     return container["resources"]["limits"]
@@ -64,11 +77,14 @@ def limits_of(obj: dict[str, Any]) -> dict[str, Any]:
 def test_the_claim_binds_exactly_the_volume(stack: str) -> None:
     config = load_stack(stack)
     run = recorded(stack)
-    (volume,) = shared_volume(run.objects_of_kind("PersistentVolume"))
+    (volume,) = shared_volume(stack_volumes(stack))
     (claim,) = shared_volume(run.objects_of_kind("PersistentVolumeClaim"))
     pv_labels = volume["metadata"]["labels"]
     assert claim["spec"]["selector"]["matchLabels"] == pv_labels
-    assert config.storage.pv_labels.items() <= pv_labels.items()
+    ref = volume["spec"]["claimRef"]
+    assert (ref["namespace"], ref["name"]) == (config.job.namespace, claim["metadata"]["name"])
+    if config.cluster.role != "run":  # a run's volume is labelled by its platform
+        assert config.storage.pv_labels.items() <= pv_labels.items()
     assert volume["spec"]["storageClassName"] == claim["spec"]["storageClassName"] == ""
     assert volume["spec"]["accessModes"] == claim["spec"]["accessModes"] == ["ReadWriteMany"]
     assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
@@ -77,7 +93,7 @@ def test_the_claim_binds_exactly_the_volume(stack: str) -> None:
 @pytest.mark.parametrize("stack", RUN_STACKS)
 def test_nas_volume_is_a_per_namespace_directory_the_pods_can_write(stack: str) -> None:
     config = load_stack(stack)
-    (volume,) = shared_volume(recorded(stack).objects_of_kind("PersistentVolume"))
+    (volume,) = shared_volume(stack_volumes(stack))
     if config.storage.kind != "nas":
         assert "csi" not in volume["spec"]
         return
@@ -335,7 +351,10 @@ def test_registered_objects_are_the_offline_render(stack: str) -> None:
         oss_role_name=outputs.get("ossRoleName"),
         oss_bucket=outputs.get("ossBucket"),
     )
-    expected = {object_key(o): o for o in build_objects(config, facts)}
+    objects = build_objects(config, facts)
+    if not config.has_run:  # what it issues its run namespaces, each with its own RAM role
+        objects = platform_objects(config, facts, outputs.get("runOssRoleNames", {}))
+    expected = {object_key(o): o for o in objects}
     actual = {object_key(o): o for o in run.kube_objects()}
     assert actual == expected
 

@@ -222,8 +222,16 @@ class ClusterConfig:
     cpu_pool: CpuPoolConfig = Field(default_factory=CpuPoolConfig)
     spot_gpu_pool: SpotGpuPoolConfig = Field(default_factory=SpotGpuPoolConfig)
     eci_gpu_spec: t.EciSpec = ""
-    image_cache: t.Bool = False  # true when kind is ask
+    image_cache: t.Bool = False  # true when kind is ask (not in a run stack)
     image_cache_size: t.integer(20, 2048) = 40
+    # platform: the namespaces its run stacks deploy into. Each gets its own credentials (a
+    # ServiceAccount bound to a Role in that namespace only) and volumes; a run stack whose
+    # job.namespace is not listed cannot deploy (docs/teams.md).
+    run_namespaces: tuple[t.Namespace, ...] = Field(
+        default=(),
+        description="a list of namespaces, each a DNS label (lower-case letters, digits and -, "
+        "at most 63 characters) other than default and kube-*",
+    )
 
 
 @section
@@ -415,7 +423,9 @@ class StackConfig:
                 data["tensorboard"] = _default(data.get("tensorboard"), "image", image)
         cluster = data.get("cluster")
         kind = cluster.get("kind", "existing") if isinstance(cluster, Mapping) else "existing"
-        data["cluster"] = _default(cluster, "imageCache", kind == "ask")
+        role = cluster.get("role") if isinstance(cluster, Mapping) else None
+        # A run stack's credentials make no cluster-scoped object: no ImageCache.
+        data["cluster"] = _default(cluster, "imageCache", kind == "ask" and role != "run")
         storage_kind = "hostPath" if kind == "existing" else "nas"
         data["storage"] = _default(data.get("storage"), "kind", storage_kind)
         return data
@@ -510,6 +520,11 @@ class StackConfig:
     def has_run(self) -> bool:
         """A platform stack has no run: no namespace, no Job, no Kubernetes object at all."""
         return self.cluster.role != "platform"
+
+    @property
+    def sends_kubernetes_objects(self) -> bool:
+        """A run's objects, or a platform's run namespaces (their credentials and volumes)."""
+        return self.has_run or bool(self.cluster.run_namespaces)
 
     @property
     def makes_cloud(self) -> bool:

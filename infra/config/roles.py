@@ -25,11 +25,18 @@ CLOUD_KEYS = {
     "network": None,  # the whole section
     "cluster": (
         "name", "kubernetesVersion", "publicApiServer", "networkPlugin", "gpuPool", "cpuPool",
-        "spotGpuPool",
+        "spotGpuPool", "runNamespaces",
     ),
     "storage": ("nasStorageType", "nasProtocol", "retainOnDestroy", "fileSystemId"),
     "data": ("createBucket", "retainOnDestroy"),
 }  # fmt: skip
+
+# Keys of a run's volumes, which its platform issues to its namespace (a run's credentials
+# cannot create a PersistentVolume): the platform's storage and data settings decide them.
+ISSUED_KEYS = {
+    "storage": ("pvLabels", "nfsServer", "nfsPath", "hostPath"),
+    "data": ("credentials", "rrsaRoleName", "credentialsSecret", "endpoint", "bucketOwner"),
+}
 
 NO_RUN = (
     "a run's key, and a platform stack (cluster.role platform) has no run: remove it here "
@@ -38,6 +45,10 @@ NO_RUN = (
 NO_CLOUD = (
     "a cloud key, and a run stack (cluster.role run) creates no cloud resource: remove it "
     "here and set it in its platform stack"
+)
+ISSUED = (
+    "a volume's key, and a run stack's volumes are the ones its platform issues to its "
+    "namespace (cluster.runNamespaces): remove it here; the platform's storage and data decide it"
 )
 
 
@@ -67,3 +78,8 @@ def misplaced_keys(raw: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
                 for key in keys or ():
                     if key in value:
                         yield f"{section}.{key}", NO_CLOUD
+        for section, keys in ISSUED_KEYS.items():
+            value = raw.get(section)
+            for key in keys if isinstance(value, Mapping) else ():
+                if key in value:
+                    yield f"{section}.{key}", ISSUED

@@ -60,6 +60,27 @@ def _role_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         )
     if cluster.platform_stack and cluster.role != "run":
         yield "cluster.platformStack", "empty unless cluster.role is run"
+    if cluster.run_namespaces and cluster.role == "standalone":  # a run's: roles.CLOUD_KEYS
+        yield (
+            "cluster.runNamespaces",
+            "empty unless cluster.role is platform (the platform issues each listed namespace "
+            "its run stack's credentials)",
+        )
+    if cluster.role == "run" and cluster.image_cache:
+        yield (
+            "cluster.imageCache",
+            "false in a run stack: an ECI ImageCache is cluster-scoped, and a run's credentials "
+            "(its platform's for its namespace) create nothing outside its namespace",
+        )
+    if cluster.role == "run" and stack.storage.kind != "nas":
+        yield (
+            "storage.kind",
+            "nas in a run stack: its volume is the one its platform issues to its namespace "
+            "(/tftrain/<namespace> on the platform's NAS)",
+        )
+    repeated = sorted({n for n in cluster.run_namespaces if cluster.run_namespaces.count(n) > 1})
+    if repeated:
+        yield "cluster.runNamespaces", f"each namespace once ({', '.join(repeated)} repeated)"
 
 
 def _value(stack: StackConfig, key: str) -> Any:
@@ -362,6 +383,12 @@ def _credential_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     data, kind = stack.data, stack.cluster.kind
     mode = stack.oss_credentials
     keys = bool(data.access_key_id or data.access_key_secret)
+    if data.rrsa_role_name and stack.cluster.role == "platform":
+        yield (
+            "data.rrsaRoleName",
+            "empty on a platform stack: it makes a RAM role per run namespace (its output "
+            "runOssRoleNames)",
+        )
     if mode == "rrsa" and kind == "ask":
         yield "data.credentials", "secret or auto on ask (RRSA for the CSI OSS plugin is ACK's)"
     if mode == "rrsa" and kind == "existing" and not data.rrsa_role_name:

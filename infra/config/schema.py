@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from infra.config import KUBECONFIG_KEY, StackConfig
-from infra.config.roles import CLOUD_KEYS, NO_CLOUD, NO_RUN, RUN_SECTIONS
+from infra.config.roles import CLOUD_KEYS, ISSUED, ISSUED_KEYS, NO_CLOUD, NO_RUN, RUN_SECTIONS
 from infra.config.stack_file import NAMESPACES, PROJECT, TOP_LEVEL_KEYS
 
 _SECRET = {
@@ -49,6 +49,9 @@ def _role_conditions() -> list[dict[str, Any]]:
     for section, keys in CLOUD_KEYS.items():
         refused = {"properties": {key: _refused(NO_CLOUD) for key in keys or ()}}
         run[f"{PROJECT}:{section}"] = _refused(NO_CLOUD) if keys is None else refused
+    for section, keys in ISSUED_KEYS.items():
+        refused = run.setdefault(f"{PROJECT}:{section}", {"properties": {}})
+        refused["properties"].update({key: _refused(ISSUED) for key in keys})
     return [_when_role("platform", platform), _when_role("run", run)]
 
 

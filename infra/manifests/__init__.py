@@ -30,21 +30,25 @@ __all__ = ["build_objects", "object_key"]
 def build_objects(
     config: StackConfig, facts: ClusterFacts, secret_sections: Iterable[str] = ()
 ) -> list[dict[str, Any]]:
-    """Objects in creation order: namespace, registry credentials, secret env, network
-    policies, storage, image cache, the supervisor script, replicas, TensorBoard. The policies
-    come first: no pod may start before its isolation exists. A platform stack has no run, so
-    none. A sweep's trials share everything but their own replicas and training policy.
+    """Objects in creation order: namespace (a run stack's is its platform's), registry
+    credentials, secret env, network policies, storage, image cache, the supervisor script,
+    replicas, TensorBoard. The policies come first: no pod may start before its isolation
+    exists. A platform stack has no run, so none. A sweep's trials share everything but their
+    own replicas and training policy.
     `secret_sections`: the env sections the engine marked secret (`infra.program`)."""
     if not config.has_run:
         return []
     secret = frozenset(secret_sections)
     env_secret_object = env_secret(config, secret)
+    # A run stack's namespace and volumes are its platform's (run_access.py): its credentials
+    # reach that namespace only, so it makes no cluster-scoped object.
+    issued = config.cluster.role == "run"
     objects: list[dict[str, Any]] = [
-        namespace(config),
+        *([] if issued else [namespace(config)]),
         *([pull_secret(config)] if uses_registry_credentials(config) else []),
         *([env_secret_object] if env_secret_object else []),
         *network_policies(config),
-        persistent_volume(config, facts),
+        *([] if issued else [persistent_volume(config, facts)]),
         persistent_volume_claim(config),
         *oss_objects(config, facts),
     ]

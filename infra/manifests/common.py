@@ -37,18 +37,6 @@ def stable_labels(config: StackConfig) -> dict[str, str]:
     }
 
 
-def volume_labels(config: StackConfig) -> dict[str, str]:
-    """What a claim selects its volume by, with the volume's own labels. PersistentVolumes are
-    cluster-scoped and the run stacks of one platform share the cluster, so theirs also carry
-    the namespace: a claim never binds another run's volume of the same job name. Other
-    stacks keep the labels they were deployed with: a claim's selector cannot change, and a
-    replaced claim would not get its retained volume back."""
-    labels = stable_labels(config)
-    if config.cluster.role == "run":
-        labels[NAMESPACE_LABEL] = config.job.namespace
-    return labels
-
-
 def run_labels(config: StackConfig) -> dict[str, str]:
     return {**stable_labels(config), RUN_ID_LABEL: config.job.run_id}
 
@@ -77,20 +65,20 @@ def pod_metadata(labels: dict[str, str], annotations: dict[str, str]) -> dict[st
     return meta
 
 
-def namespace(config: StackConfig) -> dict[str, object]:
-    """The job's namespace; Pod Security Admission enforces "restricted" on every pod in it."""
-    labels = {
-        **stable_labels(config),
+def pss_namespace(name: str, labels: dict[str, str]) -> dict[str, object]:
+    """A Namespace where Pod Security Admission enforces "restricted" on every pod."""
+    pss = {
         "pod-security.kubernetes.io/enforce": PSS_LEVEL,
         "pod-security.kubernetes.io/enforce-version": "latest",
         "pod-security.kubernetes.io/warn": PSS_LEVEL,
         "pod-security.kubernetes.io/audit": PSS_LEVEL,
     }
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": metadata(config.job.namespace, labels),
-    }
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata(name, {**labels, **pss})}
+
+
+def namespace(config: StackConfig) -> dict[str, object]:
+    """The job's namespace (a run stack's is its platform's: `run_access.py`)."""
+    return pss_namespace(config.job.namespace, stable_labels(config))
 
 
 def base64_text(text: str) -> str:

@@ -17,7 +17,10 @@ Cloud CSI OSS plugin, each bound by label selector by its claim, as the NAS pair
   (`data.accessKeyId`/`accessKeySecret`; its data is a Pulumi secret, `[secret]` offline), or
   `data.credentialsSecret`, `<namespace>/<name>` of one the user manages.
 - The bucket's name is a fact (`ClusterFacts.oss_bucket`): the stack may derive it from the
-  account, or a run stack take its platform's.
+  account.
+- A run stack makes only the claims (and its AccessKey Secret, on ASK): its volumes are the
+  ones its platform issued to its namespace (`run_access.py`, by `oss_volume`), the export
+  already `<exportPrefix><namespace>/`.
 """
 
 from __future__ import annotations
@@ -25,13 +28,8 @@ from __future__ import annotations
 from typing import Any
 
 from infra.config import StackConfig
-from infra.manifests.common import (
-    base64_text,
-    claim_ref,
-    metadata,
-    stable_labels,
-    volume_labels,
-)
+from infra.manifests.common import base64_text, claim_ref, metadata, stable_labels
+from infra.manifests.issued_names import CLAIMS, OSS_CREDENTIALS_SECRET, issued_labels
 from infra.manifests.security import RUN_AS
 from infra.platform.cluster_facts import ClusterFacts
 from infra.replica_plan.run_data import export_env, input_env
@@ -60,9 +58,13 @@ def owns_credentials_secret(config: StackConfig) -> bool:
 
 
 def credentials_secret_ref(config: StackConfig) -> dict[str, str]:
-    """The Secret the volumes name: the stack's own, or the user's `<namespace>/<name>`."""
+    """The Secret the volumes name: the stack's own (a run stack's by the name its platform's
+    volumes name), or the user's `<namespace>/<name>`."""
     if owns_credentials_secret(config):
-        return {"name": f"{config.job.name}-oss-credentials", "namespace": config.job.namespace}
+        name = f"{config.job.name}-oss-credentials"
+        if config.cluster.role == "run":
+            name = OSS_CREDENTIALS_SECRET
+        return {"name": name, "namespace": config.job.namespace}
     namespace, name = config.data.credentials_secret.split("/", 1)
     return {"name": name, "namespace": namespace}
 
@@ -83,16 +85,18 @@ def credentials_secret(config: StackConfig) -> dict[str, Any]:
     }
 
 
-def mount_options(config: StackConfig) -> str:
+def mount_options(cluster_kind: str) -> str:
     """ossfs options: files as the trainer's uid/gid; on ASK also `allow_other`, which ECI
     (unlike ACK's plugin) does not add, so a non-root container could not see the mount."""
     options = [f"uid={RUN_AS}", f"gid={RUN_AS}"]
-    if config.cluster.kind == "ask":
+    if cluster_kind == "ask":
         options.append("allow_other")
     return " ".join(f"-o {option}" for option in options)
 
 
 def _name(config: StackConfig, role: str) -> str:
+    if config.cluster.role == "run":
+        return CLAIMS[role]  # the claim of the volume its platform issued
     return f"{config.job.name}-{role}"
 
 
@@ -102,35 +106,56 @@ def _pv_name(config: StackConfig, role: str) -> str:
 
 
 def _labels(config: StackConfig, role: str) -> dict[str, str]:
-    return {**volume_labels(config), "tftrain.io/volume": role}
+    if config.cluster.role == "run":
+        return issued_labels(config.job.namespace, role)
+    return {**stable_labels(config), "tftrain.io/volume": role}
 
 
-def _attributes(config: StackConfig, facts: ClusterFacts, prefix: str) -> dict:
+def oss_volume(
+    cluster_kind: str,
+    bucket: Any,
+    endpoint: Any,
+    prefix: str,
+    *,
+    handle: str,
+    writer: bool,
+    role_name: Any = None,
+    secret_ref: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An OSS PersistentVolume's `csi`: `<bucket>/<prefix>`, through RAM role `role_name`
+    (rrsa) or the node publish Secret `secret_ref`."""
     attributes: dict[str, Any] = {
-        "bucket": facts.oss_bucket,
-        "url": facts.oss_endpoint,
+        "bucket": bucket,
+        "url": endpoint,
         # ossfs mounts this directory of the bucket; "/" + a prefix ending in "/".
         "path": f"/{prefix}",
-        "otherOpts": mount_options(config),
+        "otherOpts": mount_options(cluster_kind),
     }
-    if config.oss_credentials == "rrsa":
+    if role_name is not None:
         attributes["authType"] = "rrsa"
-        attributes["roleName"] = facts.oss_role_name
-    return attributes
+        attributes["roleName"] = role_name
+    csi: dict[str, Any] = {
+        "driver": OSS_CSI_DRIVER,
+        "volumeHandle": handle,
+        "volumeAttributes": attributes,
+    }
+    if secret_ref is not None:
+        csi["nodePublishSecretRef"] = secret_ref
+    if not writer:
+        csi["readOnly"] = True
+    return csi
 
 
 def _persistent_volume(
     config: StackConfig, facts: ClusterFacts, role: str, prefix: str, writer: bool
 ) -> dict[str, Any]:
-    csi: dict[str, Any] = {
-        "driver": OSS_CSI_DRIVER,
-        "volumeHandle": _pv_name(config, role),
-        "volumeAttributes": _attributes(config, facts, prefix),
-    }
-    if config.oss_credentials == "secret":
-        csi["nodePublishSecretRef"] = credentials_secret_ref(config)
-    if not writer:
-        csi["readOnly"] = True
+    rrsa = config.oss_credentials == "rrsa"
+    csi = oss_volume(
+        config.cluster.kind, facts.oss_bucket, facts.oss_endpoint, prefix,
+        handle=_pv_name(config, role), writer=writer,
+        role_name=facts.oss_role_name if rrsa else None,
+        secret_ref=None if rrsa else credentials_secret_ref(config),
+    )  # fmt: skip
     return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
@@ -168,11 +193,21 @@ def oss_objects(config: StackConfig, facts: ClusterFacts) -> list[dict[str, Any]
     if not oss_enabled(config):
         return []
     data = config.data
+    # A run stack's volumes are its platform's (run_access.py): it makes only the claims.
+    issued = config.cluster.role == "run"
+    volumes = {
+        INPUT_VOLUME: [] if issued else [
+            _persistent_volume(config, facts, INPUT_VOLUME, data.input_prefix, writer=False)
+        ],
+        EXPORT_VOLUME: [] if issued else [
+            _persistent_volume(config, facts, EXPORT_VOLUME, data.export_prefix, writer=True)
+        ],
+    }  # fmt: skip
     return [
         *([credentials_secret(config)] if owns_credentials_secret(config) else []),
-        _persistent_volume(config, facts, INPUT_VOLUME, data.input_prefix, writer=False),
+        *volumes[INPUT_VOLUME],
         _claim(config, INPUT_VOLUME, writer=False),
-        _persistent_volume(config, facts, EXPORT_VOLUME, data.export_prefix, writer=True),
+        *volumes[EXPORT_VOLUME],
         _claim(config, EXPORT_VOLUME, writer=True),
     ]
 
@@ -198,16 +233,6 @@ def oss_mounts(config: StackConfig, ends_run: bool) -> list[dict[str, Any]]:
     return mounts
 
 
-def pod_export_dir(config: StackConfig) -> str:
-    """Where a pod exports: the mounted export prefix, and in it the run stack's namespace.
-    Run stacks of one platform share its export prefix; with `<namespace>/` between it and
-    `<job>/<runId>/`, two teams' runs that derive the same run id (the same settings) no longer
-    export to one directory, where the first one's marker would make the second skip."""
-    if config.cluster.role == "run":
-        return f"{EXPORT_PATH}/{config.job.namespace}"
-    return EXPORT_PATH
-
-
 def oss_env(config: StackConfig, ends_run: bool) -> dict[str, str]:
     """TFTRAIN_INPUT_DIR everywhere; the bundled trainer's TFTRAIN_DATA_DIR points at it
     unless job.dataDir names another path; TFTRAIN_EXPORT_DIR where the export goes."""
@@ -215,5 +240,5 @@ def oss_env(config: StackConfig, ends_run: bool) -> dict[str, str]:
         return {}
     return {
         **input_env(config, config.data.input_path),
-        **(export_env(config, pod_export_dir(config)) if ends_run else {}),
+        **(export_env(config, EXPORT_PATH) if ends_run else {}),
     }

@@ -1,4 +1,5 @@
-"""The shared volume: one statically provisioned PersistentVolume and the claim that binds it.
+"""The shared volume: one statically provisioned PersistentVolume and the claim that binds it
+(a run stack's volume is its platform's, issued to its namespace: `run_access.py`).
 
 The PV carries the stack's `storage.pvLabels`; the PVC selects exactly those labels and asks
 for no StorageClass (`""`), so it binds to this PV and never triggers dynamic provisioning.
@@ -23,7 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 from infra.config import StackConfig
-from infra.manifests.common import claim_ref, metadata, stable_labels, volume_labels
+from infra.manifests.common import claim_ref, metadata, stable_labels
+from infra.manifests.issued_names import CLAIMS, DATA_ROLE, issued_labels
 from infra.platform.cluster_facts import ClusterFacts
 
 NAS_CSI_DRIVER = "nasplugin.csi.alibabacloud.com"
@@ -53,33 +55,39 @@ def pv_name(config: StackConfig) -> str:
 
 
 def pvc_name(config: StackConfig) -> str:
+    """A run stack's claim binds the volume its platform issued to the namespace."""
+    if config.cluster.role == "run":
+        return CLAIMS[DATA_ROLE]
     return f"{config.job.name}-data"
 
 
-def nas_subdir(config: StackConfig) -> str:
-    return f"{NAS_SUBDIR_ROOT}/{config.job.namespace}"
+def nas_subdir_of(namespace: str) -> str:
+    return f"{NAS_SUBDIR_ROOT}/{namespace}"
 
 
 def pv_labels(config: StackConfig) -> dict[str, str]:
-    return {**volume_labels(config), **config.storage.pv_labels}
+    if config.cluster.role == "run":
+        return issued_labels(config.job.namespace, DATA_ROLE)
+    return {**stable_labels(config), **config.storage.pv_labels}
+
+
+def nas_volume(server: Any, path: str, handle: str) -> dict[str, Any]:
+    """A NAS PersistentVolume's source: `path` of the file system behind mount target `server`."""
+    return {
+        "mountOptions": list(NAS_MOUNT_OPTIONS),
+        "csi": {
+            "driver": NAS_CSI_DRIVER,
+            # A static PV's handle only has to be unique per driver: the PV name is.
+            "volumeHandle": handle,
+            "volumeAttributes": {"server": server, "path": path, "mode": NAS_SUBDIR_MODE},
+        },
+    }
 
 
 def _volume_source(config: StackConfig, facts: ClusterFacts) -> dict[str, Any]:
     storage = config.storage
     if storage.kind == "nas":
-        return {
-            "mountOptions": list(NAS_MOUNT_OPTIONS),
-            "csi": {
-                "driver": NAS_CSI_DRIVER,
-                # A static PV's handle only has to be unique per driver: the PV name is.
-                "volumeHandle": pv_name(config),
-                "volumeAttributes": {
-                    "server": facts.nfs_server,
-                    "path": nas_subdir(config),
-                    "mode": NAS_SUBDIR_MODE,
-                },
-            },
-        }
+        return nas_volume(facts.nfs_server, nas_subdir_of(config.job.namespace), pv_name(config))
     if storage.kind == "nfs":
         return {"nfs": {"server": facts.nfs_server, "path": storage.nfs_path}}
     return {"hostPath": {"path": storage.host_path, "type": "DirectoryOrCreate"}}

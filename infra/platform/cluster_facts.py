@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import StackConfig
-from infra.platform.outputs import NAS_DOMAIN, OSS_BUCKET, OSS_ROLE_NAME, REGION, placeholder
 
 # The ACK GPU node pool's label and taint: infra/cloud/cluster.py labels and taints the pool
 # with these, the manifests select and tolerate them; they live here so the manifests need no
@@ -80,14 +79,8 @@ def cluster_facts(
     oss_role_name: Fact | None = None,
     oss_bucket: Fact | None = None,
 ) -> ClusterFacts:
-    """Facts for `config`; a fact the program does not pass gets its offline placeholder (a
-    run stack's: the platform output it comes from)."""
-    if config.cluster.role == "run":
-        nas_domain = placeholder(NAS_DOMAIN) if nas_domain is None else nas_domain
-        if oss_endpoint is None:
-            oss_endpoint = internal_oss_endpoint(placeholder(REGION))
-        oss_role_name = placeholder(OSS_ROLE_NAME) if oss_role_name is None else oss_role_name
-        oss_bucket = placeholder(OSS_BUCKET) if oss_bucket is None else oss_bucket
+    """Facts for `config`; a fact the program does not pass gets its offline placeholder. A
+    run stack's volumes are its platform's, so it needs none of the storage facts."""
     storage = config.storage
     if storage.kind == "nas":
         server: Fact = NAS_DOMAIN_PLACEHOLDER if nas_domain is None else nas_domain

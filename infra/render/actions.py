@@ -11,6 +11,7 @@ from typing import Any
 
 from infra.manifests.image_cache import KIND as IMAGE_CACHE_KIND
 from infra.manifests.image_cache import REPLACE_ON_CHANGES as IMAGE_CACHE_REPLACES
+from infra.manifests.storage import NAS_CSI_DRIVER
 from infra.mock_deploy import preview_id
 from infra.render.kubernetes import PLATFORM_NOTE
 from infra.render.parsed import (
@@ -97,8 +98,9 @@ _RUNS_DISTURBED = {
     ),
     FILE_SYSTEM_TYPE: "every run's checkpoints and event files stay on the old file system: "
     "each run starts over from step 0",
-    MOUNT_TARGET_TYPE: "each run's volume mounts an NFS server name that no longer exists "
-    "until its next `pulumi up` replaces its PersistentVolume",
+    MOUNT_TARGET_TYPE: "the platform replaces each run namespace's NAS volume, and its delete "
+    "waits (pv-protection) until the run stack there has given up its claim: destroy those run "
+    "stacks first, `up` them again after",
 }
 
 
@@ -199,7 +201,8 @@ def kubernetes_action_after(
     target changes the NFS server of the PersistentVolume, a replace-on-change field."""
     if replaced_types & CLUSTER_TYPES or old.platform != new.platform:
         return "replace"
-    if MOUNT_TARGET_TYPE in replaced_types and kind_of_title(title) == "PersistentVolume":
+    nas_volume = value_at(new.objects[title], "spec.csi.driver") == NAS_CSI_DRIVER
+    if MOUNT_TARGET_TYPE in replaced_types and nas_volume:
         return "replace"
     return kubernetes_action(old.objects[title], new.objects[title])
 

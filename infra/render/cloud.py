@@ -20,7 +20,7 @@ from infra.config import PROJECT, StackConfig, read_stack_entries
 from infra.config.stack_file import engine_config
 from infra.config.types import LATEST_VERSION
 from infra.mock_deploy import SECRET, Recorded, Registration, StackOutputs
-from infra.platform.outputs import KUBECONFIG, placeholder_outputs
+from infra.platform.outputs import RUN_KUBECONFIGS, placeholder_outputs
 from infra.program import KUBECONFIG_KEY
 from infra.render.style import attribute, one_line, title
 
@@ -116,7 +116,7 @@ def render_cloud(stack: str, stack_path: Path, config: StackConfig) -> str:
     references = {}
     if config.cluster.role == "run":
         # Offline, the platform's outputs are marked placeholders (infra/platform/outputs.py).
-        outputs = StackOutputs(placeholder_outputs(config), frozenset({KUBECONFIG}))
+        outputs = StackOutputs(placeholder_outputs(config), frozenset({RUN_KUBECONFIGS}))
         references[config.cluster.platform_stack] = outputs
     recorded = mock_deploy.run_program(
         engine_config(entries),

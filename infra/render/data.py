@@ -3,16 +3,32 @@ what `up` does about a kept-on-destroy bucket or file system it creates."""
 
 from __future__ import annotations
 
+from infra.manifests.common import NAMESPACE_LABEL
+from infra.manifests.issued_names import (
+    CLAIMS,
+    EXPORT_ROLE,
+    INPUT_ROLE,
+    issued_volume_name,
+)
 from infra.manifests.oss import OSS_CSI_DRIVER
 from infra.render.actions import FILE_SYSTEM_TYPE
 from infra.render.parsed import Render, type_of_title, value_at
 
 
 def _oss_locations(render: Render) -> dict[str, str]:
-    """{"input" or "export": "oss://<bucket>/<prefix>"} from the CSI OSS PersistentVolumes."""
+    """{"input" or "export": "oss://<bucket>/<prefix>"} from the CSI OSS PersistentVolumes; a
+    run stack's are its platform's, named by their claims. A platform's, issued to its run
+    namespaces, are no run's data."""
     found = {}
     for obj in render.objects.values():
-        csi = value_at(obj, "spec.csi") if obj.get("kind") == "PersistentVolume" else None
+        name = value_at(obj, "metadata.name") if obj.get("kind") == "PersistentVolumeClaim" else ""
+        role = next((role for role in (INPUT_ROLE, EXPORT_ROLE) if CLAIMS[role] == name), None)
+        if role is not None:
+            namespace = value_at(obj, "metadata.namespace")
+            found[role] = f"the platform's volume {issued_volume_name(namespace, role)}"
+        issued = NAMESPACE_LABEL in (value_at(obj, "metadata.labels") or {})
+        is_volume = obj.get("kind") == "PersistentVolume" and not issued
+        csi = value_at(obj, "spec.csi") if is_volume else None
         if not csi or csi.get("driver") != OSS_CSI_DRIVER:
             continue
         attributes = csi.get("volumeAttributes", {})

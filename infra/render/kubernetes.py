@@ -11,6 +11,7 @@ from typing import Any
 
 from infra.config import StackConfig
 from infra.manifests import build_objects
+from infra.manifests.run_access import platform_objects
 from infra.platform.cluster_facts import cluster_facts
 from infra.render.style import FlowMapping, block_yaml, title
 from infra.render.sweep import sweep_section
@@ -46,11 +47,20 @@ def _env_one_per_line(value: Any) -> Any:
 PLATFORM_NOTE = "# None: a platform stack (cluster.role platform) has no run; its run stacks"
 
 
+def _documents(objects: list[dict[str, Any]]) -> str:
+    return "".join(
+        f"---\n{title(object_title(obj))}\n{block_yaml(_env_one_per_line(obj))}" for obj in objects
+    )
+
+
 def render_kubernetes(config: StackConfig) -> str:
+    facts = cluster_facts(config)
     if not config.has_run:
-        return f"{BANNER}\n{PLATFORM_NOTE}\n# hold the Kubernetes objects.\n"
-    documents = [
-        f"---\n{title(object_title(obj))}\n{block_yaml(_env_one_per_line(obj))}"
-        for obj in build_objects(config, cluster_facts(config))
-    ]
-    return BANNER + "\n" + sweep_section(config) + "".join(documents)
+        # A role name per namespace the program makes (ack, rrsa); offline, its placeholder.
+        roles = {
+            ns: facts.oss_role_name for ns in config.cluster.run_namespaces if facts.oss_role_name
+        }
+        issued = platform_objects(config, facts, roles)
+        note = "# hold the run's objects; it issues each of cluster.runNamespaces these.\n"
+        return f"{BANNER}\n{PLATFORM_NOTE}\n{note}" + _documents(issued)
+    return BANNER + "\n" + sweep_section(config) + _documents(build_objects(config, facts))
