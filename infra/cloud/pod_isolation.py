@@ -106,7 +106,7 @@ class EciPodFirewall(pulumi.ComponentResource):
                 security_group_type=GROUP_TYPE,
                 inner_access_policy=INNER_ACCESS,
                 vpc_id=vpc_id,
-                description=f"tftrain {group} ECI pods of {name}",
+                description=f"tftrain ECI pods of the job's {group}",
                 tags=resource_tags(name),
                 opts=child,
             ).id
