@@ -35,10 +35,11 @@ OSS_ENDPOINT_PLACEHOLDER = "<oss-region-internal-endpoint>"
 OSS_ROLE_PLACEHOLDER = "<oss-rrsa-role-name>"
 # ... and the bucket it names from the account (data.createBucket without data.bucket).
 OSS_BUCKET_PLACEHOLDER = "<tftrain-<stack>-<account-id>>"
-# ... and the ids of the pod vSwitch and the security groups of an isolated ASK stack's pods.
-ECI_VSWITCH_PLACEHOLDER = "<network-pod-vswitch-id>"
-ECI_REPLICAS_GROUP_PLACEHOLDER = "<pods-replicas-security-group-id>"
-ECI_TENSORBOARD_GROUP_PLACEHOLDER = "<pods-tensorboard-security-group-id>"
+# ... and the ids of the pod vSwitch and the security groups of an isolated ASK stack's pods,
+# as the cloud section of the render names those resources' ids.
+ECI_VSWITCH_PLACEHOLDER = "<network-pod-vswitch.id>"
+ECI_REPLICAS_GROUP_PLACEHOLDER = "<pods-replicas.id>"
+ECI_TENSORBOARD_GROUP_PLACEHOLDER = "<pods-tensorboard.id>"
 
 
 def internal_oss_endpoint(region: str) -> str:
