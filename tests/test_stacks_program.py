@@ -338,9 +338,7 @@ def test_registered_objects_are_the_offline_render(stack: str) -> None:
         oss_role_name=outputs.get("ossRoleName"),
         oss_bucket=outputs.get("ossBucket"),
         # The ids the mock gives the ECI pods' vSwitch and groups (`<resource name>-id`).
-        eci_network=EciNetwork(
-            "network-pod-vswitch-id", "pods-replicas-id", "pods-tensorboard-id"
-        ),
+        eci_network=EciNetwork("network-pod-vswitch-id", "pods-replicas-id", "pods-tensorboard-id"),
     )
     expected = {object_key(o): o for o in build_objects(config, facts)}
     actual = {object_key(o): o for o in run.kube_objects()}

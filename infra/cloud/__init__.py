@@ -20,7 +20,6 @@ from infra.cloud.load_balancer_acl import LoadBalancerAcl
 from infra.cloud.naming import physical_name
 from infra.cloud.nas import NasStorage
 from infra.cloud.network import Network
-from infra.cloud.pod_isolation import EciPodFirewall
 from infra.cloud.oss import (
     OssBucket,
     OssRrsaAccess,
@@ -28,6 +27,7 @@ from infra.cloud.oss import (
     require_usable_bucket,
     stack_bucket,
 )
+from infra.cloud.pod_isolation import EciPodFirewall
 from infra.cloud.zone_offers import require_zone_offers
 
 __all__ = [

@@ -274,7 +274,9 @@ def replica_jobs(
     # Digested as the review shows them: the ids of the ECI pods' vSwitch and security groups
     # exist only once the program has made them, and the review's generation must be the
     # deploy's.
-    offline = replace(facts, eci_network=offline_eci_network(config)) if facts.eci_network else facts
+    offline = (
+        replace(facts, eci_network=offline_eci_network(config)) if facts.eci_network else facts
+    )
     drafts = [
         replica_job(config, offline, topology, plan, secret_sections)
         for plan in replica_plans(config, place, "")
