@@ -62,6 +62,11 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_watch_a_run.py",
     ),
     "infra.records.report": ("tests/test_run_report.py",),
+    # The whole program under mocks, for ask-eci and its variants (ECI pod isolation).
+    "infra.cloud.network": ("tests/test_eci_isolation.py",),
+    "infra.cloud.nas": ("tests/test_eci_isolation.py",),
+    "infra.cloud.pod_isolation": ("tests/test_eci_isolation.py",),
+    "infra.render.exposure": ("tests/test_golden_consequences.py", "tests/test_render_summary.py"),
     "infra.replica_plan.trainer_env": (
         "tests/test_local_plan.py",
         "tests/test_secret_env.py",
