@@ -62,10 +62,6 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_watch_a_run.py",
     ),
     "infra.records.report": ("tests/test_run_report.py",),
-    # The whole program under mocks, for ask-eci and its variants (ECI pod isolation).
-    "infra.cloud.network": ("tests/test_eci_isolation.py",),
-    "infra.cloud.nas": ("tests/test_eci_isolation.py",),
-    "infra.cloud.pod_isolation": ("tests/test_eci_isolation.py",),
     "infra.render.exposure": ("tests/test_golden_consequences.py", "tests/test_render_summary.py"),
     "infra.replica_plan.trainer_env": (
         "tests/test_local_plan.py",
@@ -87,6 +83,18 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_sweep_bounds.py",
         "tests/test_sweep_trial_keys.py",
     ),
+    # The components one at a time, and the whole program under mocks for every stack and
+    # ask-eci's variants. (tests/test_api_server_reach.py runs the program in a subprocess
+    # that finds no code under mutmut's copy: it fails before any mutant.)
+    **{
+        module: (
+            "tests/test_cloud_components.py",
+            "tests/test_eci_isolation.py",
+            "tests/test_platform_stacks.py",
+            "tests/test_stacks_program.py",
+        )
+        for module in ("infra.cloud.network", "infra.cloud.nas", "infra.cloud.pod_isolation")
+    },
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",

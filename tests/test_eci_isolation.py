@@ -34,14 +34,11 @@ POD_CIDR = "192.168.64.0/18"
 ECI_VSWITCH = "k8s.aliyun.com/eci-vswitch"
 ECI_SECURITY_GROUP = "k8s.aliyun.com/eci-security-group"
 
-# DNS into the cluster's own group (where ASK's CoreDNS answers) from each of the job's groups.
-DNS_FROM_REPLICAS = {
-    (CLUSTER_GROUP, "udp", "53/53", REPLICAS),
-    (CLUSTER_GROUP, "tcp", "53/53", REPLICAS),
-}
-DNS_FROM_TENSORBOARD = {
-    (CLUSTER_GROUP, "udp", "53/53", TENSORBOARD),
-    (CLUSTER_GROUP, "tcp", "53/53", TENSORBOARD),
+# DNS into the cluster's own group (where ASK's CoreDNS answers) from the pod vSwitch: a
+# CIDR, which a basic and an advanced group alike accept as a source.
+DNS_FROM_THE_PODS = {
+    (CLUSTER_GROUP, "udp", "53/53", POD_CIDR),
+    (CLUSTER_GROUP, "tcp", "53/53", POD_CIDR),
 }
 TF_PORT_FROM_REPLICAS_ONLY = {(REPLICAS, "tcp", "2222/2222", REPLICAS)}
 
@@ -79,8 +76,7 @@ def test_tf_port_only_from_the_replicas_group_and_tensorboard_from_its_intranet_
     assert rule_table(ask_eci) == {
         *TF_PORT_FROM_REPLICAS_ONLY,
         (TENSORBOARD, "tcp", "6006/6006", "0.0.0.0/0"),
-        *DNS_FROM_REPLICAS,
-        *DNS_FROM_TENSORBOARD,
+        *DNS_FROM_THE_PODS,
     }
 
 
@@ -122,7 +118,7 @@ def test_tensorboard_port_is_open_exactly_as_its_service_exposes_it(
 def test_without_tensorboard_there_is_no_tensorboard_group_and_no_6006() -> None:
     recorded = run_program(ask(tensorboard={"enabled": False}))
     assert [group.name for group in recorded.of_type(SECURITY_GROUP)] == ["pods-replicas"]
-    assert rule_table(recorded) == {*TF_PORT_FROM_REPLICAS_ONLY, *DNS_FROM_REPLICAS}
+    assert rule_table(recorded) == {*TF_PORT_FROM_REPLICAS_ONLY, *DNS_FROM_THE_PODS}
 
 
 def test_nas_admits_the_pod_vswitch_alone(ask_eci: Recorded) -> None:

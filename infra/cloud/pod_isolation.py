@@ -12,7 +12,8 @@ into two groups of its own:
 
 Both are basic groups ("normal"): only those may name a security group as a rule's source.
 Egress stays open, as the NetworkPolicies leave it (registries, OSS, datasets); the cluster's
-own group (where ASK's DNS runs) gets a rule admitting DNS from both groups.
+own group (where ASK's DNS runs) gets a rule admitting DNS from the pod vSwitch: a CIDR, not
+the groups, since ASK may have made that group an advanced one, which cannot name a group.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from infra.topology import TF_PORT
 REPLICAS = "replicas"
 TENSORBOARD = "tensorboard"
 CLUSTER = "cluster"  # the cluster's own security group (`ServerlessKubernetes.security_group_id`)
+GROUPS = (REPLICAS, TENSORBOARD)  # the stack's own, which a rule may name as its source
 DNS_PORT = 53
 # A basic group whose members reach each other only through its rules; an advanced
 # ("enterprise") group could not name a security group as a source at all.
@@ -67,14 +69,13 @@ def ingress_rules(config: StackConfig) -> list[IngressRule]:
     rules = [IngressRule(REPLICAS, "tcp", TF_PORT, REPLICAS)]
     rules += [IngressRule(TENSORBOARD, "tcp", TENSORBOARD_PORT, cidr)
               for cidr in tensorboard_sources(config)]  # fmt: skip
-    groups = [REPLICAS, TENSORBOARD] if config.tensorboard.enabled else [REPLICAS]
-    rules += [IngressRule(CLUSTER, protocol, DNS_PORT, group)
-              for group in groups for protocol in ("udp", "tcp")]  # fmt: skip
+    pods = config.network.pod_vswitch_cidr
+    rules += [IngressRule(CLUSTER, protocol, DNS_PORT, pods) for protocol in ("udp", "tcp")]
     return rules
 
 
 def _rule_name(name: str, rule: IngressRule, index: int) -> str:
-    source = rule.source if rule.source in (REPLICAS, TENSORBOARD) else f"cidr-{index}"
+    source = rule.source if rule.source in GROUPS else f"cidr-{index}"
     return f"{name}-{rule.into}-{rule.protocol}-{rule.port}-from-{source}"
 
 
@@ -97,7 +98,7 @@ class EciPodFirewall(pulumi.ComponentResource):
         super().__init__("tftrain:cloud:EciPodFirewall", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         groups: dict[str, pulumi.Input[str]] = {CLUSTER: cluster_group_id}
-        for group in (REPLICAS, TENSORBOARD):
+        for group in GROUPS:
             if group == TENSORBOARD and not config.tensorboard.enabled:
                 continue
             groups[group] = ecs.SecurityGroup(
