@@ -92,6 +92,7 @@ TESTS: dict[str, tuple[str, ...]] = {
             "tests/test_eci_isolation.py",
             "tests/test_platform_stacks.py",
             "tests/test_stacks_program.py",
+            "tests/test_up_after_destroy.py",
         )
         for module in ("infra.cloud.network", "infra.cloud.nas", "infra.cloud.pod_isolation")
     },
