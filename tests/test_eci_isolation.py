@@ -247,11 +247,15 @@ def test_the_review_reads_each_rule_and_the_nas_rule_off_the_render() -> None:
             {"sourceCidrIp": "10.2.0.0/24", "userAccessType": "x_squash", "rwAccessType": "RO"}
         ),
         switch: CloudResource({"cidrBlock": "10.2.0.0/24"}),
+        # A client range that is none of the stack's vSwitches is named as such.
+        "alicloud:nas/accessRule:AccessRule  m": CloudResource(
+            {"sourceCidrIp": "10.3.0.0/24", "userAccessType": "y_squash", "rwAccessType": "RW"}
+        ),
     }
     [line] = isolation_lines(Render(objects={"NetworkPolicy t/p": policy}, cloud=cloud))
     assert line == (
         "Isolation: ECI enforces no NetworkPolicy on ASK; the stack's security groups and NAS "
         "rule do: a admits TCP 9 from 10.1.0.0/16; NAS (x_squash, RO) from 10.2.0.0/24 only "
-        "(s); any pod annotated into these groups or onto that vSwitch passes too "
-        "(docs/security.md)"
+        "(s); NAS (y_squash, RW) from 10.3.0.0/24 only (no vSwitch of the stack); any pod "
+        "annotated into these groups or onto that vSwitch passes too (docs/security.md)"
     )

@@ -71,7 +71,7 @@ def _group_admits(render: Render) -> list[str]:
     admits = []
     for title, resource in render.cloud.items():
         inputs = resource.inputs
-        into = groups.get(inputs.get("securityGroupId", ""))
+        into = groups.get(inputs.get("securityGroupId"))
         if kind_of_title(title) != "SecurityGroupRule" or into is None:
             continue
         source = inputs.get("sourceSecurityGroupId", "")
