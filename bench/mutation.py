@@ -63,6 +63,12 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.records.report": ("tests/test_run_report.py",),
     "infra.render.exposure": ("tests/test_golden_consequences.py", "tests/test_render_summary.py"),
+    "infra.manifests.placement": (
+        "tests/test_eci_isolation.py",
+        "tests/test_gpu_driver.py",
+        "tests/test_spot_placement.py",
+        "tests/test_stacks_program.py",
+    ),
     "infra.replica_plan.trainer_env": (
         "tests/test_local_plan.py",
         "tests/test_secret_env.py",
