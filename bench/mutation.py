@@ -65,7 +65,6 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "infra.render.exposure": ("tests/test_golden_consequences.py", "tests/test_render_summary.py"),
     "infra.manifests.placement": (
         "tests/test_eci_isolation.py",
-        "tests/test_gpu_driver.py",
         "tests/test_spot_placement.py",
         "tests/test_stacks_program.py",
     ),
