@@ -127,6 +127,10 @@ def test_a_first_up_creates_the_file_system() -> None:
         ),
         ((kept_file_system("0a1b2c3d4e", storageType="Capacity"),), "differs in storageType"),
         ((kept_file_system("0a1b2c3d4e", zoneId="cn-hangzhou-k"),), "differs in zoneId"),
+        (
+            (kept_file_system("0a1b2c3d4e", storageType="Capacity", zoneId="cn-hangzhou-k"),),
+            "it differs in storageType, zoneId)",
+        ),
     ],
 )
 def test_kept_file_systems_that_cannot_be_adopted_stop_up_naming_the_key(
@@ -137,6 +141,10 @@ def test_kept_file_systems_that_cannot_be_adopted_stop_up_naming_the_key(
     message = str(run.error)
     assert message.startswith("tftrain:storage.fileSystemId = '': this stack's kept NAS file")
     assert named in message
+    assert message.endswith(
+        "Set tftrain:storage.fileSystemId to the one whose checkpoints you want (the others "
+        "can then be deleted in the NAS console), or delete them first"
+    )
     assert run.of_type(FILE_SYSTEM) == []
 
 
