@@ -259,3 +259,14 @@ def test_the_review_reads_each_rule_and_the_nas_rule_off_the_render() -> None:
         "(s); NAS (y_squash, RW) from 10.3.0.0/24 only (no vSwitch of the stack); any pod "
         "annotated into these groups or onto that vSwitch passes too (docs/security.md)"
     )
+
+
+def test_without_an_image_cache_eci_is_told_to_make_none() -> None:
+    # ECI's automatic image cache defaults to on (and makes caches of its own): off is said.
+    recorded = run_program(ask(cluster={"imageCache": False}))
+    for obj in recorded.kube_objects():
+        if obj.get("kind") in ("Job", "Deployment"):
+            annotations = obj["spec"]["template"]["metadata"]["annotations"]
+            assert annotations["k8s.aliyun.com/eci-auto-imc"] == "false"
+            assert "k8s.aliyun.com/eci-image-cache" not in annotations
+            assert annotations[ECI_VSWITCH] == POD_VSWITCH
