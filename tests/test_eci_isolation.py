@@ -234,6 +234,15 @@ def test_the_review_reads_each_rule_and_the_nas_rule_off_the_render() -> None:
                 "cidrIp": "10.1.0.0/16",
             }
         ),
+        # From a group that is not the stack's: named by its id.
+        "alicloud:ecs/securityGroupRule:SecurityGroupRule  a-2": CloudResource(
+            {
+                "securityGroupId": "<a.id>",
+                "ipProtocol": "udp",
+                "portRange": "7/8",
+                "sourceSecurityGroupId": "sg-other",
+            }
+        ),
         # Into a group that is not the stack's (the cluster's): not the job's isolation.
         "alicloud:ecs/securityGroupRule:SecurityGroupRule  c-1": CloudResource(
             {
@@ -255,7 +264,8 @@ def test_the_review_reads_each_rule_and_the_nas_rule_off_the_render() -> None:
     [line] = isolation_lines(Render(objects={"NetworkPolicy t/p": policy}, cloud=cloud))
     assert line == (
         "Isolation: ECI enforces no NetworkPolicy on ASK; the stack's security groups and NAS "
-        "rule do: a admits TCP 9 from 10.1.0.0/16; NAS (x_squash, RO) from 10.2.0.0/24 only "
+        "rule do: a admits TCP 9 from 10.1.0.0/16; a admits UDP 7-8 from sg-other; "
+        "NAS (x_squash, RO) from 10.2.0.0/24 only "
         "(s); NAS (y_squash, RW) from 10.3.0.0/24 only (no vSwitch of the stack); any pod "
         "annotated into these groups or onto that vSwitch passes too (docs/security.md)"
     )

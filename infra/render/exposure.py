@@ -74,10 +74,12 @@ def _group_admits(render: Render) -> list[str]:
         into = groups.get(inputs.get("securityGroupId"))
         if kind_of_title(title) != "SecurityGroupRule" or into is None:
             continue
-        source = inputs.get("sourceSecurityGroupId", "")
-        source = groups.get(source, source) or inputs.get("cidrIp", "?")
-        port = inputs.get("portRange", "").split("/")[0]
-        admits.append(f"{into} admits {inputs.get('ipProtocol', '').upper()} {port} from {source}")
+        # A rule names one source: a group (the stack's by name, another by its id) or a CIDR.
+        group = inputs.get("sourceSecurityGroupId")
+        source = groups.get(group, group) if group else inputs["cidrIp"]
+        low, high = inputs["portRange"].split("/")
+        port = low if low == high else f"{low}-{high}"
+        admits.append(f"{into} admits {inputs['ipProtocol'].upper()} {port} from {source}")
     return admits
 
 
