@@ -88,19 +88,18 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_sweep_bounds.py",
         "tests/test_sweep_trial_keys.py",
     ),
-    # The components one at a time, and the whole program under mocks for every stack and
-    # ask-eci's variants. (tests/test_api_server_reach.py runs the program in a subprocess
-    # that finds no code under mutmut's copy: it fails before any mutant.)
+    # The components one at a time, the whole program under mocks for ask-eci's variants, and
+    # up after destroy (the NAS adoption). (tests/test_api_server_reach.py runs the program
+    # in a subprocess that finds no code under mutmut's copy: it fails before any mutant.)
     **{
         module: (
             "tests/test_cloud_components.py",
             "tests/test_eci_isolation.py",
-            "tests/test_platform_stacks.py",
-            "tests/test_stacks_program.py",
             "tests/test_up_after_destroy.py",
         )
-        for module in ("infra.cloud.network", "infra.cloud.nas", "infra.cloud.pod_isolation")
+        for module in ("infra.cloud.network", "infra.cloud.nas")
     },
+    "infra.cloud.pod_isolation": ("tests/test_eci_isolation.py",),
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",
