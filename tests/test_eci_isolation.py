@@ -293,3 +293,13 @@ def test_without_an_image_cache_eci_is_told_to_make_none() -> None:
             assert annotations["k8s.aliyun.com/eci-auto-imc"] == "false"
             assert "k8s.aliyun.com/eci-image-cache" not in annotations
             assert annotations[ECI_VSWITCH] == POD_VSWITCH
+
+
+def test_the_pod_vswitch_reaches_out_through_the_stacks_nat(ask_eci: Recorded) -> None:
+    snats = {snat.name: snat.inputs for snat in ask_eci.of_type("alicloud:vpc/snatEntry:SnatEntry")}
+    assert snats["network-pod-snat"]["sourceVswitchId"] == POD_VSWITCH
+    assert snats["network-pod-snat"]["snatEntryName"] == "tftrain-ask-eci-network-pods"
+    assert snats["network-snat"]["sourceVswitchId"] == "network-vswitch-id"
+    pod_vswitch = next(s for s in ask_eci.of_type(SWITCH) if s.name == "network-pod-vswitch")
+    assert pod_vswitch.inputs["vswitchName"] == "tftrain-ask-eci-network-pods"
+    assert pod_vswitch.inputs["description"] == "tftrain pod addresses (ECI) of network"
