@@ -38,6 +38,7 @@ from infra.manifests.tensorboard import PORT as TENSORBOARD_PORT
 from infra.manifests.tensorboard import tensorboard_name
 from infra.manifests.workloads import JOB_LABEL
 from infra.platform.cluster_facts import (
+    EciNetwork,
     cluster_facts,
     internal_oss_endpoint,
     needs_load_balancer_acl,
@@ -63,7 +64,7 @@ from infra.run_namespaces import issue_namespaces, namespace_data, namespace_rol
 from infra.topology import build_topology
 
 if TYPE_CHECKING:
-    from infra.cloud import AckCluster, AskCluster, LoadBalancerAcl, NasStorage
+    from infra.cloud import AckCluster, AskCluster, LoadBalancerAcl, NasStorage, Network
 
 
 _POD_OWNERS = ("Job", "Deployment")
@@ -106,6 +107,7 @@ class ClusterAccess:
     nas: NasStorage | None = None  # when storage.kind is nas and the stack makes the NAS
     nas_domain: pulumi.Input[str] | None = None  # its mount target, or the platform's
     load_balancer_acl: LoadBalancerAcl | None = None  # when needs_load_balancer_acl
+    eci_network: EciNetwork | None = None  # ask: the pods' own vSwitch and security groups
     exports: dict[str, Any] = field(default_factory=dict)
     data: DataAccess | None = None  # when the stack uses OSS (StackConfig.uses_oss)
 
@@ -237,9 +239,13 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
 
     region, bucket, endpoint = preflight(config)
     network = cloud.Network(
-        "network", config.network, pod_vswitch=cloud.needs_pod_vswitch(config.cluster)
+        "network",
+        config.network,
+        pod_vswitch=cloud.needs_pod_vswitch(config.cluster),
+        pods="ECI" if config.cluster.kind == "ask" else "Terway",
     )
     cluster: cloud.AckCluster | cloud.AskCluster
+    eci_network = None
     if config.cluster.kind == "ack":
         cluster = cloud.AckCluster(
             "cluster",
@@ -251,7 +257,14 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         )
     else:
         cluster = cloud.AskCluster("cluster", config.cluster, network)
-    nas = cloud.NasStorage("nas", config.storage, network) if config.storage.kind == "nas" else None
+        eci_network = eci_pod_network(config, network, cluster.security_group_id)
+    # ASK's NAS clients are the ECI pods themselves: only the job's pod vSwitch mounts.
+    clients = [network.pod_vswitch_cidr] if eci_network is not None else None
+    nas = (
+        cloud.NasStorage("nas", config.storage, network, clients)
+        if config.storage.kind == "nas"
+        else None
+    )
     acl = (
         cloud.LoadBalancerAcl("tensorboard", config.tensorboard.allowed_source_ranges)
         if needs_load_balancer_acl(config)
@@ -274,8 +287,26 @@ def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAcc
         nas=nas,
         nas_domain=nas.mount_target_domain if nas is not None else None,
         load_balancer_acl=acl,
+        eci_network=eci_network,
         exports=cloud_exports(config, region, network.vpc_id, cluster, nas, data),
         data=data,
+    )
+
+
+def eci_pod_network(
+    config: StackConfig, network: Network, cluster_group_id: pulumi.Output[str]
+) -> EciNetwork | None:
+    """An ASK stack's pods on their own vSwitch and behind their own security groups
+    (`infra/cloud/pod_isolation.py`); None where the stack does not isolate them."""
+    from infra import cloud
+
+    if not config.cluster.isolates_eci_pods:
+        return None
+    firewall = cloud.EciPodFirewall("pods", config, network.vpc_id, cluster_group_id)
+    return EciNetwork(
+        vswitch_id=network.pod_vswitch_id,
+        replicas_group_id=firewall.replicas_group_id,
+        tensorboard_group_id=firewall.tensorboard_group_id,
     )
 
 
@@ -656,6 +687,7 @@ def build() -> None:
         oss_endpoint=data.endpoint if data else None,
         oss_role_name=data.role_name if data else None,
         oss_bucket=data.bucket if data else None,
+        eci_network=access.eci_network,
     )
     storage_ready = [access.nas] if access.nas is not None else []
     if data is not None:

@@ -113,6 +113,8 @@ def _computed_outputs(
             "vpcId": inputs.get("vpcId"),
             "connections": [{"apiServerIntranet": MOCK_INTRANET_API}],
             "version": inputs.get("version") or MOCK_DEFAULT_K8S_VERSION,
+            # The group ASK makes for the cluster when none is given (security_group_id).
+            "securityGroupId": inputs.get("securityGroupId") or f"sg-{resource_id}",
             "rrsaMetadata": {
                 "enabled": bool(inputs.get("enableRrsa")),
                 "ramOidcProviderArn": f"{MOCK_OIDC_PROVIDER_ARN}/ack-rrsa-{resource_id}",

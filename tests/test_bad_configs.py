@@ -126,6 +126,11 @@ CASES: dict[str, Bad] = {
         "tftrain:network.podVswitchCidr",
         "a block that does not overlap vswitchCidr 192.168.0.0/20",
     ),
+    "ask-pod-vswitch-outside-the-vpc": Bad(
+        {**ASK, "network": {**ASK["network"], "podVswitchCidr": "10.200.0.0/18"}},
+        "tftrain:network.podVswitchCidr",
+        "a block inside vpcCidr 192.168.0.0/16",
+    ),
     "typo-in-key": Bad(
         {**BASE, "hyperparams": {"learningrate": 0.01}},
         "tftrain:hyperparams.learningrate",

@@ -313,6 +313,14 @@ def test_nat_egress_by_default_enhanced_nat_with_eip_and_snat_for_the_vswitch() 
     assert nat.inputs["natType"] == "Enhanced"
     assert nat.inputs["paymentType"] == "PayAsYouGo"
     assert nat.inputs["vswitchId"] == vswitch.id
+    # An internet NAT billed by LCU (SDK: PayByLcu only for enhanced NAT); the EIP pay-as-you-go
+    # by traffic, capped at 100 Mbit/s (docs/cloud-evidence.md).
+    assert nat.inputs["networkType"] == "internet"
+    assert nat.inputs["internetChargeType"] == "PayByLcu"
+    assert nat.inputs["vpcId"] == vswitch.inputs["vpcId"]
+    assert eip.inputs["paymentType"] == "PayAsYouGo"
+    assert eip.inputs["internetChargeType"] == "PayByTraffic"
+    assert eip.inputs["bandwidth"] == "100"
     assert association.inputs["allocationId"] == eip.id
     assert association.inputs["instanceId"] == nat.id
     assert association.inputs["instanceType"] == "Nat"

@@ -42,12 +42,14 @@ PLATFORM_DATA = {
     "Results out": "the platform's volume tftrain-lr-sweep-a-export, unchanged",
 }
 QUIET = {"New public endpoints": "none", "Idle GPU pool": "none"}
-# On ASK the review says what the stack does not isolate (docs/security.md: ECI enforces no
-# NetworkPolicy; the NAS rule covers the pods' vSwitch), whatever the change.
+# On ASK the review says what isolates the job, whatever the change (docs/security.md: ECI
+# enforces no NetworkPolicy): ask-eci's TensorBoard is an intranet load balancer without
+# allowedSourceRanges, its podVswitchCidr the default 192.168.64.0/18.
 ASK_ISOLATION = (
-    "none from this stack on ASK: ECI enforces no NetworkPolicy (any pod in the VPC reaches "
-    "the replicas' TCP 2222) and the NAS access rule admits the pods' vSwitch read-write as "
-    "root (no_squash); docs/security.md says how to add it"
+    "ECI enforces no NetworkPolicy on ASK; the stack's security groups and NAS rule do: "
+    "pods-replicas admits TCP 2222 from pods-replicas; pods-tensorboard admits TCP 6006 from "
+    "0.0.0.0/0; NAS (no_squash, RDWR) from 192.168.64.0/18 only (network-pod-vswitch); any pod "
+    "annotated into these groups or onto that vSwitch passes too (docs/security.md)"
 )
 ASK_QUIET = {"New public endpoints": "none", "Isolation": ASK_ISOLATION, "Idle GPU pool": "none"}
 # 2 workers x 1 GPU on ack-gpu, ask-eci and run-ack; ack-cpu and the platform request none.
@@ -204,8 +206,9 @@ EXPECTED: dict[str, dict[str, str]] = {
             "NetworkPolicy 4, PersistentVolume 1, PersistentVolumeClaim 1, Service 5)"
         ),
         "Cloud resources": (
-            "update 2 (NatGateway 1, Provider kubernetes 1); replace 5 (FileSystem 1, "
-            "MountTarget 1, ServerlessKubernetes 1, SnatEntry 1, Switch 1)"
+            # Both vSwitches (the cluster's and the pods') and their SNAT entries move zone.
+            "update 2 (NatGateway 1, Provider kubernetes 1); replace 7 (FileSystem 1, "
+            "MountTarget 1, ServerlessKubernetes 1, SnatEntry 2, Switch 2)"
         ),
         **TWO_GPUS,
         **ASK_QUIET,

@@ -517,6 +517,21 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             "overlap vswitchCidr 192.168.0.0/20"
         ],
     ),
+    # ASK's isolated pods: a vSwitch of their own inside the VPC, apart from the cluster's.
+    "ask-pods-outside-the-vpc": (
+        on(ASK, network={"podVswitchCidr": "10.99.0.0/24"}),
+        [
+            'tftrain:network.podVswitchCidr = "10.99.0.0/24": must be a block inside vpcCidr '
+            "192.168.0.0/16"
+        ],
+    ),
+    "ask-pods-in-the-cluster-vswitch": (
+        on(ASK, network={"podVswitchCidr": "192.168.8.0/22"}),
+        [
+            'tftrain:network.podVswitchCidr = "192.168.8.0/22": must be a block that does not '
+            "overlap vswitchCidr 192.168.0.0/20"
+        ],
+    ),
     "a-cloud-without-a-zone": (
         {"cluster": {"kind": "ack", "cpuPool": {"size": 2}}},
         [
@@ -554,8 +569,12 @@ ACCEPTED: dict[str, dict[str, Any]] = {
     "a-secret-in-a-namespace-named-alike": on(
         ACK, data={**DATA, "credentials": "secret", "credentialsSecret": "tftrain-ops/oss"}
     ),
-    # Terway's pod vSwitch is ack's alone: ask and flannel ignore podVswitchCidr.
-    "ask-ignores-the-pod-vswitch": on(ASK, network={"podVswitchCidr": "10.99.0.0/24"}),
+    # The pods' own vSwitch is Terway's and a standalone ASK stack's: an ASK platform (whose
+    # run stacks' pods share the cluster's vSwitch) and flannel ignore podVswitchCidr.
+    "an-ask-platform-ignores-the-pod-vswitch": {
+        **on(ASK, cluster={"role": "platform"}, network={"podVswitchCidr": "10.99.0.0/24"}),
+        "image": None,  # a platform has no run
+    },
     "flannel-ignores-the-pod-vswitch": on(
         ACK, cluster={"networkPlugin": "flannel"}, network={"podVswitchCidr": "192.168.0.0/24"}
     ),

@@ -22,7 +22,7 @@ from infra.manifests.tensorboard import (
     SLB_ADDRESS_TYPE,
     tensorboard_name,
 )
-from infra.platform.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, cluster_facts
+from infra.platform.cluster_facts import GPU_NODE_LABEL, GPU_TAINT_KEY, EciNetwork, cluster_facts
 from infra.topology import TF_PORT
 from tests.pulumi_mocks import (
     FAKE_KUBECONFIG,
@@ -292,18 +292,21 @@ def _assert_kubeconfig_secret(run: Recorded, text: str) -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_nas_admits_only_the_cluster_vswitch(stack: str) -> None:
+def test_nas_admits_only_the_vswitch_its_clients_mount_from(stack: str) -> None:
     config = load_stack(stack)
     rules = recorded(stack).of_type(ACCESS_RULE)
     if config.storage.kind != "nas" or not config.makes_cloud:  # a run's NAS is its platform's
         assert rules == []
         return
     (rule,) = rules
-    # NFS is mounted from the nodes (ACK) or the ECI sandboxes (ASK), both in the cluster
-    # vSwitch; Terway's pod vSwitch never mounts and is not admitted.
+    # NFS is mounted from the nodes (ACK), in the cluster vSwitch (Terway's pod vSwitch never
+    # mounts and is not admitted), or by the ECI pods themselves (a standalone ASK stack),
+    # in the pod vSwitch; the cluster's vSwitch is then not admitted.
     vswitch_cidrs = {v.inputs["cidrBlock"] for v in recorded(stack).of_type(VSWITCH)}
     assert rule.inputs["sourceCidrIp"] in vswitch_cidrs
-    assert rule.inputs["sourceCidrIp"] == config.network.vswitch_cidr != config.network.vpc_cidr
+    network = config.network
+    clients = network.pod_vswitch_cidr if stack == "ask-eci" else network.vswitch_cidr
+    assert rule.inputs["sourceCidrIp"] == clients != network.vpc_cidr
     assert recorded(stack).outputs["nasDomain"].endswith(".nas.aliyuncs.com")
 
 
@@ -350,6 +353,8 @@ def test_registered_objects_are_the_offline_render(stack: str) -> None:
         oss_endpoint=outputs.get("ossEndpoint"),
         oss_role_name=outputs.get("ossRoleName"),
         oss_bucket=outputs.get("ossBucket"),
+        # The ids the mock gives the ECI pods' vSwitch and groups (`<resource name>-id`).
+        eci_network=EciNetwork("network-pod-vswitch-id", "pods-replicas-id", "pods-tensorboard-id"),
     )
     objects = build_objects(config, facts)
     if not config.has_run:  # what it issues its run namespaces, each with its own RAM role

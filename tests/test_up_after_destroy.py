@@ -20,11 +20,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 
 from infra.render import render_stack
 from infra.render.summary import summarize
 from tests.pulumi_mocks import (
+    EXISTING_VPC_CIDR,
+    EXISTING_VSWITCH_ZONE,
     MOCK_ACCOUNT_ID,
     PlausibleCloud,
     all_stacks,
@@ -113,6 +116,41 @@ def test_up_after_destroy_adopts_the_kept_file_system_with_its_checkpoints() -> 
     }
 
 
+def test_adopting_a_kept_file_system_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[str] = []
+    monkeypatch.setattr(pulumi.log, "info", lambda message, *_, **__: said.append(message))
+    cloud = PlausibleCloud(kept_file_systems=(kept_file_system("0a1b2c3d4e"),))
+    run_program("ack-gpu", cloud=cloud)
+    assert (
+        "NAS file system 0a1b2c3d4e holds this stack's runs (kept by an earlier destroy, "
+        "storage.retainOnDestroy): adopted with its checkpoints, not created anew "
+        "(docs/data.md, Up after destroy)"
+    ) in said
+
+
+def test_in_an_existing_vswitch_the_kept_file_system_is_adopted_whatever_zone_id_says() -> None:
+    # The existing vSwitch's zone (the mock's cn-hangzhou-j) is the file system's, known only
+    # once looked up: a leftover network.zoneId is not compared.
+    existing = {"vpcId": "vpc-existing", "vpcCidr": EXISTING_VPC_CIDR, "vswitchId": "vsw-existing"}
+    raw = stack_raw(
+        "ack-gpu",
+        {
+            "network": {
+                **existing,
+                "zoneId": "cn-hangzhou-i",
+                "podVswitchCidr": "172.20.0.0/16",
+                "serviceCidr": "10.96.0.0/20",
+            }
+        },
+    )
+    # A stack given as a mapping is named `test`.
+    description = "tftrain data, checkpoints and logs of tftrain-test-nas"
+    kept = kept_file_system("0a1b2c3d4e", zoneId=EXISTING_VSWITCH_ZONE, description=description)
+    run = run_program(raw, cloud=PlausibleCloud(kept_file_systems=(kept,)))
+    (file_system,) = run.of_type(FILE_SYSTEM)
+    assert file_system.import_id == "0a1b2c3d4e"
+
+
 def test_a_first_up_creates_the_file_system() -> None:
     (file_system,) = run_program("ack-gpu").of_type(FILE_SYSTEM)
     assert file_system.import_id == ""
@@ -127,6 +165,10 @@ def test_a_first_up_creates_the_file_system() -> None:
         ),
         ((kept_file_system("0a1b2c3d4e", storageType="Capacity"),), "differs in storageType"),
         ((kept_file_system("0a1b2c3d4e", zoneId="cn-hangzhou-k"),), "differs in zoneId"),
+        (
+            (kept_file_system("0a1b2c3d4e", storageType="Capacity", zoneId="cn-hangzhou-k"),),
+            "it differs in storageType, zoneId)",
+        ),
     ],
 )
 def test_kept_file_systems_that_cannot_be_adopted_stop_up_naming_the_key(
@@ -137,6 +179,10 @@ def test_kept_file_systems_that_cannot_be_adopted_stop_up_naming_the_key(
     message = str(run.error)
     assert message.startswith("tftrain:storage.fileSystemId = '': this stack's kept NAS file")
     assert named in message
+    assert message.endswith(
+        "Set tftrain:storage.fileSystemId to the one whose checkpoints you want (the others "
+        "can then be deleted in the NAS console), or delete them first"
+    )
     assert run.of_type(FILE_SYSTEM) == []
 
 

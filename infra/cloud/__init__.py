@@ -1,7 +1,8 @@
 """Layer 4: Pulumi components over pulumi_alicloud (network, cluster + node pools, NAS).
 
 Thin wrappers with secure defaults: no public IPs on nodes, NAT-only egress, private API
-server unless configured, NAS reachable only from the cluster's vSwitches, kubeconfig as a secret.
+server unless configured, NAS reachable only from the cluster's vSwitches (on ASK: the job's pod
+vSwitch), ECI pods in security groups of their own, kubeconfig as a secret.
 """
 
 from infra.cloud.api_server_reach import kubeconfig_reachable, require_reachable_api_server
@@ -26,6 +27,7 @@ from infra.cloud.oss import (
     require_usable_bucket,
     stack_bucket,
 )
+from infra.cloud.pod_isolation import EciPodFirewall
 from infra.cloud.zone_offers import require_zone_offers
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "GPU_TAINT_VALUE",
     "AckCluster",
     "AskCluster",
+    "EciPodFirewall",
     "LoadBalancerAcl",
     "NasStorage",
     "Network",

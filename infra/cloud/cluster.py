@@ -96,8 +96,9 @@ def created_only(key: str, wanted: bool) -> Callable[[bool | None], bool]:
 
 
 def needs_pod_vswitch(config: ClusterConfig) -> bool:
-    """Whether the cluster's pods take addresses from a pod vSwitch (ACK with Terway)."""
-    return config.kind == "ack" and config.network_plugin == "terway"
+    """Whether the cluster's pods take addresses from a pod vSwitch: ACK with Terway, and an
+    ASK stack's own ECI pods (annotated onto it, `infra/cloud/pod_isolation.py`)."""
+    return config.has_pod_vswitch
 
 
 def _with_server(kubeconfig: str, server: str) -> str:
@@ -420,12 +421,14 @@ class AskCluster(pulumi.ComponentResource):
     `<pod>.<namespace>.svc` names. `node_pools` is always empty (no nodes to wait for) so the
     program treats both kinds alike.
 
-    Outputs: `cluster_id`, `kubeconfig` (secret), `version`.
+    Outputs: `cluster_id`, `kubeconfig` (secret), `version`, `security_group_id` (the group
+    ASK made for the cluster: where its pods sit unless annotated into another).
     """
 
     cluster_id: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
     version: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
     node_pools: list[cs.NodePool]
 
     def __init__(
@@ -460,6 +463,7 @@ class AskCluster(pulumi.ComponentResource):
         )
         self.cluster_id = cluster.id
         self.version = cluster.version
+        self.security_group_id = cluster.security_group_id
         self.node_pools = []
         check = cluster.endpoint_public_access_enabled.apply(
             created_only("cluster.publicApiServer", config.public_api_server)

@@ -70,7 +70,9 @@ class Network(pulumi.ComponentResource):
     vSwitch goes into `config.zone_id`, which is never looked up (see the config rule).
 
     With `pod_vswitch`, a second vSwitch in the same zone (`config.pod_vswitch_cidr`) gives
-    Terway's pods their addresses, with its own SNAT entry; `pod_vswitch_id` is then set.
+    the pods their addresses (`pods`: whose, for its description: Terway's on ACK, the job's
+    ECI pods on ASK), with its own SNAT entry; `pod_vswitch_id` and `pod_vswitch_cidr` are
+    then set.
 
     Outputs: `vpc_id`, `vswitch_id`, `vpc_cidr`, `vswitch_cidr`, `zone_id`.
     `config` is kept so clusters can read the pod and service CIDRs of the same network.
@@ -83,6 +85,7 @@ class Network(pulumi.ComponentResource):
     vswitch_cidr: pulumi.Output[str]
     zone_id: pulumi.Output[str]
     pod_vswitch_id: pulumi.Output[str] | None
+    pod_vswitch_cidr: pulumi.Output[str] | None
     config: NetworkConfig
 
     def __init__(
@@ -91,6 +94,7 @@ class Network(pulumi.ComponentResource):
         config: NetworkConfig,
         opts: pulumi.ResourceOptions | None = None,
         pod_vswitch: bool = False,
+        pods: str = "Terway",
     ) -> None:
         super().__init__("tftrain:cloud:Network", name, None, opts)
         self.config = config
@@ -99,19 +103,21 @@ class Network(pulumi.ComponentResource):
 
         self._vpc(name, tags, child)
         self._vswitch(name, tags, child)
-        self.pod_vswitch_id = None
+        self.pod_vswitch_id = self.pod_vswitch_cidr = None
         if pod_vswitch:
-            # Terway requires pod vSwitches in the zones of the nodes' vSwitches.
-            self.pod_vswitch_id = vpc.Switch(
+            # Terway requires pod vSwitches in the zones of the nodes' vSwitches; ECI pods stay
+            # in the zone of the NAS mount target and of the cluster's vSwitch.
+            switch = vpc.Switch(
                 f"{name}-pod-vswitch",
                 vswitch_name=physical_name(name, "pods"),
                 vpc_id=self.vpc_id,
                 cidr_block=config.pod_vswitch_cidr,
                 zone_id=self.zone_id,
-                description=f"tftrain pod addresses (Terway) of {name}",
+                description=f"tftrain pod addresses ({pods}) of {name}",
                 tags=tags,
                 opts=child,
-            ).id
+            )
+            self.pod_vswitch_id, self.pod_vswitch_cidr = switch.id, switch.cidr_block
         if config.nat_gateway:
             self._nat_egress(name, tags, child)
 

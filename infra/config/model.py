@@ -233,6 +233,19 @@ class ClusterConfig:
         "at most 63 characters) other than default and kube-*",
     )
 
+    @property
+    def isolates_eci_pods(self) -> bool:
+        """An ASK stack that makes its own cluster puts the job's ECI pods on a vSwitch and in
+        security groups of their own (`infra/cloud/pod_isolation.py`). A platform's run stacks
+        are not isolated: their pods sit on the cluster's vSwitch (docs/security.md)."""
+        return self.kind == "ask" and self.role == "standalone"
+
+    @property
+    def has_pod_vswitch(self) -> bool:
+        """Whether pods take addresses from a vSwitch of their own (`network.podVswitchCidr`):
+        ACK with Terway, and isolated ASK pods."""
+        return (self.kind == "ack" and self.network_plugin == "terway") or self.isolates_eci_pods
+
 
 @section
 class NetworkConfig:
@@ -247,7 +260,7 @@ class NetworkConfig:
     vpn_joined: t.Bool = False
     pod_cidr: t.Ipv4Cidr = "10.64.0.0/16"
     service_cidr: t.Ipv4Cidr = "172.21.0.0/20"
-    pod_vswitch_cidr: t.Ipv4Cidr = "192.168.64.0/18"  # Terway's pods (ack), inside vpcCidr
+    pod_vswitch_cidr: t.Ipv4Cidr = "192.168.64.0/18"  # Terway's pods (ack), ECI pods (ask)
 
 
 @section

@@ -313,11 +313,12 @@ def _network_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
     if not network.vswitch_id and not blocks["vswitchCidr"].subnet_of(blocks["vpcCidr"]):
         yield "network.vswitchCidr", inside_vpc
     pairs = [("podCidr", "vpcCidr"), ("serviceCidr", "vpcCidr"), ("serviceCidr", "podCidr")]
-    # Terway's pod vSwitch: inside the VPC's primary CIDR, apart from the nodes' vSwitch.
-    terway = cluster.kind == "ack" and cluster.network_plugin == "terway"
-    if terway and not blocks["podVswitchCidr"].subnet_of(blocks["vpcCidr"]):
+    # The pods' own vSwitch (Terway's; ASK's isolated ECI pods): inside the VPC's primary
+    # CIDR, apart from the cluster's vSwitch.
+    pod_vswitch = cluster.has_pod_vswitch
+    if pod_vswitch and not blocks["podVswitchCidr"].subnet_of(blocks["vpcCidr"]):
         yield "network.podVswitchCidr", inside_vpc
-    if terway and not network.vswitch_id:
+    if pod_vswitch and not network.vswitch_id:
         pairs.append(("podVswitchCidr", "vswitchCidr"))
     for name, other in pairs:
         if blocks[name].overlaps(blocks[other]):

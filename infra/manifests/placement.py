@@ -6,7 +6,9 @@
 - ask: every pod is an ECI instance; GPU replicas name their ECS GPU instance type and the
   driver their CUDA needs (`infra.platform.gpu_driver`), pods of
   a `spot` group ask for a spot instance, and pods match the stack's ImageCache when it is
-  on. ECI reads these annotations from the pod template at creation time only.
+  on. A stack that makes its own ASK cluster puts its pods on its pod vSwitch and in its
+  security groups (`infra/cloud/pod_isolation.py`). ECI reads these annotations from the pod
+  template at creation time only.
 - existing: plain pods; the cluster's own scheduling applies.
 """
 
@@ -36,6 +38,10 @@ ECI_LEGACY_IMAGE_CACHE = "k8s.aliyun.com/eci-image-cache"
 # (help.aliyun.com/en/eci/user-guide/pod-annotations-1, "Instances").
 ECI_SPOT_STRATEGY = "k8s.aliyun.com/eci-spot-strategy"
 ECI_SPOT_AS_PRICE_GO = "SpotAsPriceGo"
+# The pod's vSwitch and security groups (ECI's "Specify vSwitches" and "Assign a security
+# group"): both in the cluster's VPC; ECI fixes them when it creates the instance.
+ECI_VSWITCH = "k8s.aliyun.com/eci-vswitch"
+ECI_SECURITY_GROUP = "k8s.aliyun.com/eci-security-group"
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,15 @@ class Placement:
     spec: dict[str, Any] = field(default_factory=dict)  # nodeSelector / tolerations
 
 
-def placement(config: StackConfig, facts: ClusterFacts, gpus: int, spot: bool = False) -> Placement:
+def placement(
+    config: StackConfig,
+    facts: ClusterFacts,
+    gpus: int,
+    spot: bool = False,
+    tensorboard: bool = False,
+) -> Placement:
+    """`tensorboard`: the TensorBoard pod, which an isolated ASK stack puts in its own
+    security group (`infra/cloud/pod_isolation.py`)."""
     if facts.cluster_kind == "ack" and gpus and spot:
         key, value = SPOT_NODE_LABEL
         return Placement(
@@ -75,5 +89,10 @@ def placement(config: StackConfig, facts: ClusterFacts, gpus: int, spot: bool = 
             annotations[ECI_GPU_DRIVER_ANNOTATION] = ECI_GPU_DRIVER
         if spot:
             annotations[ECI_SPOT_STRATEGY] = ECI_SPOT_AS_PRICE_GO
+        eci = facts.eci_network
+        if eci is not None:
+            annotations[ECI_VSWITCH] = eci.vswitch_id
+            group = eci.tensorboard_group_id if tensorboard else eci.replicas_group_id
+            annotations[ECI_SECURITY_GROUP] = group
         return Placement(annotations=dict(sorted(annotations.items())))
     return Placement()

@@ -54,7 +54,7 @@ def _probe(initial_delay: int, failures: int) -> dict[str, Any]:
 
 def tensorboard_deployment(config: StackConfig, facts: ClusterFacts) -> dict[str, Any]:
     board = config.tensorboard
-    where = placement(config, facts, gpus=0)
+    where = placement(config, facts, gpus=0, tensorboard=True)
     container = {
         "name": COMPONENT,
         "image": board.image,

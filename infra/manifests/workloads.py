@@ -12,6 +12,7 @@ TF_CONFIG, images, the run id label) restarts the replica as a new run.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from infra.config.model import StackConfig
@@ -42,7 +43,7 @@ from infra.manifests.registry import image_pull_secrets
 from infra.manifests.secret_env import secret_env_names, secret_env_ref
 from infra.manifests.security import TMP_PATH, harden, resources
 from infra.manifests.storage import data_mount, data_volume
-from infra.platform.cluster_facts import ClusterFacts
+from infra.platform.cluster_facts import ClusterFacts, offline_eci_network
 from infra.replica_plan.plan import EnvVar, Place, ReplicaPlan, replica_plans
 from infra.replica_plan.run_data import init_checkpoint_env, resolve_init_checkpoint
 from infra.topology import TF_PORT, Replica, Topology
@@ -270,8 +271,14 @@ def replica_jobs(
     """Every replica's Job, each told the run's deploy generation: a digest of all their pod
     templates as rendered without it (`infra.lifecycle.deploy_generation`)."""
     place = pod_place(config, topology)
+    # Digested as the review shows them: the ids of the ECI pods' vSwitch and security groups
+    # exist only once the program has made them, and the review's generation must be the
+    # deploy's.
+    offline = (
+        replace(facts, eci_network=offline_eci_network(config)) if facts.eci_network else facts
+    )
     drafts = [
-        replica_job(config, facts, topology, plan, secret_sections)
+        replica_job(config, offline, topology, plan, secret_sections)
         for plan in replica_plans(config, place, "")
     ]
     generation = deploy_generation(job["spec"]["template"] for job in drafts)

@@ -34,6 +34,11 @@ OSS_ENDPOINT_PLACEHOLDER = "<oss-region-internal-endpoint>"
 OSS_ROLE_PLACEHOLDER = "<oss-rrsa-role-name>"
 # ... and the bucket it names from the account (data.createBucket without data.bucket).
 OSS_BUCKET_PLACEHOLDER = "<tftrain-<stack>-<account-id>>"
+# ... and the ids of the pod vSwitch and the security groups of an isolated ASK stack's pods,
+# as the cloud section of the render names those resources' ids.
+ECI_VSWITCH_PLACEHOLDER = "<network-pod-vswitch.id>"
+ECI_REPLICAS_GROUP_PLACEHOLDER = "<pods-replicas.id>"
+ECI_TENSORBOARD_GROUP_PLACEHOLDER = "<pods-tensorboard.id>"
 
 
 def internal_oss_endpoint(region: str) -> str:
@@ -43,6 +48,23 @@ def internal_oss_endpoint(region: str) -> str:
 
 # A fact is a plain string offline and a pulumi.Output[str] in the program.
 Fact = Any
+
+
+@dataclass(frozen=True)
+class EciNetwork:
+    """Where an isolated ASK stack's ECI pods sit (`ClusterConfig.isolates_eci_pods`): the
+    pod vSwitch, and the security groups of the replicas and of TensorBoard ("" without)."""
+
+    vswitch_id: Fact
+    replicas_group_id: Fact
+    tensorboard_group_id: Fact = ""
+
+
+def offline_eci_network(config: StackConfig) -> EciNetwork:
+    """The ids the program learns once the cloud has made them, as the offline render shows
+    them."""
+    board = ECI_TENSORBOARD_GROUP_PLACEHOLDER if config.tensorboard.enabled else ""
+    return EciNetwork(ECI_VSWITCH_PLACEHOLDER, ECI_REPLICAS_GROUP_PLACEHOLDER, board)
 
 
 @dataclass(frozen=True)
@@ -58,6 +80,8 @@ class ClusterFacts:
     oss_endpoint: Fact = ""
     oss_role_name: Fact = ""
     oss_bucket: Fact = ""  # data.bucket, the name the stack derives, or the platform's
+    # The pods' own vSwitch and security groups (ask, `ClusterConfig.isolates_eci_pods`).
+    eci_network: EciNetwork | None = None
 
 
 def needs_load_balancer_acl(config: StackConfig) -> bool:
@@ -78,6 +102,7 @@ def cluster_facts(
     oss_endpoint: Fact | None = None,
     oss_role_name: Fact | None = None,
     oss_bucket: Fact | None = None,
+    eci_network: EciNetwork | None = None,
 ) -> ClusterFacts:
     """Facts for `config`; a fact the program does not pass gets its offline placeholder. A
     run stack's volumes are its platform's, so it needs none of the storage facts."""
@@ -106,6 +131,10 @@ def cluster_facts(
         role = data.rrsa_role_name or (
             OSS_ROLE_PLACEHOLDER if oss_role_name is None else oss_role_name
         )
+    if not config.cluster.isolates_eci_pods:
+        eci_network = None
+    elif eci_network is None:
+        eci_network = offline_eci_network(config)
     return ClusterFacts(
         cluster_kind=config.cluster.kind,
         nfs_server=server,
@@ -113,4 +142,5 @@ def cluster_facts(
         oss_endpoint=endpoint,
         oss_role_name=role,
         oss_bucket=bucket,
+        eci_network=eci_network,
     )

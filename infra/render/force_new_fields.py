@@ -104,6 +104,26 @@ FORCE_NEW: dict[str, frozenset[str]] = {
     "alicloud:ecs/eipAssociation:EipAssociation": frozenset(
         {"allocation_id", "instance_id", "instance_type", "private_ip_address", "vpc_id"}
     ),
+    # alicloud_security_group (master 81c43b6727, issue 37)
+    "alicloud:ecs/securityGroup:SecurityGroup": frozenset({"security_group_type", "vpc_id"}),
+    # alicloud_security_group_rule (master 81c43b6727): every argument but the description
+    "alicloud:ecs/securityGroupRule:SecurityGroupRule": frozenset(
+        {
+            "cidr_ip",
+            "ip_protocol",
+            "ipv6_cidr_ip",
+            "nic_type",
+            "policy",
+            "port_range",
+            "prefix_list_id",
+            "priority",
+            "security_group_id",
+            "source_group_owner_account",
+            "source_group_owner_id",
+            "source_security_group_id",
+            "type",
+        }
+    ),
     # alicloud_nas_access_group
     "alicloud:nas/accessGroup:AccessGroup": frozenset(
         {"access_group_name", "access_group_type", "file_system_type", "name", "type"}

@@ -1,0 +1,305 @@
+"""ASK: the job's ECI pods on a vSwitch and behind security groups of their own.
+
+ECI enforces no NetworkPolicy, so on ASK the security groups and the NAS access rule are the
+isolation (docs/security.md). Each test runs the whole program under the mock harness
+(`infra/mock_deploy.py`) for stacks/Pulumi.ask-eci.yaml, or for it with one section changed,
+and compares what it registers with tables written by hand from that stack file: its VPC
+192.168.0.0/16, cluster vSwitch 192.168.0.0/20, pod vSwitch 192.168.64.0/18 (the
+`network.podVswitchCidr` default), TensorBoard an intranet load balancer. Ids are the mock's
+`<resource name>-id`; ASK's own group for the cluster is `sg-cluster-ask-id`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import kubernetes_validate
+import pytest
+from packaging.version import Version
+
+from infra.render.exposure import isolation_lines
+from infra.render.parsed import CloudResource, Render
+from tests.pulumi_mocks import Recorded, run_program, stack_raw
+
+SECURITY_GROUP = "alicloud:ecs/securityGroup:SecurityGroup"
+RULE = "alicloud:ecs/securityGroupRule:SecurityGroupRule"
+ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
+SWITCH = "alicloud:vpc/switch:Switch"
+VPC = "network-vpc-id"
+REPLICAS = "pods-replicas-id"
+TENSORBOARD = "pods-tensorboard-id"
+CLUSTER_GROUP = "sg-cluster-ask-id"
+POD_VSWITCH = "network-pod-vswitch-id"
+POD_CIDR = "192.168.64.0/18"
+ECI_VSWITCH = "k8s.aliyun.com/eci-vswitch"
+ECI_SECURITY_GROUP = "k8s.aliyun.com/eci-security-group"
+
+# DNS into the cluster's own group (where ASK's CoreDNS answers) from the pod vSwitch: a
+# CIDR, which a basic and an advanced group alike accept as a source.
+DNS_FROM_THE_PODS = {
+    (CLUSTER_GROUP, "udp", "53/53", POD_CIDR),
+    (CLUSTER_GROUP, "tcp", "53/53", POD_CIDR),
+}
+TF_PORT_FROM_REPLICAS_ONLY = {(REPLICAS, "tcp", "2222/2222", REPLICAS)}
+
+
+def ask(**sections: dict[str, Any]) -> dict[str, Any]:
+    return stack_raw("ask-eci", sections)
+
+
+def rule_table(recorded: Recorded) -> set[tuple[str, str, str, str]]:
+    """(into group, protocol, ports, source group or CIDR) of every rule; each rule is checked
+    to be an intranet ingress accept, with exactly one source."""
+    table = set()
+    for rule in recorded.of_type(RULE):
+        inputs = rule.inputs
+        assert (inputs["type"], inputs["nicType"], inputs["policy"]) == (
+            "ingress",
+            "intranet",
+            "accept",
+        ), rule.name
+        sources = [inputs[key] for key in ("sourceSecurityGroupId", "cidrIp") if key in inputs]
+        assert len(sources) == 1, rule.name
+        table.add((inputs["securityGroupId"], inputs["ipProtocol"], inputs["portRange"], *sources))
+    return table
+
+
+@pytest.fixture(scope="module")
+def ask_eci() -> Recorded:
+    return run_program("ask-eci")
+
+
+def test_tf_port_only_from_the_replicas_group_and_tensorboard_from_its_intranet_clients(
+    ask_eci: Recorded,
+) -> None:
+    # An intranet load balancer without allowedSourceRanges: whatever routes to it.
+    assert rule_table(ask_eci) == {
+        *TF_PORT_FROM_REPLICAS_ONLY,
+        (TENSORBOARD, "tcp", "6006/6006", "0.0.0.0/0"),
+        *DNS_FROM_THE_PODS,
+    }
+
+
+def test_rule_names_are_stable_and_unique(ask_eci: Recorded) -> None:
+    # A rule's name is its URN: a new name replaces the rule on the next `up`.
+    assert [rule.name for rule in ask_eci.of_type(RULE)] == [
+        "pods-replicas-tcp-2222-from-replicas",
+        "pods-tensorboard-tcp-6006-from-cidr-1",
+        "pods-cluster-udp-53-from-cidr-2",
+        "pods-cluster-tcp-53-from-cidr-3",
+    ]
+    ranges = {"public": True, "allowedSourceRanges": ["203.0.113.0/24", "198.51.100.7/32"]}
+    names = [rule.name for rule in run_program(ask(tensorboard=ranges)).of_type(RULE)]
+    assert len(set(names)) == len(names) == 5
+
+
+def test_the_groups_are_the_stacks_basic_groups_whose_members_share_nothing_else(
+    ask_eci: Recorded,
+) -> None:
+    groups = {group.name: group.inputs for group in ask_eci.of_type(SECURITY_GROUP)}
+    assert sorted(groups) == ["pods-replicas", "pods-tensorboard"]
+    for inputs in groups.values():
+        # Basic ("normal"): only those may name a group as a rule's source. Drop: being in
+        # the same group opens no port; only the rules above do.
+        assert inputs["securityGroupType"] == "normal"
+        assert inputs["innerAccessPolicy"] == "Drop"
+        assert inputs["vpcId"] == VPC
+
+
+@pytest.mark.parametrize(
+    ("tensorboard", "sources"),
+    [
+        # ClusterIP: in-cluster clients, from anywhere in the VPC.
+        ({"serviceType": "ClusterIP"}, {"192.168.0.0/16"}),
+        # A public load balancer: its allow-list, nothing else (a CLB keeps client addresses).
+        (
+            {"public": True, "allowedSourceRanges": ["203.0.113.0/24", "198.51.100.7/32"]},
+            {"203.0.113.0/24", "198.51.100.7/32"},
+        ),
+    ],
+    ids=["cluster-ip", "public-allow-list"],
+)
+def test_tensorboard_port_is_open_exactly_as_its_service_exposes_it(
+    tensorboard: dict[str, Any], sources: set[str]
+) -> None:
+    table = rule_table(run_program(ask(tensorboard=tensorboard)))
+    expected = {(TENSORBOARD, "tcp", "6006/6006", source) for source in sources}
+    assert {rule for rule in table if rule[0] == TENSORBOARD} == expected
+    assert table >= TF_PORT_FROM_REPLICAS_ONLY
+
+
+def test_without_tensorboard_there_is_no_tensorboard_group_and_no_6006() -> None:
+    recorded = run_program(ask(tensorboard={"enabled": False}))
+    assert [group.name for group in recorded.of_type(SECURITY_GROUP)] == ["pods-replicas"]
+    assert rule_table(recorded) == {*TF_PORT_FROM_REPLICAS_ONLY, *DNS_FROM_THE_PODS}
+
+
+def test_nas_admits_the_pod_vswitch_alone(ask_eci: Recorded) -> None:
+    switches = {switch.name: switch.inputs for switch in ask_eci.of_type(SWITCH)}
+    assert switches["network-pod-vswitch"]["cidrBlock"] == POD_CIDR
+    assert switches["network-pod-vswitch"]["zoneId"] == switches["network-vswitch"]["zoneId"]
+    rules = [rule.inputs for rule in ask_eci.of_type(ACCESS_RULE)]
+    # Not the cluster's vSwitch 192.168.0.0/20, not the VPC: the job's pods only. Root is
+    # not squashed: the mounter creates and chmods /tftrain/<namespace> as root.
+    assert [(r["sourceCidrIp"], r["rwAccessType"], r["userAccessType"]) for r in rules] == [
+        (POD_CIDR, "RDWR", "no_squash")
+    ]
+
+
+def test_the_nas_rule_follows_the_configured_pod_vswitch() -> None:
+    recorded = run_program(ask(network={"podVswitchCidr": "192.168.128.0/20"}))
+    assert [rule.inputs["sourceCidrIp"] for rule in recorded.of_type(ACCESS_RULE)] == [
+        "192.168.128.0/20"
+    ]
+
+
+def test_every_eci_pod_is_annotated_onto_the_pod_vswitch_and_into_its_group(
+    ask_eci: Recorded,
+) -> None:
+    templates = [
+        (obj["kind"], obj["metadata"]["name"], obj["spec"]["template"]["metadata"])
+        for obj in ask_eci.kube_objects()
+        if obj.get("kind") in ("Job", "Deployment")
+    ]
+    # chief, ps and two workers, then TensorBoard.
+    assert sorted(name for _, name, _ in templates) == [
+        "mnist-chief-0",
+        "mnist-ps-0",
+        "mnist-tensorboard",
+        "mnist-worker-0",
+        "mnist-worker-1",
+    ]
+    for kind, name, meta in templates:
+        group = TENSORBOARD if kind == "Deployment" else REPLICAS
+        assert meta["annotations"][ECI_VSWITCH] == POD_VSWITCH, name
+        assert meta["annotations"][ECI_SECURITY_GROUP] == group, name
+
+
+def test_the_annotated_objects_validate_against_the_clusters_openapi_schema(
+    ask_eci: Recorded,
+) -> None:
+    # The version test_manifests_schema.py picks for `latest`: the newest schema shipped.
+    version = max(kubernetes_validate.utils.all_versions(), key=Version)
+    checked = 0
+    for obj in ask_eci.kube_objects():
+        if obj.get("kind") in ("Job", "Deployment"):
+            kubernetes_validate.validate(obj, version, strict=True)
+            checked += 1
+    assert checked == 5
+
+
+def test_ack_keeps_its_nodes_vswitch_rule_and_makes_no_security_group() -> None:
+    recorded = run_program("ack-gpu")
+    assert recorded.of_type(SECURITY_GROUP) == []
+    assert recorded.of_type(RULE) == []
+    # ACK's NFS clients are the nodes, in the cluster's vSwitch (ack-gpu: 192.168.0.0/20).
+    assert [r.inputs["sourceCidrIp"] for r in recorded.of_type(ACCESS_RULE)] == ["192.168.0.0/20"]
+    for obj in recorded.kube_objects():
+        if obj.get("kind") in ("Job", "Deployment"):
+            annotations = obj["spec"]["template"]["metadata"].get("annotations", {})
+            assert ECI_VSWITCH not in annotations
+            assert ECI_SECURITY_GROUP not in annotations
+
+
+def test_an_ask_platform_isolates_nothing_and_its_nas_rule_stays_on_the_cluster_vswitch() -> None:
+    platform = {
+        "cluster": {"kind": "ask", "role": "platform"},
+        "network": {"zoneId": "cn-hangzhou-i"},
+        "storage": {"kind": "nas"},
+    }
+    recorded = run_program(platform)
+    assert recorded.error is None
+    assert recorded.of_type(SECURITY_GROUP) == []
+    assert [switch.name for switch in recorded.of_type(SWITCH)] == ["network-vswitch"]
+    assert [r.inputs["sourceCidrIp"] for r in recorded.of_type(ACCESS_RULE)] == ["192.168.0.0/20"]
+
+
+def test_the_review_says_an_ask_run_stack_is_not_isolated() -> None:
+    # A run stack on an ASK platform: unenforced policies, and no cloud side of its own.
+    policy = {
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "p", "annotations": {"tftrain.io/not-enforced": "ECI"}},
+    }
+    [line] = isolation_lines(Render(objects={"NetworkPolicy t/p": policy}, cloud={}))
+    assert line.startswith("Isolation: none from this stack on ASK")
+    # Without unenforced policies (ack, existing) the review has no isolation line.
+    assert isolation_lines(Render(objects={}, cloud={})) == []
+
+
+def test_the_review_reads_each_rule_and_the_nas_rule_off_the_render() -> None:
+    policy = {
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "p", "annotations": {"tftrain.io/not-enforced": "ECI"}},
+    }
+    group, rule, nas, switch = (
+        "alicloud:ecs/securityGroup:SecurityGroup  a",
+        "alicloud:ecs/securityGroupRule:SecurityGroupRule  a-1",
+        "alicloud:nas/accessRule:AccessRule  n",
+        "alicloud:vpc/switch:Switch  s",
+    )
+    cloud = {
+        group: CloudResource(),
+        rule: CloudResource(
+            {
+                "securityGroupId": "<a.id>",
+                "ipProtocol": "tcp",
+                "portRange": "9/9",
+                "cidrIp": "10.1.0.0/16",
+            }
+        ),
+        # From a group that is not the stack's: named by its id.
+        "alicloud:ecs/securityGroupRule:SecurityGroupRule  a-2": CloudResource(
+            {
+                "securityGroupId": "<a.id>",
+                "ipProtocol": "udp",
+                "portRange": "7/8",
+                "sourceSecurityGroupId": "sg-other",
+            }
+        ),
+        # Into a group that is not the stack's (the cluster's): not the job's isolation.
+        "alicloud:ecs/securityGroupRule:SecurityGroupRule  c-1": CloudResource(
+            {
+                "securityGroupId": "<computed>",
+                "ipProtocol": "udp",
+                "portRange": "53/53",
+                "sourceSecurityGroupId": "<a.id>",
+            }
+        ),
+        nas: CloudResource(
+            {"sourceCidrIp": "10.2.0.0/24", "userAccessType": "x_squash", "rwAccessType": "RO"}
+        ),
+        switch: CloudResource({"cidrBlock": "10.2.0.0/24"}),
+        # A client range that is none of the stack's vSwitches is named as such.
+        "alicloud:nas/accessRule:AccessRule  m": CloudResource(
+            {"sourceCidrIp": "10.3.0.0/24", "userAccessType": "y_squash", "rwAccessType": "RW"}
+        ),
+    }
+    [line] = isolation_lines(Render(objects={"NetworkPolicy t/p": policy}, cloud=cloud))
+    assert line == (
+        "Isolation: ECI enforces no NetworkPolicy on ASK; the stack's security groups and NAS "
+        "rule do: a admits TCP 9 from 10.1.0.0/16; a admits UDP 7-8 from sg-other; "
+        "NAS (x_squash, RO) from 10.2.0.0/24 only "
+        "(s); NAS (y_squash, RW) from 10.3.0.0/24 only (no vSwitch of the stack); any pod "
+        "annotated into these groups or onto that vSwitch passes too (docs/security.md)"
+    )
+
+
+def test_without_an_image_cache_eci_is_told_to_make_none() -> None:
+    # ECI's automatic image cache defaults to on (and makes caches of its own): off is said.
+    recorded = run_program(ask(cluster={"imageCache": False}))
+    for obj in recorded.kube_objects():
+        if obj.get("kind") in ("Job", "Deployment"):
+            annotations = obj["spec"]["template"]["metadata"]["annotations"]
+            assert annotations["k8s.aliyun.com/eci-auto-imc"] == "false"
+            assert "k8s.aliyun.com/eci-image-cache" not in annotations
+            assert annotations[ECI_VSWITCH] == POD_VSWITCH
+
+
+def test_the_pod_vswitch_reaches_out_through_the_stacks_nat(ask_eci: Recorded) -> None:
+    snats = {snat.name: snat.inputs for snat in ask_eci.of_type("alicloud:vpc/snatEntry:SnatEntry")}
+    assert snats["network-pod-snat"]["sourceVswitchId"] == POD_VSWITCH
+    assert snats["network-pod-snat"]["snatEntryName"] == "tftrain-ask-eci-network-pods"
+    assert snats["network-snat"]["sourceVswitchId"] == "network-vswitch-id"
+    pod_vswitch = next(s for s in ask_eci.of_type(SWITCH) if s.name == "network-pod-vswitch")
+    assert pod_vswitch.inputs["vswitchName"] == "tftrain-ask-eci-network-pods"
+    assert pod_vswitch.inputs["description"] == "tftrain pod addresses (ECI) of network"
