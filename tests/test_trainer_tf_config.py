@@ -159,3 +159,62 @@ def test_peers_are_every_other_task_and_never_the_evaluator() -> None:
     )
     assert str(config.task) == "worker:1"
     assert config.peers() == ["chief:0", "worker:0", "ps:0"]
+
+
+@pytest.mark.parametrize(
+    ("requested", "outcome"),
+    [
+        ("auto", ("single", Role.TRAINER, True)),
+        ("single", ("single", Role.TRAINER, True)),
+        ("parameter_server", "--strategy / TFTRAIN_STRATEGY parameter_server needs a cluster "
+         "in TF_CONFIG; use auto or single to train in one process"),
+        ("multi_worker_mirrored", "--strategy / TFTRAIN_STRATEGY multi_worker_mirrored needs a "
+         "cluster in TF_CONFIG; use auto or single to train in one process"),
+        ("mirrored", "unknown strategy 'mirrored'; allowed: auto, parameter_server, "
+         "multi_worker_mirrored, single"),
+        ("SINGLE", "unknown strategy 'SINGLE'; allowed: auto, parameter_server, "
+         "multi_worker_mirrored, single"),
+    ],
+)  # fmt: skip
+def test_every_strategy_without_tf_config(requested: str, outcome: tuple | str) -> None:
+    """One process (no TF_CONFIG) trains alone and writes everything; a distributed strategy
+    there is refused naming the flag and what works (docs/trainer.md's strategy list)."""
+    if isinstance(outcome, str):
+        with pytest.raises(PlanError) as error:
+            make_plan(requested, None)
+        assert str(error.value) == outcome
+    else:
+        plan = make_plan(requested, None)
+        assert (plan.strategy, plan.role, plan.is_writer) == outcome
+
+
+@pytest.mark.parametrize(
+    ("cluster", "task", "requested", "message"),
+    [
+        (WORKERS_ONLY, "worker", "parameter_server",
+         "--strategy / TFTRAIN_STRATEGY parameter_server needs ps, worker and chief (or master) "
+         "tasks in the TF_CONFIG cluster; it has ['worker']"),
+        ({"ps": ["p:1"], "chief": ["c:1"]}, "chief", "auto",
+         "--strategy / TFTRAIN_STRATEGY parameter_server needs ps, worker and chief (or master) "
+         "tasks in the TF_CONFIG cluster; it has ['chief', 'ps']"),
+        (PS_CLUSTER, "chief", "multi_worker_mirrored",
+         "--strategy / TFTRAIN_STRATEGY multi_worker_mirrored uses no ps, but the TF_CONFIG "
+         "cluster has ps tasks; use auto or parameter_server"),
+        # Kubeflow's shape with nothing but an evaluator: nobody trains.
+        ({"evaluator": ["e:1"]}, "evaluator", "auto",
+         "multi_worker_mirrored needs worker or chief tasks in the cluster"),
+    ],
+)  # fmt: skip
+def test_a_strategy_that_does_not_fit_says_what_would(
+    cluster: dict, task: str, requested: str, message: str
+) -> None:
+    with pytest.raises(PlanError) as error:
+        make_plan(requested, parse_tf_config(tf_config(cluster, task)))
+    assert str(error.value) == message
+
+
+def test_strategy_single_in_a_cluster_without_chief_or_worker_leaves_every_task_idle() -> None:
+    """`single` trains in the chief, else worker 0: a cluster of ps alone has neither, so no
+    task trains (and none is refused: `single` needs no particular task)."""
+    plan = make_plan("single", parse_tf_config(tf_config({"ps": ["p:1"]}, "ps")))
+    assert (plan.strategy, plan.role, plan.is_writer) == ("single", Role.IDLE, False)

@@ -1,0 +1,277 @@
+"""SIGTERM as the trainer's processes take it, without TensorFlow: a real child process per
+case, its stdout a pipe (block-buffered, as under `kubectl logs` or the local launcher's log
+file), signalled by this test. What must hold:
+
+- every line printed on the way out reaches the log, and the exit status is 143, what a
+  shell reports for a child ended by SIGTERM (128 + signal 15, POSIX), which Kubernetes and
+  the launcher restart (not 2, "a person must act");
+- a ps asks the chief for a save by a request file, serves until the chief has saved (the
+  request gone), and leaves at once when nothing is left to save;
+- the chief's side of the handshake (`Notice`) reads the request, and says it has saved.
+
+The chief's loop that acts on the notice is tested with fakes in test_train_to_end.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from trainer import preemption
+from trainer.preemption import Notice, Preempted
+
+ROOT = Path(__file__).resolve().parent.parent
+SIGTERMED = 143  # 128 + SIGTERM (15): a shell's status for a child ended by SIGTERM
+WAIT = 30.0  # an upper bound on a loaded machine; every wait below ends on an event
+
+
+def child_env() -> dict[str, str]:
+    """This environment, the trainer importable, stdout buffered as a pipe is by default."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONUNBUFFERED", None)
+    return env
+
+
+def start(then: str, *args: str) -> subprocess.Popen[str]:
+    """A Python child that installs the notice, says `ready` (flushed), then prints until
+    SIGTERM (a server's main loop only waits; a trainer's prints), then runs `then`.
+
+    Its stdout is a pipe and is *not* line-buffered, so only an explicit flush before
+    `os._exit` gets the last lines out; and the signal comes while it prints.
+    """
+    program = (
+        "import pathlib, sys, time\n"
+        "from trainer import preemption\n"
+        "notice = preemption.Notice(pathlib.Path(sys.argv[1])).install()\n"
+        "sys.stdout.write('ready\\n')\n"
+        "sys.stdout.flush()\n"
+        "while not notice.signalled():\n"
+        "    print('serving', file=sys.stderr)\n"
+        "    print('serving', end='')\n"
+        "    sys.stdout.flush()\n"
+        "    time.sleep(0.001)  # a pipe this test does not read yet fills in minutes, not ms\n"
+        "sys.stdout.write('\\n')\n"
+        f"{textwrap.dedent(then)}\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", program, *args],
+        cwd=ROOT,
+        env=child_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline() == "ready\n"
+    return child
+
+
+def finish(child: subprocess.Popen[str]) -> tuple[int, list[str]]:
+    out, err = child.communicate(timeout=WAIT)
+    assert set(err.splitlines()) <= {"serving"}, err  # no traceback
+    return child.returncode, [line for line in out.splitlines() if line.replace("serving", "")]
+
+
+def wait_for(predicate, what: str) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + WAIT
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+@pytest.fixture
+def children() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for child in started:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_the_exit_status_is_a_shell_s_for_sigterm() -> None:
+    assert preemption.EXIT_PREEMPTED == SIGTERMED
+
+
+def test_exit_now_keeps_what_was_printed_but_not_flushed(tmp_path: Path) -> None:
+    """`exit_now` skips Python's teardown (os._exit), which would drop buffered output."""
+    program = (
+        "import sys\nfrom trainer.process_exit import exit_now\n"
+        "print('saved a checkpoint at step 40')\n"
+        "sys.stderr.write('a last warning')\n"
+        "exit_now(143)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        143,
+        "saved a checkpoint at step 40\n",
+        "a last warning",
+    )
+
+
+def test_a_ps_worker_leaves_at_once_and_says_why(tmp_path: Path, children: list) -> None:
+    child = start("preemption.exit_at_once('worker:1')", str(tmp_path))
+    children.append(child)
+    child.send_signal(signal.SIGTERM)
+    assert finish(child) == (
+        SIGTERMED,
+        ["worker:1: SIGTERM; the chief re-runs this worker's steps elsewhere"],
+    )
+
+
+PS = """
+preemption.PS_GRACE_SECONDS = float(sys.argv[3])
+preemption.serve_until_saved(
+    pathlib.Path(sys.argv[1]), "ps:0", lambda: sys.argv[2] == "complete"
+)
+"""
+
+
+def test_a_ps_serves_until_the_chief_has_saved(tmp_path: Path, children: list) -> None:
+    child = start(PS, str(tmp_path), "training", "25")
+    children.append(child)
+    request = tmp_path / ".tftrain-preempt"
+    child.send_signal(signal.SIGTERM)
+    wait_for(request.exists, "the ps's request for a checkpoint")
+    assert request.read_text() == "ps:0 got SIGTERM\n"
+    # The chief reads the request as its reason to stop...
+    chief = Notice(tmp_path)
+    assert chief.reason() == "ps:0 got SIGTERM"
+    time.sleep(0.3)  # ...while the ps keeps serving: it has not left
+    assert child.poll() is None
+    chief.saved(52)  # ...saves at step 52 and says so
+    assert finish(child) == (
+        SIGTERMED,
+        [
+            "ps:0: SIGTERM; serving until the chief has saved a checkpoint",
+            "ps:0: the chief has saved; exiting",
+        ],
+    )
+    assert (tmp_path / ".tftrain-preempt-saved").read_text() == "52\n"
+    assert not request.exists()
+
+
+def test_a_ps_gives_up_on_a_chief_that_never_saves(tmp_path: Path, children: list) -> None:
+    grace = 1.0
+    child = start(PS, str(tmp_path), "training", str(grace))
+    children.append(child)
+    request = tmp_path / ".tftrain-preempt"
+    child.send_signal(signal.SIGTERM)
+    wait_for(request.exists, "the ps's request for a checkpoint")
+    asked = time.monotonic()
+    status, lines = finish(child)
+    # Not before its grace has passed (the request appears just before the wait starts).
+    assert time.monotonic() - asked >= grace - 0.05
+    assert (status, lines) == (
+        SIGTERMED,
+        [
+            "ps:0: SIGTERM; serving until the chief has saved a checkpoint",
+            "ps:0: no checkpoint within 1s; exiting",
+        ],
+    )
+
+
+def test_a_ps_after_the_final_checkpoint_leaves_without_asking(
+    tmp_path: Path, children: list
+) -> None:
+    child = start(PS, str(tmp_path), "complete", "25")
+    children.append(child)
+    child.send_signal(signal.SIGTERM)
+    assert finish(child) == (
+        SIGTERMED,
+        ["ps:0: SIGTERM after the run's final checkpoint; nothing to save"],
+    )
+    assert not (tmp_path / ".tftrain-preempt").exists()
+
+
+def test_a_ps_told_after_the_chief_saved_and_left_leaves_at_once(
+    tmp_path: Path, children: list
+) -> None:
+    Notice(tmp_path).saved(30)  # the chief's note, as it leaves
+    child = start(PS, str(tmp_path), "training", "25")
+    children.append(child)
+    child.send_signal(signal.SIGTERM)
+    assert finish(child) == (
+        SIGTERMED,
+        ["ps:0: SIGTERM after the chief saved at step 30 and left; exiting"],
+    )
+    assert not (tmp_path / ".tftrain-preempt").exists()
+
+
+def test_an_empty_saved_note_is_no_save(tmp_path: Path, children: list) -> None:
+    """A note cut short (empty) names no step: the ps asks and waits as if there were none."""
+    (tmp_path / ".tftrain-preempt-saved").write_text("\n")
+    child = start(PS, str(tmp_path), "training", "25")
+    children.append(child)
+    child.send_signal(signal.SIGTERM)
+    wait_for((tmp_path / ".tftrain-preempt").exists, "the ps's request")
+    Notice(tmp_path).saved(8)
+    assert finish(child)[1][-1] == "ps:0: the chief has saved; exiting"
+
+
+# --- The chief's notice, in this process ----------------------------------------------------
+
+
+@pytest.fixture
+def own_sigterm() -> Iterator[None]:
+    previous = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+def test_notice_without_signal_or_request_is_no_reason(tmp_path: Path, own_sigterm: None) -> None:
+    assert Notice(tmp_path).install().reason() is None
+
+
+def test_notice_remembers_its_own_sigterm(tmp_path: Path, own_sigterm: None) -> None:
+    notice = Notice(tmp_path).install()
+    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs before kill returns to Python code
+    assert notice.reason() == "SIGTERM"
+
+
+def test_notice_reads_a_ps_request_or_names_it(tmp_path: Path) -> None:
+    notice = Notice(tmp_path)
+    (tmp_path / ".tftrain-preempt").write_text("  ps:1 got SIGTERM \n")
+    assert notice.reason() == "ps:1 got SIGTERM"
+    (tmp_path / ".tftrain-preempt").write_text("")
+    assert notice.reason() == "a peer's request"
+
+
+def test_a_new_chief_forgets_an_unserved_request_and_an_old_saved_note(tmp_path: Path) -> None:
+    (tmp_path / ".tftrain-preempt").write_text("ps:0 got SIGTERM\n")
+    (tmp_path / ".tftrain-preempt-saved").write_text("12\n")
+    notice = Notice(tmp_path)
+    notice.acknowledge()
+    assert sorted(tmp_path.iterdir()) == []
+    assert notice.reason() is None
+    notice.acknowledge()  # nothing there: no error
+
+
+def test_saving_answers_the_request_and_leaves_the_step(tmp_path: Path) -> None:
+    Notice(tmp_path).saved(7)  # no request: still the note for a ps told later
+    assert (tmp_path / ".tftrain-preempt-saved").read_text() == "7\n"
+    (tmp_path / ".tftrain-preempt").write_text("ps:0 got SIGTERM\n")
+    Notice(tmp_path).saved(9)
+    assert [p.name for p in tmp_path.iterdir()] == [".tftrain-preempt-saved"]
+    assert (tmp_path / ".tftrain-preempt-saved").read_text() == "9\n"
+
+
+def test_preempted_says_the_step_and_why() -> None:
+    stop = Preempted(300, "SIGTERM")
+    assert stop.step == 300
+    assert str(stop) == "preempted (SIGTERM): saved a checkpoint at step 300"
