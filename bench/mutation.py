@@ -82,6 +82,12 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_sweep_bounds.py",
         "tests/test_sweep_trial_keys.py",
     ),
+    # The trainer's SIGTERM steps: the fast tests, which call them in the test process too
+    # (mutmut counts only calls it sees there); the multi-process ones are @slow.
+    "trainer.preemption": ("tests/test_preemption.py",),
+    "trainer.process_exit": ("tests/test_preemption.py",),
+    "infra.cli": ("tests/test_front_door.py", "tests/test_everyday_verbs.py"),
+    "infra.completion": ("tests/test_front_door.py", "tests/test_everyday_verbs.py"),
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",

@@ -14,18 +14,22 @@ The chief's loop that acts on the notice is tested with fakes in test_train_to_e
 
 from __future__ import annotations
 
+import gc
+import io
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
-from trainer import preemption
+from trainer import preemption, process_exit
 from trainer.preemption import Notice, Preempted
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +84,7 @@ def finish(child: subprocess.Popen[str]) -> tuple[int, list[str]]:
     return child.returncode, [line for line in out.splitlines() if line.replace("serving", "")]
 
 
-def wait_for(predicate, what: str) -> None:  # type: ignore[no-untyped-def]
+def wait_for(predicate: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + WAIT
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
@@ -166,62 +170,123 @@ def test_a_ps_serves_until_the_chief_has_saved(tmp_path: Path, children: list) -
     assert not request.exists()
 
 
-def test_a_ps_gives_up_on_a_chief_that_never_saves(tmp_path: Path, children: list) -> None:
-    grace = 1.0
-    child = start(PS, str(tmp_path), "training", str(grace))
-    children.append(child)
-    request = tmp_path / ".tftrain-preempt"
-    child.send_signal(signal.SIGTERM)
-    wait_for(request.exists, "the ps's request for a checkpoint")
-    asked = time.monotonic()
-    status, lines = finish(child)
-    # Not before its grace has passed (the request appears just before the wait starts).
-    assert time.monotonic() - asked >= grace - 0.05
-    assert (status, lines) == (
+# --- The same steps in this process (the exit stood in for), each branch -------------------
+
+
+RunPs = Callable[..., tuple[int, list[str]]]
+
+
+class Exited(Exception):
+    def __init__(self, status: int) -> None:
+        self.status = status
+
+
+@pytest.fixture
+def ps(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> RunPs:
+    """Run a ps's SIGTERM steps here: `(output_dir, complete, grace) -> (status, lines)`."""
+
+    def fake_exit(status: int) -> NoReturn:
+        raise Exited(status)
+
+    monkeypatch.setattr(preemption, "exit_now", fake_exit)
+
+    def run(output_dir: Path, complete: bool = False, grace: float = 25.0) -> tuple[int, list]:
+        monkeypatch.setattr(preemption, "PS_GRACE_SECONDS", grace)
+        with pytest.raises(Exited) as stop:
+            preemption.serve_until_saved(output_dir, "ps:0", lambda: complete)
+        return stop.value.status, capsys.readouterr().out.splitlines()
+
+    return run
+
+
+def chief_saves(output_dir: Path, step: int) -> threading.Thread:
+    """The chief, in a thread: waits for the ps's request, then saves at `step`."""
+
+    def save() -> None:
+        wait_for((output_dir / ".tftrain-preempt").exists, "the ps's request")
+        Notice(output_dir).saved(step)
+
+    thread = threading.Thread(target=save)
+    thread.start()
+    return thread
+
+
+def test_the_ps_s_steps_serve_until_the_chief_has_saved(tmp_path: Path, ps: RunPs) -> None:
+    chief = chief_saves(tmp_path, 52)
+    assert ps(tmp_path) == (
         SIGTERMED,
         [
             "ps:0: SIGTERM; serving until the chief has saved a checkpoint",
-            "ps:0: no checkpoint within 1s; exiting",
+            "ps:0: the chief has saved; exiting",
         ],
     )
+    chief.join()
 
 
-def test_a_ps_after_the_final_checkpoint_leaves_without_asking(
-    tmp_path: Path, children: list
-) -> None:
-    child = start(PS, str(tmp_path), "complete", "25")
-    children.append(child)
-    child.send_signal(signal.SIGTERM)
-    assert finish(child) == (
+def test_a_ps_gives_up_on_a_chief_that_never_saves(tmp_path: Path, ps: RunPs) -> None:
+    grace = 0.5
+    started = time.monotonic()
+    assert ps(tmp_path, grace=grace) == (
+        SIGTERMED,
+        [
+            "ps:0: SIGTERM; serving until the chief has saved a checkpoint",
+            "ps:0: no checkpoint within 0.5s; exiting",
+        ],
+    )
+    assert time.monotonic() - started >= grace  # it waited its whole grace
+    assert (tmp_path / ".tftrain-preempt").read_text() == "ps:0 got SIGTERM\n"
+
+
+def test_a_ps_after_the_final_checkpoint_leaves_without_asking(tmp_path: Path, ps: RunPs) -> None:
+    (tmp_path / ".tftrain-preempt-saved").write_text("30\n")  # complete wins over the note
+    assert ps(tmp_path, complete=True) == (
         SIGTERMED,
         ["ps:0: SIGTERM after the run's final checkpoint; nothing to save"],
     )
     assert not (tmp_path / ".tftrain-preempt").exists()
 
 
-def test_a_ps_told_after_the_chief_saved_and_left_leaves_at_once(
-    tmp_path: Path, children: list
-) -> None:
+def test_a_ps_told_after_the_chief_saved_and_left_leaves_at_once(tmp_path: Path, ps: RunPs) -> None:
     Notice(tmp_path).saved(30)  # the chief's note, as it leaves
-    child = start(PS, str(tmp_path), "training", "25")
-    children.append(child)
-    child.send_signal(signal.SIGTERM)
-    assert finish(child) == (
+    assert ps(tmp_path) == (
         SIGTERMED,
         ["ps:0: SIGTERM after the chief saved at step 30 and left; exiting"],
     )
     assert not (tmp_path / ".tftrain-preempt").exists()
 
 
-def test_an_empty_saved_note_is_no_save(tmp_path: Path, children: list) -> None:
+def test_an_empty_saved_note_is_no_save(tmp_path: Path, ps: RunPs) -> None:
     """A note cut short (empty) names no step: the ps asks and waits as if there were none."""
     (tmp_path / ".tftrain-preempt-saved").write_text("\n")
-    child = start(PS, str(tmp_path), "training", "25")
-    children.append(child)
-    child.send_signal(signal.SIGTERM)
-    wait_for((tmp_path / ".tftrain-preempt").exists, "the ps's request")
-    Notice(tmp_path).saved(8)
-    assert finish(child)[1][-1] == "ps:0: the chief has saved; exiting"
+    chief = chief_saves(tmp_path, 8)
+    assert ps(tmp_path)[1][-1] == "ps:0: the chief has saved; exiting"
+    chief.join()
+
+
+def test_a_worker_s_steps_say_why_it_leaves(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def fake_exit(status: int) -> NoReturn:
+        raise Exited(status)
+
+    monkeypatch.setattr(preemption, "exit_now", fake_exit)
+    with pytest.raises(Exited) as stop:
+        preemption.exit_at_once("worker:3")
+    assert stop.value.status == SIGTERMED
+    assert capsys.readouterr().out == (
+        "worker:3: SIGTERM; the chief re-runs this worker's steps elsewhere\n"
+    )
+
+
+def test_a_server_s_main_loop_returns_on_sigterm(tmp_path: Path, own_sigterm: None) -> None:
+    notice = Notice(tmp_path).install()
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    started = time.monotonic()
+    preemption.wait_for_sigterm(notice)
+    assert time.monotonic() - started < WAIT
+    assert notice.signalled()
+    timer.join()
 
 
 # --- The chief's notice, in this process ----------------------------------------------------
@@ -275,3 +340,42 @@ def test_preempted_says_the_step_and_why() -> None:
     stop = Preempted(300, "SIGTERM")
     assert stop.step == 300
     assert str(stop) == "preempted (SIGTERM): saved a checkpoint at step 300"
+
+
+def test_exit_now_has_everything_written_when_the_process_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The same as the child above, seen from inside: at the moment of `os._exit` both
+    streams' buffers are already in their files."""
+    files = {"out": io.BytesIO(), "err": io.BytesIO()}
+    streams = {name: io.TextIOWrapper(io.BufferedWriter(file)) for name, file in files.items()}
+    written_at_exit: dict[str, object] = {}
+
+    def record_exit(status: int) -> NoReturn:
+        written_at_exit.update(status=status, **{n: f.getvalue() for n, f in files.items()})
+        raise Exited(status)
+
+    monkeypatch.setattr(sys, "stdout", streams["out"])
+    monkeypatch.setattr(sys, "stderr", streams["err"])
+    monkeypatch.setattr(os, "_exit", record_exit)
+    print("saved a checkpoint at step 40")
+    sys.stderr.write("a last warning")
+    with pytest.raises(Exited):
+        process_exit.exit_now(143)
+    assert written_at_exit == {
+        "status": 143,
+        "out": b"saved a checkpoint at step 40\n",
+        "err": b"a last warning",
+    }
+
+
+def test_a_kept_resource_outlives_its_last_reference() -> None:
+    deleted: list[str] = []
+
+    class Pipeline:
+        def __del__(self) -> None:
+            deleted.append("pipeline")
+
+    process_exit.keep_until_exit(Pipeline())
+    gc.collect()
+    assert deleted == []
