@@ -87,6 +87,15 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.preemption": ("tests/test_preemption.py",),
     "trainer.process_exit": ("tests/test_preemption.py",),
     "infra.cli": ("tests/test_front_door.py", "tests/test_everyday_verbs.py"),
+    # Its own tables, the plans built on it, the launcher's plan: what reads the addresses and
+    # TF_CONFIG (the whole-program tests that also reach it add minutes and catch nothing more).
+    "infra.topology": (
+        "tests/test_topology.py",
+        "tests/test_topology_rules.py",
+        "tests/test_replica_plan.py",
+        "tests/test_local_plan.py",
+    ),
+    "infra.platform.cluster_facts": ("tests/test_cluster_facts.py", "tests/test_oss_data.py"),
     "infra.completion": ("tests/test_front_door.py", "tests/test_everyday_verbs.py"),
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",

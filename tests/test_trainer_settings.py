@@ -312,3 +312,27 @@ def test_help_names_each_flag_with_its_env_var_and_default(
     ):
         assert phrase in text
     assert text.endswith("Every flag can also be set by its TFTRAIN_* env var; the flag wins.")
+
+
+def test_a_run_whose_end_is_no_multiple_of_its_intervals() -> None:
+    """Worked by hand: 1000 examples at batch 64 is ceil(15.6) = 16 steps an epoch, 3 epochs
+    48 steps; a line every 10, a checkpoint every 25, at most 7 steps fused. Chunks stop at
+    each line (10, 20, 30, 40) and checkpoint (25), and at the end (48), which is both."""
+    settings = parse_settings(
+        ["--batch-size=64", "--epochs=3", "--log-steps=10", "--checkpoint-steps=25",
+         "--steps-per-execution=7"], {},
+    )  # fmt: skip
+    steps = StepPlan.from_settings(settings, 1000)
+    assert steps == StepPlan(
+        steps_per_epoch=16, final_step=48, log_steps=10, checkpoint_steps=25,
+        steps_per_execution=7,
+    )  # fmt: skip
+    reached, step = [], 0
+    while step < steps.final_step:
+        step += steps.next_chunk(step)
+        reached.append(step)
+    assert reached == [7, 10, 17, 20, 25, 30, 37, 40, 47, 48]
+    assert [s for s in reached if steps.is_log_boundary(s)] == [10, 20, 30, 40, 48]
+    assert [s for s in reached if steps.is_checkpoint_boundary(s)] == [25, 48]
+    assert steps.position(48) == (3, 16)
+    assert steps.epochs == 3
