@@ -218,3 +218,85 @@ def test_strategy_single_in_a_cluster_without_chief_or_worker_leaves_every_task_
     task trains (and none is refused: `single` needs no particular task)."""
     plan = make_plan("single", parse_tf_config(tf_config({"ps": ["p:1"]}, "ps")))
     assert (plan.strategy, plan.role, plan.is_writer) == ("single", Role.IDLE, False)
+
+
+def raw(cluster: object, task: object, **more: object) -> str:
+    return json.dumps({"cluster": cluster, "task": task, **more})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('["a list"]', "TF_CONFIG must be a JSON object with 'cluster' and 'task'"),
+        (json.dumps({"task": {"type": "worker"}}),
+         "TF_CONFIG needs a non-empty 'cluster' object mapping task types chief, worker, ps "
+         "(or master) to lists of host:port, got None"),
+        (raw({}, {"type": "worker"}),
+         "TF_CONFIG needs a non-empty 'cluster' object mapping task types chief, worker, ps "
+         "(or master) to lists of host:port, got {}"),
+        (raw(["worker"], {"type": "worker"}),
+         "TF_CONFIG needs a non-empty 'cluster' object mapping task types chief, worker, ps "
+         "(or master) to lists of host:port, got ['worker']"),
+        (raw({"trainer": ["t:1"]}, {"type": "worker"}),
+         "TF_CONFIG cluster has unknown task type 'trainer'; allowed: chief, worker, ps, "
+         "master or evaluator"),
+        (raw({"chief": ["c:1"], "master": ["m:1"]}, {"type": "chief"}),
+         "TF_CONFIG cluster lists both 'master' and 'chief'; use one"),
+        (raw({"worker": [2222]}, {"type": "worker"}),
+         "TF_CONFIG cluster['worker'] must be a list of 'host:port' strings, got [2222]"),
+        (raw({"worker": [":2222"]}, {"type": "worker"}),
+         "TF_CONFIG cluster['worker'] must be a list of 'host:port' strings, got [':2222']"),
+        (raw({"worker": ["w:http"]}, {"type": "worker"}),
+         "TF_CONFIG cluster['worker'] must be a list of 'host:port' strings, got ['w:http']"),
+        (raw({"chief": ["a:1", "b:1"]}, {"type": "chief"}),
+         "TF_CONFIG cluster may have one chief, got ('a:1', 'b:1')"),
+        (json.dumps({"cluster": {"worker": ["w:1"]}}),
+         'TF_CONFIG needs a \'task\' object like {"type": "worker", "index": 0}, got None'),
+        (raw({"worker": ["w:1"]}, {"type": "trainer"}),
+         "TF_CONFIG task type 'trainer' is unknown; allowed: chief, worker, ps, evaluator or "
+         "master"),
+        (raw({"worker": ["w:1"]}, {"type": ["worker"]}),
+         "TF_CONFIG task type ['worker'] is unknown; allowed: chief, worker, ps, evaluator or "
+         "master"),
+        (raw({"worker": ["w:1"]}, {"type": "worker", "index": True}),
+         "TF_CONFIG task index must be an integer >= 0, got True"),
+        (raw({"worker": ["w:1", "w:2"]}, {"type": "worker", "index": 2}),
+         "TF_CONFIG task worker:2 is not in the cluster, which has 2 worker task(s)"),
+        (raw({"worker": ["w:1"]}, {"type": "worker"}, environment=3),
+         "TF_CONFIG environment must be a string, got 3"),
+    ],
+)  # fmt: skip
+def test_every_refusal_in_full(text: str, message: str) -> None:
+    with pytest.raises(TFConfigError) as error:
+        parse_tf_config(text)
+    assert str(error.value) == message
+
+
+def test_bad_json_is_quoted_up_to_200_characters() -> None:
+    text = "{" + "x" * 299
+    with pytest.raises(TFConfigError) as error:
+        parse_tf_config(text)
+    quoted = repr("{" + "x" * 199)
+    assert str(error.value).startswith("TF_CONFIG is not valid JSON (")
+    assert str(error.value).endswith(f"): {quoted}")
+
+
+def test_a_task_without_an_index_is_index_0() -> None:
+    config = parse_tf_config(raw({"worker": ["w:1"]}, {"type": "worker"}))
+    assert config is not None and config.task == Task("worker", 0)
+    assert config.environment is None
+
+
+@pytest.mark.parametrize(
+    ("addresses", "hosts", "local"),
+    [
+        (["localhost:2000", "127.0.0.1:2001"], ["127.0.0.1", "localhost"], True),
+        (["[::1]:2000", "[::1]:2001"], ["[::1]"], True),  # IPv6, bracketed as gRPC wants
+        (["[fd00::5]:2222", "localhost:1"], ["[fd00::5]", "localhost"], False),
+        (["127.0.0.2:2222"], ["127.0.0.2"], False),
+    ],
+)
+def test_hosts_of_every_address_shape(addresses: list[str], hosts: list[str], local: bool) -> None:
+    config = parse_tf_config(raw({"worker": addresses}, {"type": "worker"}))
+    assert config is not None
+    assert (config.hosts(), config.all_local()) == (hosts, local)
