@@ -284,6 +284,16 @@ EQUIVALENT: dict[str, str] = {
         "reads the scalars of a trial directory that does not exist: the reader answers {} "
         "for a missing directory, as the guard does"
     ),
+    "trainer.settings.x__positive_float__mutmut_9": (
+        "float('INF') for float('inf'): float() reads infinity in any case (Python's docs)"
+    ),
+    **{
+        f"trainer.settings.x_parse_settings__mutmut_{n}": (
+            "add_argument's dest left out or None: argparse derives it from the long flag, "
+            "--data-dir → data_dir, the same name"
+        )
+        for n in (17, 21)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

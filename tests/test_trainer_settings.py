@@ -305,7 +305,8 @@ def test_help_names_each_flag_with_its_env_var_and_default(
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
     assert text.startswith("usage: python -m trainer [-h] [--data-dir TFTRAIN_DATA_DIR] ")
     for phrase in (
-        "Train an MNIST CNN alone, or as one task of a TF_CONFIG cluster.",
+        "TFTRAIN_INIT_CHECKPOINT] Train an MNIST CNN alone, or as one task of a TF_CONFIG "
+        "cluster. options: -h, --help",
         "--epochs TFTRAIN_EPOCHS passes over the training set [default: 4]",
         "--batch-size TFTRAIN_BATCH_SIZE global batch: examples per training step [default: 128]",
         "--init-checkpoint TFTRAIN_INIT_CHECKPOINT fine-tuning:",

@@ -110,6 +110,7 @@ def test_bad_tf_config_is_rejected_clearly(raw: str, message: str) -> None:
         ({**WORKERS_ONLY, "chief": ["c:1"]}, "chief", "multi_worker_mirrored",
          "multi_worker_mirrored", Role.TRAINER, True),
         (PS_CLUSTER, "chief", "single", "single", Role.TRAINER, True),
+        ({"chief": ["c:1"]}, "chief", "auto", "multi_worker_mirrored", Role.TRAINER, True),
         (PS_CLUSTER, "ps", "single", "single", Role.IDLE, False),
     ],
 )  # fmt: skip
