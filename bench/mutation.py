@@ -86,6 +86,10 @@ TESTS: dict[str, tuple[str, ...]] = {
     # (mutmut counts only calls it sees there); the multi-process ones are @slow.
     "trainer.preemption": ("tests/test_preemption.py",),
     "trainer.process_exit": ("tests/test_preemption.py",),
+    # The loop's bookkeeping and the progress lines with stand-ins (fast); the training
+    # itself only multi-process runs observe (test_fault_tolerance.py and others, @slow).
+    "trainer.train_loop": ("tests/test_train_to_end.py",),
+    "trainer.progress": ("tests/test_progress_report.py",),
     "infra.cli": ("tests/test_front_door.py", "tests/test_everyday_verbs.py"),
     # Its own tables, the plans built on it, the launcher's plan: what reads the addresses and
     # TF_CONFIG (the whole-program tests that also reach it add minutes and catch nothing more).
