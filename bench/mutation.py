@@ -90,6 +90,8 @@ TESTS: dict[str, tuple[str, ...]] = {
     # itself only multi-process runs observe (test_fault_tolerance.py and others, @slow).
     "trainer.train_loop": ("tests/test_train_to_end.py",),
     "trainer.progress": ("tests/test_progress_report.py",),
+    # Tiny data sets written by the test, then the bundled files (50 MB to decompress).
+    "trainer.data": ("tests/test_trainer_data_files.py", "tests/test_trainer_data.py"),
     "infra.cli": ("tests/test_front_door.py", "tests/test_everyday_verbs.py"),
     # Its own tables, the plans built on it, the launcher's plan: what reads the addresses and
     # TF_CONFIG (the whole-program tests that also reach it add minutes and catch nothing more).
