@@ -311,6 +311,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (17, 21)
     },
+    "infra.cli.x_version__mutmut_3": (
+        "the distribution's name in capitals: importlib.metadata normalises names (PEP 503), "
+        "so TFTRAIN finds tftrain"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -183,3 +183,11 @@ def test_completion_help_shows_its_examples_as_written(capsys: pytest.CaptureFix
         "  0  the script was printed\n"
         "  2  an unknown shell\n"
     )
+
+
+def test_the_console_script_reads_its_arguments_from_the_command_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/tftrain", "--version"])
+    assert cli.main() == 0
+    assert capsys.readouterr().out == "tftrain 0.1.0\n"
