@@ -100,6 +100,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.output_dir": ("tests/test_trainer_files.py",),
     "trainer.outputs": ("tests/test_trainer_outputs.py",),
     "trainer.evaluator": ("tests/test_evaluator_loop.py",),
+    "trainer.__main__": ("tests/test_trainer_main.py",),
     "trainer.startup": ("tests/test_trainer_files.py",),
     # Not test_everyday_verbs.py: a child one of its tests leaves behind is reaped by
     # mutmut's own wait for its workers, which then stops with a KeyError.
