@@ -171,7 +171,7 @@ def test_completion_help_shows_its_examples_as_written(capsys: pytest.CaptureFix
     with pytest.raises(SystemExit):
         completion.main(["--help"])
     out = capsys.readouterr().out
-    assert "Print the shell completion script for tftrain." in out
+    assert "\n\nPrint the shell completion script for tftrain.\n\n" in out
     assert "  SHELL       bash or zsh\n" in out
     assert out.endswith(
         "examples:\n"
