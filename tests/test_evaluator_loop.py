@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,15 +61,23 @@ def save(output: Path, *steps: int) -> None:
 
 def run(output: Path, sigterm_after: float | None = None) -> int:
     settings = parse_settings([f"--output-dir={output}", "--batch-size=2", "--epochs=1"], {})
-    timer = None
+    done = threading.Event()
     if sigterm_after is not None:
-        timer = threading.Timer(sigterm_after, os.kill, (os.getpid(), signal.SIGTERM))
-        timer.start()
+        before = signal.getsignal(signal.SIGTERM)
+
+        def sigterm() -> None:
+            # Only once the evaluator's own handler is in (a loaded machine can be slow to
+            # get there), and not after it has returned.
+            while signal.getsignal(signal.SIGTERM) is before and not done.is_set():
+                time.sleep(0.01)
+            if not done.wait(sigterm_after):
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=sigterm, daemon=True).start()
     try:
         return evaluator.run(settings, DATA)
     finally:
-        if timer is not None:
-            timer.cancel()
+        done.set()
 
 
 def test_the_final_checkpoint_is_scored_and_ends_the_evaluator(
