@@ -316,6 +316,10 @@ EQUIVALENT: dict[str, str] = {
         "the distribution's name in capitals: importlib.metadata normalises names (PEP 503), "
         "so TFTRAIN finds tftrain"
     ),
+    "trainer.checksums.x_file_sha256__mutmut_9": (
+        "'SHA256' for 'sha256': hashlib takes OpenSSL's digest names in any case, the same "
+        "digest"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
