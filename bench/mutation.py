@@ -122,6 +122,19 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's
+# worker from the process that ran the stats pass, TensorFlow's thread pools included, and a
+# forked TensorFlow waits forever on locks held by threads that were not copied: every mutant
+# would "time out", a catch that proves nothing. A fork server that has only collected the
+# tests (TensorFlow imported, never run) forks clean workers.
+FORKSERVER = {
+    "trainer.train_loop",
+    "trainer.progress",
+    "trainer.outputs",
+    "trainer.evaluator",
+    "trainer.gpu_check",
+}
+
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
 EQUIVALENT: dict[str, str] = {
     **{
@@ -320,6 +333,27 @@ EQUIVALENT: dict[str, str] = {
         "'SHA256' for 'sha256': hashlib takes OpenSSL's digest names in any case, the same "
         "digest"
     ),
+    "trainer.data.x_load_mnist__mutmut_36": (
+        "max(initial=1) for max(initial=0) of the labels: the initial value counts only for "
+        "an empty array, and 0 and 1 are both digits"
+    ),
+    "trainer.data.x_load_mnist__mutmut_45": (
+        "slice(n) for slice(None, n): Python's slice takes a lone argument as the stop"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_8": (
+        "the whole labels file read instead of its 8-byte header: the count is read from "
+        "the same first 8 bytes (a ps reads 60 kB more, once)"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_10": (
+        "12 bytes read instead of the 8 of a labels header: only the first 8 are read, and a "
+        "shorter file gives the same bytes either way"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_27": (
+        "int.from_bytes without a byte order: its default is 'big' since Python 3.11"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_29": (
+        "header[4:9] for header[4:8]: the header read is 8 bytes long, so both are its last 4"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
@@ -438,6 +472,8 @@ def _mutmut_section(module: str, tests: Sequence[str]) -> str:
     for key, value in keep.items():
         lines.append(f"{key} = {strings(value) if isinstance(value, list) else repr(value)}")
     lines.append(f"only_mutate = {strings([module_path(module)])}")
+    if module in FORKSERVER:
+        lines.append('process_isolation = "forkserver"')
     lines.append(f"pytest_add_cli_args_test_selection = {strings(tests)}")
     return "\n".join(lines) + "\n"
 

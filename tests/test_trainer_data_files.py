@@ -159,13 +159,14 @@ def test_a_file_that_differs_from_its_checksum(tmp_path: Path) -> None:
         (b"\x01\0\x08\x01\0\0\0\x02\x01\x02", "is not an IDX file of unsigned bytes"),
         (b"\0\x01\x08\x01\0\0\0\x02\x01\x02", "is not an IDX file of unsigned bytes"),
         (b"\0\0\x08\x01\0\0", "is truncated inside its IDX header"),
+        (b"\0\0\x08\x01", "is truncated inside its IDX header"),  # cut after the magic
         (idx((2,), b"\x01\x02\x03"),
          "is truncated or has trailing bytes: its header says shape (2,), it holds 3 data bytes"),
         (idx((2,), b"\x01"),
          "is truncated or has trailing bytes: its header says shape (2,), it holds 1 data bytes"),
     ],
     ids=["signed-bytes", "three-bytes", "magic-byte-0", "magic-byte-1", "short-header",
-         "trailing-byte", "truncated"],
+         "magic-only", "trailing-byte", "truncated"],
 )  # fmt: skip
 def test_a_file_with_the_right_checksum_but_no_idx_data(
     tmp_path: Path, content: bytes, why: str
@@ -218,3 +219,17 @@ def test_files_that_do_not_fit_together(
 ) -> None:
     directory = write(tmp_path / "d", good(**replace))
     assert refusal(directory) == message.format(d=directory)
+
+
+def test_an_empty_set_is_read_as_empty(tmp_path: Path) -> None:
+    """Zero examples, headers alone: nothing is truncated, no label is above 9."""
+    empty = {TRAIN_IMAGES: images(0), TRAIN_LABELS: labels([]), TEST_IMAGES: images(0),
+             TEST_LABELS: labels([])}  # fmt: skip
+    data = load_mnist(write(tmp_path / "d", empty))
+    assert (data.train_images.shape, data.test_labels.shape) == ((0, 28, 28, 1), (0,))
+
+
+def test_a_server_reads_all_four_bytes_of_the_count(tmp_path: Path) -> None:
+    # 16,777,217 = 0x01000001: the header alone (the counter never reads the labels).
+    directory = write(tmp_path / "d", {TRAIN_LABELS: bytes((0, 0, 8, 1, 1, 0, 0, 1))})
+    assert count_train_examples(directory) == 16_777_217
