@@ -354,6 +354,24 @@ EQUIVALENT: dict[str, str] = {
     "trainer.data.x_count_train_examples__mutmut_29": (
         "header[4:9] for header[4:8]: the header read is 8 bytes long, so both are its last 4"
     ),
+    "trainer.environment.x_skip_plotting_imports__mutmut_3": (
+        "setdefault('matplotlib') without its None: None is setdefault's default"
+    ),
+    "trainer.environment.x_cgroup_cpus__mutmut_5": (
+        "split()[:3] for split()[:2] of cpu.max: the kernel writes exactly two fields "
+        "(Documentation/admin-guide/cgroup-v2.rst), so both unpack the same two"
+    ),
+    "trainer.environment.x_cgroup_cpus__mutmut_30": (
+        "a period > 1 for > 0: the kernel keeps cpu.max's period at 1000 µs or more "
+        "(scheduler/sched-bwc.rst), so a period of 1 is never read"
+    ),
+    **{
+        f"trainer.output_dir.x_prepare_output_dir__mutmut_{n}": (
+            "the write check's file name: it is deleted as soon as it is made, so no name "
+            "is ever seen (only a process killed in between leaves one)"
+        )
+        for n in (13, 15, 16, 17)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

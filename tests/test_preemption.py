@@ -44,12 +44,13 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def start(then: str, *args: str) -> subprocess.Popen[str]:
+def start(children: list[subprocess.Popen[str]], then: str, *args: str) -> subprocess.Popen[str]:
     """A Python child that installs the notice, says `ready` (flushed), then prints until
     SIGTERM (a server's main loop only waits; a trainer's prints), then runs `then`.
 
     Its stdout is a pipe and is *not* line-buffered, so only an explicit flush before
-    `os._exit` gets the last lines out; and the signal comes while it prints.
+    `os._exit` gets the last lines out; and the signal comes while it prints. Listed in
+    `children` at once, so it is stopped and reaped whatever happens next.
     """
     program = (
         "import pathlib, sys, time\n"
@@ -73,6 +74,7 @@ def start(then: str, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
+    children.append(child)
     assert child.stdout is not None
     assert child.stdout.readline() == "ready\n"
     return child
@@ -98,7 +100,7 @@ def children() -> Iterator[list[subprocess.Popen[str]]]:
     for child in started:
         if child.poll() is None:
             child.kill()
-            child.wait()
+        child.communicate()  # reaped, its pipes closed
 
 
 def test_the_exit_status_is_a_shell_s_for_sigterm() -> None:
@@ -129,8 +131,7 @@ def test_exit_now_keeps_what_was_printed_but_not_flushed(tmp_path: Path) -> None
 
 
 def test_a_ps_worker_leaves_at_once_and_says_why(tmp_path: Path, children: list) -> None:
-    child = start("preemption.exit_at_once('worker:1')", str(tmp_path))
-    children.append(child)
+    child = start(children, "preemption.exit_at_once('worker:1')", str(tmp_path))
     child.send_signal(signal.SIGTERM)
     assert finish(child) == (
         SIGTERMED,
@@ -147,8 +148,7 @@ preemption.serve_until_saved(
 
 
 def test_a_ps_serves_until_the_chief_has_saved(tmp_path: Path, children: list) -> None:
-    child = start(PS, str(tmp_path), "training", "25")
-    children.append(child)
+    child = start(children, PS, str(tmp_path), "training", "25")
     request = tmp_path / ".tftrain-preempt"
     child.send_signal(signal.SIGTERM)
     wait_for(request.exists, "the ps's request for a checkpoint")
