@@ -100,6 +100,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.output_dir": ("tests/test_trainer_files.py",),
     "trainer.outputs": ("tests/test_trainer_outputs.py",),
     "trainer.evaluator": ("tests/test_evaluator_loop.py",),
+    "trainer.model": ("tests/test_trainer_model.py",),
     "trainer.__main__": ("tests/test_trainer_main.py",),
     "trainer.startup": ("tests/test_trainer_files.py",),
     # Not test_everyday_verbs.py: a child one of its tests leaves behind is reaped by
@@ -133,6 +134,7 @@ FORKSERVER = {
     "trainer.outputs",
     "trainer.evaluator",
     "trainer.gpu_check",
+    "trainer.model",
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
