@@ -101,6 +101,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.outputs": ("tests/test_trainer_outputs.py",),
     "trainer.evaluator": ("tests/test_evaluator_loop.py",),
     "trainer.model": ("tests/test_trainer_model.py",),
+    "trainer.distribution": ("tests/test_training_batches.py",),
     "trainer.__main__": ("tests/test_trainer_main.py",),
     "trainer.startup": ("tests/test_trainer_files.py",),
     # Not test_everyday_verbs.py: a child one of its tests leaves behind is reaped by
@@ -135,6 +136,7 @@ FORKSERVER = {
     "trainer.evaluator",
     "trainer.gpu_check",
     "trainer.model",
+    "trainer.distribution",
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
