@@ -376,6 +376,14 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 15, 16, 17)
     },
+    "trainer.preemption.x_serve_until_saved__mutmut_5": (
+        "None for '' as the step of a saved note that cannot be read: both are false, so "
+        "the ps asks for a save either way"
+    ),
+    "trainer.preemption.x_serve_until_saved__mutmut_15": (
+        ">= for > against the ps's deadline: the clock is read at 0.1 s steps, never "
+        "exactly at the deadline"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
