@@ -334,8 +334,7 @@ EQUIVALENT: dict[str, str] = {
         "so TFTRAIN finds tftrain"
     ),
     "trainer.checksums.x_file_sha256__mutmut_9": (
-        "'SHA256' for 'sha256': hashlib takes OpenSSL's digest names in any case, the same "
-        "digest"
+        "'SHA256' for 'sha256': hashlib takes OpenSSL's digest names in any case"
     ),
     "trainer.data.x_load_mnist__mutmut_36": (
         "max(initial=1) for max(initial=0) of the labels: the initial value counts only for "
