@@ -383,6 +383,13 @@ EQUIVALENT: dict[str, str] = {
         ">= for > against the ps's deadline: the clock is read at 0.1 s steps, never "
         "exactly at the deadline"
     ),
+    "trainer.evaluator.x_run__mutmut_18": (
+        "'' for None as the checkpoint evaluated so far: a checkpoint path is never empty, "
+        "so the first one found differs from either"
+    ),
+    "trainer.evaluator.x_run__mutmut_19": (
+        "'' for None as the step evaluated so far: neither is the final step, an int"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
