@@ -390,6 +390,12 @@ EQUIVALENT: dict[str, str] = {
     "trainer.evaluator.x_run__mutmut_19": (
         "'' for None as the step evaluated so far: neither is the final step, an int"
     ),
+    **{
+        f"trainer.progress.xǁProgressǁ_report__mutmut_{n}": (
+            "zip's strict check: the sums are fetched one per interval, so the lengths always match"
+        )
+        for n in (11, 14, 15)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -154,3 +154,15 @@ def test_each_line_s_values_are_the_train_scalars_tensorboard_shows(
         "accuracy": [(step, 0.75) for step in at],
         "examples_per_sec": [(step, 640.0) for step in at],
     }
+
+
+def test_steps_of_the_open_interval_count_as_queued_too(
+    clock: Clock, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """queue_steps 5: the interval ending at 10 is printed once the 7 steps to 17 are queued
+    behind it, though no later interval has finished yet."""
+    report = make(queue_steps=5)
+    add(report, clock, 0, 10)
+    assert capsys.readouterr().out == ""
+    add(report, clock, 10, 17)
+    assert capsys.readouterr().out.startswith("Step: 10/48 (20 %)")
