@@ -103,6 +103,12 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.model": ("tests/test_trainer_model.py",),
     "trainer.distribution": ("tests/test_training_batches.py",),
     "trainer.__main__": ("tests/test_trainer_main.py",),
+    # Not test_bring_your_data.py: its whole-launcher runs add minutes per mutant.
+    "trainer.settings": (
+        "tests/test_trainer_settings.py",
+        "tests/test_keep_checkpoints.py",
+        "tests/test_trainer_main.py",
+    ),
     "trainer.startup": ("tests/test_trainer_files.py",),
     # Not test_everyday_verbs.py: a child one of its tests leaves behind is reaped by
     # mutmut's own wait for its workers, which then stops with a KeyError.
