@@ -101,6 +101,8 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.outputs": ("tests/test_trainer_outputs.py",),
     "trainer.evaluator": ("tests/test_evaluator_loop.py",),
     "trainer.model": ("tests/test_trainer_model.py",),
+    # Not test_gpu_driver.py: its Pulumi mocks (gRPC) do not survive the fork server.
+    "trainer.gpu_check": ("tests/test_gpu_check.py",),
     "trainer.distribution": ("tests/test_training_batches.py",),
     "trainer.__main__": ("tests/test_trainer_main.py",),
     # Not test_bring_your_data.py: its whole-launcher runs add minutes per mutant.
