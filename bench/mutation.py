@@ -100,12 +100,70 @@ TESTS: dict[str, tuple[str, ...]] = {
         for module in ("infra.cloud.network", "infra.cloud.nas")
     },
     "infra.cloud.pod_isolation": ("tests/test_eci_isolation.py",),
+    # The trainer's SIGTERM steps: the fast tests, which call them in the test process too
+    # (mutmut counts only calls it sees there); the multi-process ones are @slow.
+    "trainer.preemption": ("tests/test_preemption.py",),
+    "trainer.process_exit": ("tests/test_preemption.py",),
+    # The loop's bookkeeping and the progress lines with stand-ins (fast); the training
+    # itself only multi-process runs observe (test_fault_tolerance.py and others, @slow).
+    "trainer.train_loop": ("tests/test_train_to_end.py",),
+    "trainer.progress": ("tests/test_progress_report.py",),
+    # Tiny data sets written by the test, then the bundled files (50 MB to decompress).
+    "trainer.data": ("tests/test_trainer_data_files.py", "tests/test_trainer_data.py"),
+    "trainer.checksums": (
+        "tests/test_trainer_files.py",
+        "tests/test_trainer_data_files.py",
+        "tests/test_checkpoint_store.py",
+    ),
+    "trainer.output_dir": ("tests/test_trainer_files.py",),
+    "trainer.outputs": ("tests/test_trainer_outputs.py",),
+    "trainer.evaluator": ("tests/test_evaluator_loop.py",),
+    "trainer.model": ("tests/test_trainer_model.py",),
+    # Not test_gpu_driver.py: its Pulumi mocks (gRPC) do not survive the fork server.
+    "trainer.gpu_check": ("tests/test_gpu_check.py",),
+    "trainer.distribution": ("tests/test_training_batches.py",),
+    "trainer.__main__": ("tests/test_trainer_main.py",),
+    # Not test_bring_your_data.py: its whole-launcher runs add minutes per mutant.
+    "trainer.settings": (
+        "tests/test_trainer_settings.py",
+        "tests/test_keep_checkpoints.py",
+        "tests/test_trainer_main.py",
+    ),
+    "trainer.startup": ("tests/test_trainer_files.py",),
+    # Not test_everyday_verbs.py: a child one of its tests leaves behind is reaped by
+    # mutmut's own wait for its workers, which then stops with a KeyError.
+    "infra.cli": ("tests/test_front_door.py",),
+    # Its own tables, the plans built on it, the launcher's plan: what reads the addresses and
+    # TF_CONFIG (the whole-program tests that also reach it add minutes and catch nothing more).
+    "infra.topology": (
+        "tests/test_topology.py",
+        "tests/test_topology_rules.py",
+        "tests/test_replica_plan.py",
+        "tests/test_local_plan.py",
+    ),
+    "infra.platform.cluster_facts": ("tests/test_cluster_facts.py", "tests/test_oss_data.py"),
+    "infra.completion": ("tests/test_front_door.py",),
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",
         "tests/test_oss_access.py",
         "tests/test_oss_data.py",
     ),
+}
+
+# Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's
+# worker from the process that ran the stats pass, TensorFlow's thread pools included, and a
+# forked TensorFlow waits forever on locks held by threads that were not copied: every mutant
+# would "time out", a catch that proves nothing. A fork server that has only collected the
+# tests (TensorFlow imported, never run) forks clean workers.
+FORKSERVER = {
+    "trainer.train_loop",
+    "trainer.progress",
+    "trainer.outputs",
+    "trainer.evaluator",
+    "trainer.gpu_check",
+    "trainer.model",
+    "trainer.distribution",
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
@@ -300,6 +358,83 @@ EQUIVALENT: dict[str, str] = {
         "reads the scalars of a trial directory that does not exist: the reader answers {} "
         "for a missing directory, as the guard does"
     ),
+    "trainer.settings.x__positive_float__mutmut_9": (
+        "float('INF') for float('inf'): float() reads infinity in any case (Python's docs)"
+    ),
+    **{
+        f"trainer.settings.x_parse_settings__mutmut_{n}": (
+            "add_argument's dest left out or None: argparse derives it from the long flag, "
+            "--data-dir → data_dir, the same name"
+        )
+        for n in (17, 21)
+    },
+    "infra.cli.x_version__mutmut_3": (
+        "the distribution's name in capitals: importlib.metadata normalises names (PEP 503), "
+        "so TFTRAIN finds tftrain"
+    ),
+    "trainer.checksums.x_file_sha256__mutmut_9": (
+        "'SHA256' for 'sha256': hashlib takes OpenSSL's digest names in any case"
+    ),
+    "trainer.data.x_load_mnist__mutmut_36": (
+        "max(initial=1) for max(initial=0) of the labels: the initial value counts only for "
+        "an empty array, and 0 and 1 are both digits"
+    ),
+    "trainer.data.x_load_mnist__mutmut_45": (
+        "slice(n) for slice(None, n): Python's slice takes a lone argument as the stop"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_8": (
+        "the whole labels file read instead of its 8-byte header: the count is read from "
+        "the same first 8 bytes (a ps reads 60 kB more, once)"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_10": (
+        "12 bytes read instead of the 8 of a labels header: only the first 8 are read, and a "
+        "shorter file gives the same bytes either way"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_27": (
+        "int.from_bytes without a byte order: its default is 'big' since Python 3.11"
+    ),
+    "trainer.data.x_count_train_examples__mutmut_29": (
+        "header[4:9] for header[4:8]: the header read is 8 bytes long, so both are its last 4"
+    ),
+    "trainer.environment.x_skip_plotting_imports__mutmut_3": (
+        "setdefault('matplotlib') without its None: None is setdefault's default"
+    ),
+    "trainer.environment.x_cgroup_cpus__mutmut_5": (
+        "split()[:3] for split()[:2] of cpu.max: the kernel writes exactly two fields "
+        "(Documentation/admin-guide/cgroup-v2.rst), so both unpack the same two"
+    ),
+    "trainer.environment.x_cgroup_cpus__mutmut_30": (
+        "a period > 1 for > 0: the kernel keeps cpu.max's period at 1000 µs or more "
+        "(scheduler/sched-bwc.rst), so a period of 1 is never read"
+    ),
+    **{
+        f"trainer.output_dir.x_prepare_output_dir__mutmut_{n}": (
+            "the write check's file name: it is deleted as soon as it is made, so no name "
+            "is ever seen (only a process killed in between leaves one)"
+        )
+        for n in (13, 15, 16, 17)
+    },
+    "trainer.preemption.x_serve_until_saved__mutmut_5": (
+        "None for '' as the step of a saved note that cannot be read: both are false, so "
+        "the ps asks for a save either way"
+    ),
+    "trainer.preemption.x_serve_until_saved__mutmut_15": (
+        ">= for > against the ps's deadline: the clock is read at 0.1 s steps, never "
+        "exactly at the deadline"
+    ),
+    "trainer.evaluator.x_run__mutmut_18": (
+        "'' for None as the checkpoint evaluated so far: a checkpoint path is never empty, "
+        "so the first one found differs from either"
+    ),
+    "trainer.evaluator.x_run__mutmut_19": (
+        "'' for None as the step evaluated so far: neither is the final step, an int"
+    ),
+    **{
+        f"trainer.progress.xǁProgressǁ_report__mutmut_{n}": (
+            "zip's strict check: the sums are fetched one per interval, so the lengths always match"
+        )
+        for n in (11, 14, 15)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
@@ -418,6 +553,8 @@ def _mutmut_section(module: str, tests: Sequence[str]) -> str:
     for key, value in keep.items():
         lines.append(f"{key} = {strings(value) if isinstance(value, list) else repr(value)}")
     lines.append(f"only_mutate = {strings([module_path(module)])}")
+    if module in FORKSERVER:
+        lines.append('process_isolation = "forkserver"')
     lines.append(f"pytest_add_cli_args_test_selection = {strings(tests)}")
     return "\n".join(lines) + "\n"
 

@@ -241,7 +241,8 @@ def test_a_stack_that_would_hang_is_warned_of_by_render_and_launcher(
 
     own = {"command": ["python", "-m", "trainer.task"], "evaluatorInCluster": True}
     raw = {"job": own, "evaluator": {"number": 1}}
-    assert hang_warnings(parse_config({**IMAGE, **raw})) != []
+    [warning] = hang_warnings(parse_config({**IMAGE, **raw}))
+    assert warning.startswith("warning: tftrain:job.evaluatorInCluster is true with ps and an ")
     # Without ps (MultiWorkerMirrored) or out of the cluster: no hang. (The bundled trainer
     # with ps refuses an evaluator in the cluster: a config rule.)
     for quiet in (

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from infra.config import parse_config
-from infra.topology import build_topology
+from infra.topology import build_topology, hang_warnings
 
 IMAGE = {"image": "registry.example.com/tftrain/trainer:1"}
 THEIRS = {"command": ["python", "/app/dist_mnist.py"]}
@@ -135,3 +135,58 @@ def test_tf_config_json_is_byte_stable() -> None:
     first = [topology.tf_config_json(r) for r in topology.replicas]
     again = build_topology(parse_config(IMAGE))
     assert first == [again.tf_config_json(r) for r in again.replicas]
+
+
+def test_tf_config_json_is_compact_with_sorted_keys() -> None:
+    """Written by hand: the manifests carry this text, so a changed byte is a changed Job."""
+    config = parse_config({**IMAGE, "worker": {"number": 1}})
+    topology = build_topology(config)
+    worker = next(r for r in topology.replicas if r.type == "worker")
+    assert topology.tf_config_json(worker) == (
+        '{"cluster":{"chief":["mnist-chief-0.tftrain.svc:2222"],'
+        '"ps":["mnist-ps-0.tftrain.svc:2222"],"worker":["mnist-worker-0.tftrain.svc:2222"]},'
+        '"environment":"cloud","task":{"index":0,"type":"worker"}}'
+    )
+
+
+def test_local_addresses_name_every_replica_left_without_one() -> None:
+    topology = build_topology(parse_config(IMAGE))
+    with pytest.raises(ValueError) as error:
+        topology.with_addresses({"mnist-chief-0": ("localhost", 1)})
+    assert str(error.value) == (
+        "no address given for replicas: mnist-ps-0, mnist-worker-0, mnist-worker-1"
+    )
+
+
+def test_local_addresses_keep_the_evaluator_in_the_cluster() -> None:
+    raw = {**IMAGE, "job": {"evaluatorInCluster": True, **THEIRS}, "evaluator": {"number": 1}}
+    topology = build_topology(parse_config(raw))
+    ports = {r.name: ("127.0.0.1", 21000 + i) for i, r in enumerate(topology.replicas)}
+    local = topology.with_addresses(ports)
+    assert local.cluster_spec["evaluator"] == ["127.0.0.1:21004"]
+    assert local.job == "mnist"
+
+
+HANG = (
+    "warning: tftrain:job.evaluatorInCluster is true with ps and an evaluator: a TF2 "
+    "ParameterServerStrategy trainer that builds its cluster from TF_CONFIG as is waits "
+    "forever for the evaluator, which serves nothing. Set it false, unless your trainer is "
+    "TF1-style or removes the evaluator from the cluster itself"
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "warnings"),
+    [
+        ({"job": {"evaluatorInCluster": True, **THEIRS}, "evaluator": {"number": 1}}, [HANG]),
+        ({"job": {"evaluatorInCluster": True, **THEIRS}, "evaluator": {"number": 0}}, []),
+        ({"job": {"evaluatorInCluster": True, **THEIRS}, "evaluator": {"number": 1},
+          "ps": {"number": 0}}, []),
+        ({"job": {"evaluatorInCluster": False, **THEIRS}, "evaluator": {"number": 1}}, []),
+        ({"evaluator": {"number": 1}}, []),  # outside by default
+    ],
+    ids=["their-trainer-ps-evaluator-in-cluster", "no-evaluator", "no-ps", "outside",
+         "default"],
+)  # fmt: skip
+def test_which_stacks_would_hang_on_the_evaluator(raw: dict, warnings: list[str]) -> None:
+    assert hang_warnings(parse_config({**IMAGE, **raw})) == warnings

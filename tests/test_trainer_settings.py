@@ -14,7 +14,7 @@ import pytest
 
 from trainer import environment
 from trainer.plan import make_plan
-from trainer.settings import BUNDLED_DATA_DIR, SettingsError, parse_settings
+from trainer.settings import BUNDLED_DATA_DIR, Settings, SettingsError, parse_settings
 from trainer.steps import StepPlan
 from trainer.tf_config import parse_tf_config
 
@@ -240,3 +240,100 @@ def test_the_trainer_process_skips_matplotlib_and_keras_does_without_it() -> Non
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True
     )
     assert done.stdout.split() == ["False", "2"]
+
+
+def test_every_default() -> None:
+    """The defaults settings.py's docstring tunes (batch 128, 4 epochs, 50 steps fused, a
+    checkpoint every 500) and docs/trainer.md names (a stall line after 300 s)."""
+    settings = parse_settings([], {})
+    assert settings == Settings(
+        data_dir=BUNDLED_DATA_DIR, output_dir=Path("/output"), epochs=4, batch_size=128,
+        learning_rate=0.003, strategy="auto", checkpoint_steps=500, keep_checkpoints=3,
+        log_steps=100, steps_per_execution=50, max_steps=0, train_examples=0, seed=1, gpus=0,
+        stall_seconds=300, init_checkpoint=None,
+    )  # fmt: skip
+
+
+# Each whole-number setting at its least value, and one below (hand-written from the
+# contract: counts of steps, epochs and examples per step are at least 1, a cap, a count
+# of examples, a seed and a GPU count at least 0, kept checkpoints at least 2).
+LEAST = {
+    "epochs": 1, "batch_size": 1, "checkpoint_steps": 1, "keep_checkpoints": 2,
+    "log_steps": 1, "steps_per_execution": 1, "max_steps": 0, "train_examples": 0,
+    "seed": 0, "gpus": 0, "stall_seconds": 1,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("field", "least"), LEAST.items())
+def test_whole_number_bounds(field: str, least: int) -> None:
+    flag, env = "--" + field.replace("_", "-"), "TFTRAIN_" + field.upper()
+    assert getattr(parse_settings([f"{flag}={least}"], {}), field) == least
+    assert getattr(parse_settings([], {env: f" {least + 1} "}), field) == least + 1
+    with pytest.raises(SettingsError) as error:
+        parse_settings([], {env: str(least - 1)})
+    assert str(error.value) == (f"{flag} / {env} must be an integer >= {least}, got '{least - 1}'")
+
+
+@pytest.mark.parametrize("text", ["0", "-0.1", "inf", "nan", "x"])
+def test_a_learning_rate_must_be_a_finite_number_above_zero(text: str) -> None:
+    with pytest.raises(SettingsError) as error:
+        parse_settings(["--learning-rate", text], {})
+    assert str(error.value) == (
+        f"--learning-rate / TFTRAIN_LEARNING_RATE must be a number > 0, got '{text}'"
+    )
+
+
+def test_a_tiny_learning_rate_is_still_one() -> None:
+    assert parse_settings([], {"TFTRAIN_LEARNING_RATE": "1e-9"}).learning_rate == 1e-9
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("", None), ("  ", None), ("/data/ckpt/ckpt-500", Path("/data/ckpt/ckpt-500"))],
+)
+def test_an_init_checkpoint_is_a_path_or_nothing(value: str, expected: Path | None) -> None:
+    assert parse_settings([], {"TFTRAIN_INIT_CHECKPOINT": value}).init_checkpoint == expected
+
+
+def test_help_names_each_flag_with_its_env_var_and_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """docs/trainer.md: the settings are flags too, listed by `python -m trainer --help`."""
+    with pytest.raises(SystemExit) as done:
+        parse_settings(["--help"], {})
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps to the terminal
+    assert text.startswith("usage: python -m trainer [-h] [--data-dir TFTRAIN_DATA_DIR] ")
+    for phrase in (
+        "TFTRAIN_INIT_CHECKPOINT] Train an MNIST CNN alone, or as one task of a TF_CONFIG "
+        "cluster. options: -h, --help",
+        "--epochs TFTRAIN_EPOCHS passes over the training set [default: 4]",
+        "--batch-size TFTRAIN_BATCH_SIZE global batch: examples per training step [default: 128]",
+        "--init-checkpoint TFTRAIN_INIT_CHECKPOINT fine-tuning:",
+    ):
+        assert phrase in text
+    assert text.endswith("Every flag can also be set by its TFTRAIN_* env var; the flag wins.")
+
+
+def test_a_run_whose_end_is_no_multiple_of_its_intervals() -> None:
+    """Worked by hand: 1000 examples at batch 64 is ceil(15.6) = 16 steps an epoch, 3 epochs
+    48 steps; a line every 10, a checkpoint every 25, at most 7 steps fused. Chunks stop at
+    each line (10, 20, 30, 40) and checkpoint (25), and at the end (48), which is both."""
+    settings = parse_settings(
+        ["--batch-size=64", "--epochs=3", "--log-steps=10", "--checkpoint-steps=25",
+         "--steps-per-execution=7"], {},
+    )  # fmt: skip
+    steps = StepPlan.from_settings(settings, 1000)
+    assert steps == StepPlan(
+        steps_per_epoch=16, final_step=48, log_steps=10, checkpoint_steps=25,
+        steps_per_execution=7,
+    )  # fmt: skip
+    reached, step = [], 0
+    while step < steps.final_step:
+        step += steps.next_chunk(step)
+        reached.append(step)
+    assert reached == [7, 10, 17, 20, 25, 30, 37, 40, 47, 48]
+    assert [s for s in reached if steps.is_log_boundary(s)] == [10, 20, 30, 40, 48]
+    assert [s for s in reached if steps.is_checkpoint_boundary(s)] == [25, 48]
+    assert steps.position(48) == (3, 16)
+    assert steps.epochs == 3

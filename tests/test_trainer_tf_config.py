@@ -110,6 +110,7 @@ def test_bad_tf_config_is_rejected_clearly(raw: str, message: str) -> None:
         ({**WORKERS_ONLY, "chief": ["c:1"]}, "chief", "multi_worker_mirrored",
          "multi_worker_mirrored", Role.TRAINER, True),
         (PS_CLUSTER, "chief", "single", "single", Role.TRAINER, True),
+        ({"chief": ["c:1"]}, "chief", "auto", "multi_worker_mirrored", Role.TRAINER, True),
         (PS_CLUSTER, "ps", "single", "single", Role.IDLE, False),
     ],
 )  # fmt: skip
@@ -159,3 +160,144 @@ def test_peers_are_every_other_task_and_never_the_evaluator() -> None:
     )
     assert str(config.task) == "worker:1"
     assert config.peers() == ["chief:0", "worker:0", "ps:0"]
+
+
+@pytest.mark.parametrize(
+    ("requested", "outcome"),
+    [
+        ("auto", ("single", Role.TRAINER, True)),
+        ("single", ("single", Role.TRAINER, True)),
+        ("parameter_server", "--strategy / TFTRAIN_STRATEGY parameter_server needs a cluster "
+         "in TF_CONFIG; use auto or single to train in one process"),
+        ("multi_worker_mirrored", "--strategy / TFTRAIN_STRATEGY multi_worker_mirrored needs a "
+         "cluster in TF_CONFIG; use auto or single to train in one process"),
+        ("mirrored", "unknown strategy 'mirrored'; allowed: auto, parameter_server, "
+         "multi_worker_mirrored, single"),
+        ("SINGLE", "unknown strategy 'SINGLE'; allowed: auto, parameter_server, "
+         "multi_worker_mirrored, single"),
+    ],
+)  # fmt: skip
+def test_every_strategy_without_tf_config(requested: str, outcome: tuple | str) -> None:
+    """One process (no TF_CONFIG) trains alone and writes everything; a distributed strategy
+    there is refused naming the flag and what works (docs/trainer.md's strategy list)."""
+    if isinstance(outcome, str):
+        with pytest.raises(PlanError) as error:
+            make_plan(requested, None)
+        assert str(error.value) == outcome
+    else:
+        plan = make_plan(requested, None)
+        assert (plan.strategy, plan.role, plan.is_writer) == outcome
+
+
+@pytest.mark.parametrize(
+    ("cluster", "task", "requested", "message"),
+    [
+        (WORKERS_ONLY, "worker", "parameter_server",
+         "--strategy / TFTRAIN_STRATEGY parameter_server needs ps, worker and chief (or master) "
+         "tasks in the TF_CONFIG cluster; it has ['worker']"),
+        ({"ps": ["p:1"], "chief": ["c:1"]}, "chief", "auto",
+         "--strategy / TFTRAIN_STRATEGY parameter_server needs ps, worker and chief (or master) "
+         "tasks in the TF_CONFIG cluster; it has ['chief', 'ps']"),
+        (PS_CLUSTER, "chief", "multi_worker_mirrored",
+         "--strategy / TFTRAIN_STRATEGY multi_worker_mirrored uses no ps, but the TF_CONFIG "
+         "cluster has ps tasks; use auto or parameter_server"),
+        # Kubeflow's shape with nothing but an evaluator: nobody trains.
+        ({"evaluator": ["e:1"]}, "evaluator", "auto",
+         "multi_worker_mirrored needs worker or chief tasks in the cluster"),
+    ],
+)  # fmt: skip
+def test_a_strategy_that_does_not_fit_says_what_would(
+    cluster: dict, task: str, requested: str, message: str
+) -> None:
+    with pytest.raises(PlanError) as error:
+        make_plan(requested, parse_tf_config(tf_config(cluster, task)))
+    assert str(error.value) == message
+
+
+def test_strategy_single_in_a_cluster_without_chief_or_worker_leaves_every_task_idle() -> None:
+    """`single` trains in the chief, else worker 0: a cluster of ps alone has neither, so no
+    task trains (and none is refused: `single` needs no particular task)."""
+    plan = make_plan("single", parse_tf_config(tf_config({"ps": ["p:1"]}, "ps")))
+    assert (plan.strategy, plan.role, plan.is_writer) == ("single", Role.IDLE, False)
+
+
+def raw(cluster: object, task: object, **more: object) -> str:
+    return json.dumps({"cluster": cluster, "task": task, **more})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('["a list"]', "TF_CONFIG must be a JSON object with 'cluster' and 'task'"),
+        (json.dumps({"task": {"type": "worker"}}),
+         "TF_CONFIG needs a non-empty 'cluster' object mapping task types chief, worker, ps "
+         "(or master) to lists of host:port, got None"),
+        (raw({}, {"type": "worker"}),
+         "TF_CONFIG needs a non-empty 'cluster' object mapping task types chief, worker, ps "
+         "(or master) to lists of host:port, got {}"),
+        (raw(["worker"], {"type": "worker"}),
+         "TF_CONFIG needs a non-empty 'cluster' object mapping task types chief, worker, ps "
+         "(or master) to lists of host:port, got ['worker']"),
+        (raw({"trainer": ["t:1"]}, {"type": "worker"}),
+         "TF_CONFIG cluster has unknown task type 'trainer'; allowed: chief, worker, ps, "
+         "master or evaluator"),
+        (raw({"chief": ["c:1"], "master": ["m:1"]}, {"type": "chief"}),
+         "TF_CONFIG cluster lists both 'master' and 'chief'; use one"),
+        (raw({"worker": [2222]}, {"type": "worker"}),
+         "TF_CONFIG cluster['worker'] must be a list of 'host:port' strings, got [2222]"),
+        (raw({"worker": [":2222"]}, {"type": "worker"}),
+         "TF_CONFIG cluster['worker'] must be a list of 'host:port' strings, got [':2222']"),
+        (raw({"worker": ["w:http"]}, {"type": "worker"}),
+         "TF_CONFIG cluster['worker'] must be a list of 'host:port' strings, got ['w:http']"),
+        (raw({"chief": ["a:1", "b:1"]}, {"type": "chief"}),
+         "TF_CONFIG cluster may have one chief, got ('a:1', 'b:1')"),
+        (json.dumps({"cluster": {"worker": ["w:1"]}}),
+         'TF_CONFIG needs a \'task\' object like {"type": "worker", "index": 0}, got None'),
+        (raw({"worker": ["w:1"]}, {"type": "trainer"}),
+         "TF_CONFIG task type 'trainer' is unknown; allowed: chief, worker, ps, evaluator or "
+         "master"),
+        (raw({"worker": ["w:1"]}, {"type": ["worker"]}),
+         "TF_CONFIG task type ['worker'] is unknown; allowed: chief, worker, ps, evaluator or "
+         "master"),
+        (raw({"worker": ["w:1"]}, {"type": "worker", "index": True}),
+         "TF_CONFIG task index must be an integer >= 0, got True"),
+        (raw({"worker": ["w:1", "w:2"]}, {"type": "worker", "index": 2}),
+         "TF_CONFIG task worker:2 is not in the cluster, which has 2 worker task(s)"),
+        (raw({"worker": ["w:1"]}, {"type": "worker"}, environment=3),
+         "TF_CONFIG environment must be a string, got 3"),
+    ],
+)  # fmt: skip
+def test_every_refusal_in_full(text: str, message: str) -> None:
+    with pytest.raises(TFConfigError) as error:
+        parse_tf_config(text)
+    assert str(error.value) == message
+
+
+def test_bad_json_is_quoted_up_to_200_characters() -> None:
+    text = "{" + "x" * 299
+    with pytest.raises(TFConfigError) as error:
+        parse_tf_config(text)
+    quoted = repr("{" + "x" * 199)
+    assert str(error.value).startswith("TF_CONFIG is not valid JSON (")
+    assert str(error.value).endswith(f"): {quoted}")
+
+
+def test_a_task_without_an_index_is_index_0() -> None:
+    config = parse_tf_config(raw({"worker": ["w:1"]}, {"type": "worker"}))
+    assert config is not None and config.task == Task("worker", 0)
+    assert config.environment is None
+
+
+@pytest.mark.parametrize(
+    ("addresses", "hosts", "local"),
+    [
+        (["localhost:2000", "127.0.0.1:2001"], ["127.0.0.1", "localhost"], True),
+        (["[::1]:2000", "[::1]:2001"], ["[::1]"], True),  # IPv6, bracketed as gRPC wants
+        (["[fd00::5]:2222", "localhost:1"], ["[fd00::5]", "localhost"], False),
+        (["127.0.0.2:2222"], ["127.0.0.2"], False),
+    ],
+)
+def test_hosts_of_every_address_shape(addresses: list[str], hosts: list[str], local: bool) -> None:
+    config = parse_tf_config(raw({"worker": addresses}, {"type": "worker"}))
+    assert config is not None
+    assert (config.hosts(), config.all_local()) == (hosts, local)

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 from trainer.process_exit import exit_now
 
@@ -37,6 +38,7 @@ REQUEST_NAME = ".tftrain-preempt"
 SAVED_NAME = ".tftrain-preempt-saved"
 # Under Kubernetes' default terminationGracePeriodSeconds (30) with room for the exit.
 PS_GRACE_SECONDS = 25.0
+POLL_SECONDS = 0.1
 
 
 class Preempted(Exception):
@@ -51,7 +53,11 @@ class Notice:
     """Remembers a SIGTERM for the training loop to act on between chunks of steps.
 
     The handler only sets a flag: TensorFlow calls in flight are not interrupted, and the
-    loop saves at the next chunk boundary, where the model is consistent.
+    loop saves at the next chunk boundary, where the model is consistent. Nor does it print:
+    a handler runs between two bytecodes of the main thread, which may be inside a `print`
+    itself, and a second write to the same buffered stream then raises (CPython's "reentrant
+    call") and the process dies with its lines and without its save. Whatever a process
+    does on SIGTERM it does in its main thread, after seeing the flag.
     """
 
     def __init__(self, output_dir: Path) -> None:
@@ -65,6 +71,9 @@ class Notice:
 
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         self._signalled = True
+
+    def signalled(self) -> bool:
+        return self._signalled
 
     def acknowledge(self) -> None:
         """At start: forget a request an earlier chief never served, and its saved note."""
@@ -87,48 +96,47 @@ class Notice:
             return None
 
 
-def serve_until_saved(output_dir: Path, task: str, training_complete: Callable[[], bool]) -> None:
-    """Install the ps's SIGTERM handler: ask the chief for a checkpoint, wait for it, exit.
+def wait_for_sigterm(notice: Notice) -> None:
+    """Return once this process has had SIGTERM (a server's main loop, which has nothing
+    else to do). Polled: Python re-runs an interrupted `time.sleep` after the handler."""
+    while not notice.signalled():
+        time.sleep(POLL_SECONDS)
+
+
+def serve_until_saved(
+    output_dir: Path, task: str, training_complete: Callable[[], bool]
+) -> NoReturn:
+    """A ps after SIGTERM: ask the chief for a checkpoint, serve until it is saved, exit.
 
     Once the final checkpoint exists there is nothing left to save (the SIGTERM is then
     usually the run's end stopping this ps), so it exits at once instead of waiting for a
-    chief that has finished. The handler runs in the main thread between Python bytecodes,
-    so the server must wait in a Python loop (`time.sleep`), not in
-    `tf.distribute.Server.join()`.
+    chief that has finished. The server's threads serve meanwhile; this is the main thread.
     """
+    if training_complete():
+        print(f"{task}: SIGTERM after the run's final checkpoint; nothing to save")
+        exit_now(EXIT_PREEMPTED)
+    try:
+        step = (output_dir / SAVED_NAME).read_text().strip()
+    except OSError:
+        step = ""
+    if step:
+        print(f"{task}: SIGTERM after the chief saved at step {step} and left; exiting")
+        exit_now(EXIT_PREEMPTED)
     request = output_dir / REQUEST_NAME
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        if training_complete():
-            print(f"{task}: SIGTERM after the run's final checkpoint; nothing to save")
-            exit_now(EXIT_PREEMPTED)
-        try:
-            step = (output_dir / SAVED_NAME).read_text().strip()
-        except OSError:
-            step = ""
-        if step:
-            print(f"{task}: SIGTERM after the chief saved at step {step} and left; exiting")
-            exit_now(EXIT_PREEMPTED)
-        request.write_text(f"{task} got SIGTERM\n")
-        print(f"{task}: SIGTERM; serving until the chief has saved a checkpoint")
-        deadline = time.monotonic() + PS_GRACE_SECONDS
-        while request.exists():
-            if time.monotonic() > deadline:
-                print(f"{task}: no checkpoint within {PS_GRACE_SECONDS:g}s; exiting")
-                break
-            time.sleep(0.1)
-        else:
-            print(f"{task}: the chief has saved; exiting")
-        exit_now(EXIT_PREEMPTED)
-
-    signal.signal(signal.SIGTERM, on_sigterm)
+    request.write_text(f"{task} got SIGTERM\n")
+    print(f"{task}: SIGTERM; serving until the chief has saved a checkpoint")
+    deadline = time.monotonic() + PS_GRACE_SECONDS
+    while request.exists():
+        if time.monotonic() > deadline:
+            print(f"{task}: no checkpoint within {PS_GRACE_SECONDS:g}s; exiting")
+            break
+        time.sleep(POLL_SECONDS)
+    else:
+        print(f"{task}: the chief has saved; exiting")
+    exit_now(EXIT_PREEMPTED)
 
 
-def exit_at_once(task: str) -> None:
-    """Install a worker's SIGTERM handler: nothing to save, exit with `EXIT_PREEMPTED`."""
-
-    def on_sigterm(signum: int, frame: FrameType | None) -> None:
-        print(f"{task}: SIGTERM; the chief re-runs this worker's steps elsewhere")
-        exit_now(EXIT_PREEMPTED)
-
-    signal.signal(signal.SIGTERM, on_sigterm)
+def exit_at_once(task: str) -> NoReturn:
+    """A ParameterServerStrategy worker after SIGTERM: nothing to save, exit."""
+    print(f"{task}: SIGTERM; the chief re-runs this worker's steps elsewhere")
+    exit_now(EXIT_PREEMPTED)

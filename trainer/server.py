@@ -9,15 +9,13 @@ and exits 0 at once if the run has already ended when they (re)start.
 
 from __future__ import annotations
 
-import time
-
 import tensorflow as tf
 
 from trainer.cluster import cluster_resolver
 from trainer.data import DataError, count_train_examples
 from trainer.output_dir import OutputPaths
 from trainer.outputs import latest_saved_step
-from trainer.preemption import exit_at_once, serve_until_saved
+from trainer.preemption import Notice, exit_at_once, serve_until_saved, wait_for_sigterm
 from trainer.settings import Settings
 from trainer.steps import StepPlan
 from trainer.tf_config import ClusterConfig
@@ -26,10 +24,8 @@ from trainer.tf_config import ClusterConfig
 def serve(config: ClusterConfig, settings: Settings) -> int:
     task = config.task
     name = str(task)
-    if task.type == "ps":
-        serve_until_saved(settings.output_dir, name, lambda: training_complete(settings))
-    else:
-        exit_at_once(name)
+    # Before the server starts: a SIGTERM from then on is remembered, and acted on below.
+    notice = Notice(settings.output_dir).install()
     resolver = cluster_resolver(config)
     server = tf.distribute.Server(
         resolver.cluster_spec(),
@@ -39,10 +35,12 @@ def serve(config: ClusterConfig, settings: Settings) -> int:
         start=True,
     )
     print(f"{name} serving at {server.target} until the run ends")
-    # Not `server.join()`: the SIGTERM handlers above run between Python bytecodes, and
-    # join() would hold the main thread in TensorFlow until the supervisor kills the process.
-    while True:
-        time.sleep(1.0)
+    # Not `server.join()`: Python runs a signal handler between bytecodes of the main thread,
+    # and join() would hold it in TensorFlow until the supervisor kills the process.
+    wait_for_sigterm(notice)
+    if task.type == "ps":
+        serve_until_saved(settings.output_dir, name, lambda: training_complete(settings))
+    exit_at_once(name)
 
 
 def training_complete(settings: Settings) -> bool:
