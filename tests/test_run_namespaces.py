@@ -571,3 +571,55 @@ def test_the_namespace_kubeconfig_takes_the_cluster_of_the_admins_current_contex
     admin["clusters"] = admin["clusters"][1:]
     issued = yaml.safe_load(namespace_kubeconfig(yaml.safe_dump(admin), "team-a", "t0k"))
     assert issued["clusters"][0]["cluster"]["server"] == "https://192.168.0.7:6443"
+
+
+def test_the_platforms_issuing_as_components_in_one_process() -> None:
+    """`infra.run_namespaces` on its own under the fake cloud (the whole program runs it
+    too, above): each namespace's RAM role and its registered objects and kubeconfig."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from infra.manifests.run_access import IssuedStorage
+    from infra.run_namespaces import issue_namespaces, namespace_roles
+    from tests.pulumi_mocks import FAKE_KUBECONFIG
+    from tests.test_cloud_components import deploy as deploy_components
+    from tests.test_oss_access import ARN, ISSUER, TRUST, by_hand
+
+    raw = read_stack_file(stack_file("platform-ack"))
+    raw["cluster"]["runNamespaces"] = ["team-a", "team-b"]
+    config = parse_config(raw)
+    storage = IssuedStorage(cluster_kind="ack", nfs_server="nas.example", oss_bucket="team-data",
+                            oss_endpoint="oss.example", input_prefix="mnist/",
+                            export_prefix="exports/")  # fmt: skip
+
+    def build() -> dict[str, pulumi.Output[Any]]:
+        roles = namespace_roles(config, "team-data", ARN, ISSUER, [])
+        objects = [o for ns in ("team-a", "team-b")
+                   for o in issued_objects(ns, storage, roles[ns].role_name)]  # fmt: skip
+        provider = k8s.Provider("k8s", kubeconfig=FAKE_KUBECONFIG)
+        admin = (provider, pulumi.Output.from_input(FAKE_KUBECONFIG))
+        exports = issue_namespaces(config, admin, objects, roles, [])
+        return {key: pulumi.Output.from_input(value) for key, value in exports.items()}
+
+    mocks, outputs = deploy_components(build)
+    policies = {r.name: json.loads(r.inputs["policyDocument"])
+                for r in mocks.resources if r.type == "alicloud:ram/policy:Policy"}  # fmt: skip
+    assert policies == {
+        f"oss-access-{ns}-policy": by_hand("team-data", "mnist/", f"exports/{ns}/")
+        for ns in ("team-a", "team-b")
+    }
+    roles = [r for r in mocks.resources if r.type == "alicloud:ram/role:Role"]
+    assert [json.loads(r.inputs["assumeRolePolicyDocument"]) for r in roles] == [TRUST, TRUST]
+    assert outputs["runOssRoleNames"].value == {
+        "team-a": "tftrain-test-oss-access-team-a",
+        "team-b": "tftrain-test-oss-access-team-b",
+    }
+    kubeconfigs = outputs["runKubeconfigs"]
+    assert kubeconfigs.secret
+    for ns in ("team-a", "team-b"):
+        issued = yaml.safe_load(kubeconfigs.value[ns])
+        assert issued["users"][0]["user"] == {"token": f"{MOCK_SA_TOKEN}-{ns}"}
+    kinds = sorted(r.type.rsplit(":", 1)[-1] for r in mocks.resources
+                   if r.type.startswith("kubernetes:"))  # fmt: skip
+    assert kinds == sorted(["Namespace", "ServiceAccount", "Role", "RoleBinding", "Secret",
+                            *["PersistentVolume"] * 3] * 2)  # fmt: skip
