@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from trainer.warm_start import InitCheckpointError, check_init_checkpoint, restore_init_checkpoint
+from trainer.settings import parse_settings
+from trainer.warm_start import (
+    InitCheckpointError,
+    check_init_checkpoint,
+    restore_init_checkpoint,
+    starts_from,
+)
 
 INDEX = b"index of step 2000"
 SHARD = bytes(range(256)) * 8
@@ -99,3 +105,34 @@ def test_a_prefix_without_manifest_is_another_program_s_and_restored_as_it_is(
 def test_a_prefix_that_does_not_exist_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InitCheckpointError, match="does not exist"):
         check_init_checkpoint(tmp_path / "ckpt-5")
+
+
+def test_only_a_new_run_starts_from_the_init_checkpoint(tmp_path: Path) -> None:
+    """docs/data.md: a run with checkpoints of its own resumes from those and never reads the
+    init checkpoint again; without `--init-checkpoint` there is none."""
+    init = tmp_path / "before" / "checkpoints"
+    output = tmp_path / "out"
+    fresh = parse_settings([f"--output-dir={output}", f"--init-checkpoint={init}"], {})
+    assert starts_from(fresh) == init
+    assert starts_from(parse_settings([f"--output-dir={output}"], {})) is None
+    write_by_hand(output / "checkpoints", 40)  # the run saved its own
+    assert starts_from(fresh) is None
+
+
+def test_the_refusals_name_the_setting_and_what_to_name(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(InitCheckpointError) as error:
+        check_init_checkpoint(empty)
+    assert str(error.value) == (
+        f"--init-checkpoint / TFTRAIN_INIT_CHECKPOINT {empty} holds no published checkpoint "
+        "(ckpt-<step>.sha256): name a run's checkpoints directory or one checkpoint's prefix"
+    )
+    missing = tmp_path / "ckpt-7"
+    with pytest.raises(InitCheckpointError) as error:
+        check_init_checkpoint(missing)
+    assert str(error.value) == (
+        f"--init-checkpoint / TFTRAIN_INIT_CHECKPOINT {missing} does not exist: name a "
+        "directory of checkpoints, or a checkpoint prefix such as "
+        ".../checkpoints/ckpt-2000 (with its .index file)"
+    )
