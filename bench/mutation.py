@@ -62,6 +62,18 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_watch_a_run.py",
     ),
     "infra.records.report": ("tests/test_run_report.py",),
+    # The review's parts, reached through `summarize` (the golden cases and its rules) and
+    # through `--diff` (test_render's review tests).
+    **dict.fromkeys(
+        ("infra.render.data", "infra.render.exposure", "infra.render.gpus"),
+        ("tests/test_render_summary.py",),
+    ),
+    "infra.render.run_line": ("tests/test_render_summary.py", "tests/test_sweep_config.py"),
+    "infra.render.sweep": ("tests/test_render_summary.py", "tests/test_sweep_config.py"),
+    **dict.fromkeys(
+        ("infra.render.diff", "infra.render.relabel", "infra.render.review_summary"),
+        ("tests/test_render.py", "tests/test_render_summary.py"),
+    ),
     "infra.replica_plan.trainer_env": (
         "tests/test_local_plan.py",
         "tests/test_secret_env.py",
@@ -81,6 +93,50 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_sweep_config.py",
         "tests/test_sweep_bounds.py",
         "tests/test_sweep_trial_keys.py",
+    ),
+    # The reader, the model and its words: the tests that parse configs for what they
+    # accept and refuse (not the program's stack tests, which reach them 60 times over); the
+    # property draws (a minute) are left out, as the schema's own tests cover the schema.
+    "infra.config": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_one_reading.py",
+        "tests/test_rule_messages.py",
+        "tests/test_secret_env.py",
+        "tests/test_stack_file.py",
+        "tests/test_sweep_config.py",
+    ),
+    "infra.config.errors": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_rule_messages.py",
+    ),
+    "infra.config.model": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_config_schema.py",
+        "tests/test_replica_plan.py",
+        "tests/test_roles.py",
+        "tests/test_rule_messages.py",
+        "tests/test_secret_env.py",
+        "tests/test_topology_rules.py",
+    ),
+    "infra.config.schema": ("tests/test_config_schema.py",),
+    "infra.config.stack_file": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_config_schema.py",
+        "tests/test_pricing.py",
+        "tests/test_review_config_changes.py",
+        "tests/test_stack_file.py",
+    ),
+    "infra.config.types": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_config_schema.py",
+        "tests/test_image_ref.py",
+        "tests/test_rule_messages.py",
+        "tests/test_secret_env.py",
     ),
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
