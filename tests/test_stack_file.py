@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from infra.config import load_stack_file
-from infra.config.stack_file import ConfigError, parse_yaml, read_stack
+from infra.config.stack_file import ConfigError, StackFile, parse_yaml, read_stack
 
 IMAGE = b"  tftrain:image: registry.example.com/tftrain/trainer:1\n"
 
@@ -190,3 +190,35 @@ def test_an_oversized_stack_file_is_refused_before_parsing(tmp_path: Path) -> No
     with pytest.raises(ConfigError, match=r"Pulumi\.big\.yaml: larger than 4 MiB"):
         read_stack(stack)
     assert time.monotonic() - started < 5
+
+
+def test_a_problem_is_located_at_the_nearest_key_the_file_writes(tmp_path: Path) -> None:
+    """`locate` walks a problem's key up, one `.name` or `[index]` at a time, to a key the
+    file wrote; the lines below are the file's as written here."""
+    path = tmp_path / "Pulumi.s.yaml"
+    lines = {"tftrain:a.b": 3, 'tftrain:a.b["x.y"]': 5, "tftrain:imageX": 9}
+    stack = StackFile(path, {}, lines)
+    located = stack.locate(
+        ConfigError(
+            [
+                'tftrain:a.b["x.y"][2] = 1: an index under a quoted key',
+                'tftrain:a.b["x.y"].c = 1: a name under a quoted key',
+                "tftrain:imageX: unknown key",
+                "tftrain:other = 1: a key the file does not write",
+            ]
+        )
+    )
+    assert located.problems == [
+        'tftrain:a.b["x.y"][2] = 1: an index under a quoted key (Pulumi.s.yaml:5)',
+        'tftrain:a.b["x.y"].c = 1: a name under a quoted key (Pulumi.s.yaml:5)',
+        "tftrain:imageX: unknown key (Pulumi.s.yaml:9)",
+        "tftrain:other = 1: a key the file does not write",
+    ]
+
+
+def test_a_config_error_lists_each_problem_on_its_own_line() -> None:
+    error = ConfigError(["tftrain:a = 1: first", "tftrain:b = 2: second"])
+    assert error.problems == ["tftrain:a = 1: first", "tftrain:b = 2: second"]
+    assert (
+        str(error) == "invalid stack config:\n  - tftrain:a = 1: first\n  - tftrain:b = 2: second"
+    )
