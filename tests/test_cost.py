@@ -140,3 +140,210 @@ def test_a_run_s_most_is_its_hourly_cost_for_its_deadline() -> None:
     priced = StackCost(steady=(), runs=(cheap, dear), deadline=3600, is_sweep=True)
     assert priced.largest_run().amounts == {"CNY": Decimal(4)}
     assert StackCost(steady=(), runs=(), deadline=3600, is_sweep=False).largest_run().amounts == {}
+
+
+# --- A stack's items, worked from its config ------------------------------------------------
+
+STACK_ROWS = """\
+ecs.g7.xlarge,4,16,,,cn-hangzhou,,1.5,,hour,CNY,https://example.com/g7,2026-11-01
+ecs.gn6i-c4g1.xlarge,4,15,T4,1,cn-hangzhou,,8,2,hour,CNY,https://example.com/gn6i,2026-11-01
+nat.internet,,,,,cn-hangzhou,,0.5,,hour,CNY,https://example.com/nat,2026-11-01
+nas.performance,,,,,cn-hangzhou,,0.72,,gib-month,CNY,https://example.com/nas,2026-11-01
+nas.capacity,,,,,cn-hangzhou,,0.36,,gib-month,CNY,https://example.com/nas,2026-11-01
+oss.standard-lrs,,,,,cn-hangzhou,,0.72,,gb-month,CNY,https://example.com/oss,2026-11-01
+eci.vcpu,1,,,,cn-hangzhou,,0.0001,,vcpu-second,CNY,https://example.com/eci,2026-11-01
+eci.memory,,1,,,cn-hangzhou,,0.00001,,gib-second,CNY,https://example.com/eci,2026-11-01
+"""
+STACK_TABLE = parse_table(HEADER + STACK_ROWS, Path("t.csv"))
+GPU = "ecs.gn6i-c4g1.xlarge"
+MNIST = "trainer/data/mnist"  # must exist in the repository; its size is read under `project`
+NO_PRICE = "no price in the table"
+BY_USE = "billed by use (traffic, connections), which the config cannot foresee"
+
+
+def ack(**sections: dict) -> dict:
+    """An ACK stack: a CPU pool of 2 g7 nodes, a GPU pool of gn6i from 1 to 3 nodes, 3 GPU
+    workers, NAS Performance 10Gi, a bucket it creates and fills from MNIST."""
+    config = {
+        "image": IMAGE,
+        "cluster": {
+            "kind": "ack",
+            "gpuPool": {"instanceTypes": [GPU], "minSize": 1, "maxSize": 3},
+            "cpuPool": {"instanceTypes": ["ecs.g7.xlarge"], "size": 2},
+        },
+        "network": {"zoneId": "cn-hangzhou-i"},
+        "storage": {"kind": "nas", "size": "10Gi"},
+        "data": {"createBucket": True, "localInputDir": MNIST, "inputPrefix": "mnist/"},
+        "worker": {"number": 3, "gpuCount": 1, "cpu": "2", "memory": "8Gi"},
+    }
+    for name, values in sections.items():
+        config[name] = {**config.get(name, {}), **values}
+    return config
+
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+
+
+def items(found: tuple[Item, ...]) -> list[tuple[str, str, Decimal | None, str]]:
+    return [(i.what, i.currency, i.hourly, i.why) for i in found]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project whose MNIST directory holds one 1 GiB (sparse) file: 1 GiB stored."""
+    directory = tmp_path / MNIST
+    directory.mkdir(parents=True)
+    with (directory / "data.bin").open("wb") as out:
+        out.truncate(1024**3)
+    return tmp_path
+
+
+def stack_items(raw: dict, project: Path) -> tuple[list, list]:
+    from infra.config import parse_config
+    from infra.pricing.cost import stack_cost
+
+    cost = stack_cost(parse_config(raw), STACK_TABLE, "cn-hangzhou", project)
+    return items(cost.steady), [items(run) for run in cost.runs]
+
+
+def test_an_ack_stack_keeps_its_pools_nat_storage_and_board_running(project: Path) -> None:
+    """CPU pool 2 x 1.5 = 3; GPU pool's minimum 1 x 8; NAT 0.5; NAS 10 GiB x 0.72 / 720 =
+    0.01; the bucket 1 GiB x 0.001 = 0.001. A run: 3 GPU workers on a pool of 1 to 3 nodes
+    adds 2 nodes, 16 CNY/h; the chief and ps run on the CPU pool, already counted."""
+    steady, runs = stack_items(ack(), project)
+    assert steady == [
+        ("CPU pool: ecs.g7.xlarge x 2", "CNY", Decimal(3), ""),
+        (f"GPU pool: {GPU} x 1", "CNY", Decimal(8), ""),
+        ("NAT gateway (instance fee; CU fees by use)", "CNY", Decimal("0.5"), ""),
+        ("NAT gateway's EIP", "", None, BY_USE),
+        ("ACK API server load balancer", "", None, NO_PRICE),
+        ("NAS Performance file system, 10Gi used", "CNY", Decimal("0.01"), ""),
+        (f"OSS bucket, {MNIST} uploaded", "CNY", Decimal("0.001"), ""),
+        ("TensorBoard load balancer", "", None, NO_PRICE),
+    ]
+    assert runs == [[(f"GPU nodes added: {GPU} x 2", "CNY", Decimal(16), "")]]
+
+
+def test_what_an_ack_stack_leaves_out(project: Path) -> None:
+    """An existing NAS file system, a bucket without an upload (its size is unknown), a
+    ClusterIP TensorBoard, and a GPU pool that scales from 0: none of them is an hourly item,
+    except the bucket, unpriced."""
+    steady, _ = stack_items(
+        ack(
+            cluster={"gpuPool": {"instanceTypes": [GPU], "maxSize": 3}},
+            storage={"fileSystemId": "0a1b2c3d4e"},
+            data={"localInputDir": ""},
+            tensorboard={"serviceType": "ClusterIP"},
+        ),
+        project,
+    )
+    assert steady == [
+        ("CPU pool: ecs.g7.xlarge x 2", "CNY", Decimal(3), ""),
+        ("NAT gateway (instance fee; CU fees by use)", "CNY", Decimal("0.5"), ""),
+        ("NAT gateway's EIP", "", None, BY_USE),
+        ("ACK API server load balancer", "", None, NO_PRICE),
+        ("OSS bucket", "", None, "its stored size is not in the config"),
+    ]
+
+
+def test_a_gpu_pool_is_kept_only_for_gpu_replicas_or_a_platform(project: Path) -> None:
+    """A CPU-only run keeps no GPU pool though its minimum is 1; a platform (no run) keeps
+    its fixed size (2 x 8 = 16) and NAS Capacity 10 GiB x 0.36 / 720 = 0.005."""
+    cpu_only, _ = stack_items(ack(worker={"gpuCount": 0}), project)
+    assert not [what for what, *_ in cpu_only if what.startswith("GPU pool")]
+    raw = ack(
+        cluster={"role": "platform", "gpuPool": {"instanceTypes": [GPU], "size": 2}},
+        storage={"nasStorageType": "Capacity"},
+    )
+    del raw["image"], raw["worker"]  # a platform has no run
+    platform, runs = stack_items(raw, project)
+    assert (f"GPU pool: {GPU} x 2", "CNY", Decimal(16), "") in platform
+    assert ("NAS Capacity file system, 10Gi used", "CNY", Decimal("0.005"), "") in platform
+    assert not [what for what, *_ in platform if what.startswith("TensorBoard")]
+    assert runs == []
+
+
+def test_spot_gpu_replicas_run_on_the_spot_pool_at_the_spot_price(project: Path) -> None:
+    """3 on-demand GPU workers on a pool of 1 to 3 (2 added, 16) and a spot evaluator with a
+    GPU on a spot pool of at most 1 node: 1 x 2 = 2 CNY/h."""
+    _, runs = stack_items(
+        ack(
+            cluster={"spotGpuPool": {"maxSize": 1}},
+            evaluator={"number": 1, "gpuCount": 1, "spot": True, "cpu": "2", "memory": "8Gi"},
+        ),
+        project,
+    )
+    assert runs == [
+        [
+            (f"GPU nodes added: {GPU} x 2", "CNY", Decimal(16), ""),
+            (f"spot GPU nodes: {GPU} x 1", "CNY", Decimal(2), ""),
+        ]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pool", "added"),
+    [
+        ({"minSize": 0, "maxSize": 3}, 3),  # every replica a node the autoscaler adds
+        ({"minSize": 3, "maxSize": 3}, 0),  # all always on: the run adds nothing
+        ({"minSize": 1, "maxSize": 5}, 2),  # 3 replicas, 1 always on
+        ({"size": 3}, 0),  # a fixed pool adds nothing
+    ],
+)
+def test_the_nodes_a_run_adds_are_its_replicas_beyond_the_always_on(
+    pool: dict, added: int, project: Path
+) -> None:
+    _, [run] = stack_items(ack(cluster={"gpuPool": {"instanceTypes": [GPU], **pool}}), project)
+    expected = [(f"GPU nodes added: {GPU} x {added}", "CNY", 8 * Decimal(added), "")]
+    assert run == (expected if added else [])
+
+
+def test_an_existing_cluster_s_nodes_are_not_this_stack_s(project: Path) -> None:
+    steady, runs = stack_items({"image": IMAGE}, project)
+    assert steady == [
+        ("the existing cluster's nodes", "", None, "not this stack's (it runs on a cluster "
+         "it did not create)")
+    ]  # fmt: skip
+    # chief, 2 workers and a ps by default: three groups.
+    why = "the existing cluster's nodes are not this stack's"
+    assert runs == [[("3 replica groups on the existing cluster", "", None, why)]]
+
+
+def test_an_ask_stack_pays_its_pods_by_ecs_spec_or_by_vcpu_and_gib(project: Path) -> None:
+    """TensorBoard's pod (500m, 1Gi): 0.5 x 0.36 + 1 x 0.036 = 0.216 CNY/h. A run: 2 GPU
+    workers on ECI gn6i at 8 = 16; the chief (1 vCPU, 2Gi) 0.36 + 0.072 = 0.432; the ps on
+    spot ECI, a market price."""
+    raw = {
+        "image": IMAGE,
+        "cluster": {"kind": "ask", "eciGpuSpec": GPU},
+        "network": {"zoneId": "cn-hangzhou-i", "natGateway": False},
+        "storage": {"kind": "nas", "size": "10Gi"},
+        "worker": {"number": 2, "gpuCount": 1, "cpu": "4", "memory": "15Gi"},
+        "ps": {"spot": True},
+    }
+    steady, runs = stack_items(raw, project)
+    assert steady == [
+        ("ASK API server load balancer", "", None, NO_PRICE),
+        ("NAS Performance file system, 10Gi used", "CNY", Decimal("0.01"), ""),
+        ("TensorBoard load balancer", "", None, NO_PRICE),
+        ("TensorBoard ECI pod", "CNY", Decimal("0.216"), ""),
+    ]
+    assert runs == [
+        [
+            ("chief x 1 on ECI (1 vCPU, 2Gi)", "CNY", Decimal("0.432"), ""),
+            (f"worker x 2 on ECI {GPU}", "CNY", Decimal(16), ""),
+            ("ps x 1 on ECI (1 vCPU, 1Gi)", "", None, "ECI spot pods are billed at a market price"),
+        ]
+    ]
+
+
+def test_a_run_stack_s_gpu_nodes_are_its_platform_s(project: Path) -> None:
+    raw = {
+        "image": IMAGE,
+        "cluster": {"kind": "ack", "role": "run", "platformStack": "org/tftrain/platform-ack"},
+        "worker": {"number": 2, "gpuCount": 1},
+    }
+    steady, runs = stack_items(raw, project)
+    assert steady == [("TensorBoard load balancer", "", None, NO_PRICE)]
+    why = "its pool's instance types are the platform stack's, priced in its review"
+    assert runs == [[("worker x 2: GPU nodes of org/tftrain/platform-ack", "", None, why)]]
