@@ -325,6 +325,38 @@ EQUIVALENT: dict[str, str] = {
         "reads the scalars of a trial directory that does not exist: the reader answers {} "
         "for a missing directory, as the guard does"
     ),
+    "infra.config.image_ref.x__split_domain__mutmut_10": (
+        "an X among the characters that make the first component a registry: a component "
+        "with an X has upper case, which makes it a registry already"
+    ),
+    **{
+        f"infra.pricing.cost.xǁPricerǁinstances__mutmut_{n}": (
+            "zip's strict check: the prices are read one per type, so the lengths always match"
+        )
+        for n in (17, 20, 21)
+    },
+    **{
+        f"infra.pricing.cost.xǁStackCostǁ{name}__mutmut_{n}": (
+            "1 for 0 hours without job.activeDeadlineSeconds: a run's most is read only with "
+            "a deadline (the review says 'unbounded' without one, and the config refuses "
+            "budget.maxCnyPerRun and maxCnyPerSweep without one)"
+        )
+        for name, n in (("run_most", 5), ("sweep_most", 9))
+    },
+    **{
+        f"infra.config.stack_file.x_did_you_mean__mutmut_{n}": (
+            "get_close_matches' n (3 by default, or 2) and cutoff (0.6 by default) as given: "
+            "only the best match, the first of any n, is shown"
+        )
+        for n in (10, 11, 15)
+    },
+    **{
+        f"infra.config.stack_file.xǁStackFileǁlocate__mutmut_{n}": (
+            "how a problem's first word is cut off: a key path never holds whitespace "
+            "(key_path quotes such a key with JSON escapes), so every cut gives the same key"
+        )
+        for n in (5, 8, 11)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

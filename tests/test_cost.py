@@ -145,7 +145,8 @@ def test_a_run_s_most_is_its_hourly_cost_for_its_deadline() -> None:
 # --- A stack's items, worked from its config ------------------------------------------------
 
 STACK_ROWS = """\
-ecs.g7.xlarge,4,16,,,cn-hangzhou,,1.5,,hour,CNY,https://example.com/g7,2026-11-01
+ecs.g7.xlarge,4,16,,,cn-hangzhou,,1.2,,hour,CNY,https://example.com/g7,2026-11-01
+ecs.g7.xlarge,4,16,,,cn-hangzhou,cn-hangzhou-i,1.5,,hour,CNY,https://example.com/g7,2026-11-01
 ecs.gn6i-c4g1.xlarge,4,15,T4,1,cn-hangzhou,,8,2,hour,CNY,https://example.com/gn6i,2026-11-01
 nat.internet,,,,,cn-hangzhou,,0.5,,hour,CNY,https://example.com/nat,2026-11-01
 nas.performance,,,,,cn-hangzhou,,0.72,,gib-month,CNY,https://example.com/nas,2026-11-01
@@ -207,7 +208,7 @@ def stack_items(raw: dict, project: Path) -> tuple[list, list]:
 
 
 def test_an_ack_stack_keeps_its_pools_nat_storage_and_board_running(project: Path) -> None:
-    """CPU pool 2 x 1.5 = 3; GPU pool's minimum 1 x 8; NAT 0.5; NAS 10 GiB x 0.72 / 720 =
+    """CPU pool 2 x 1.5 = 3 (the stack's zone's price, not the region's 1.2); GPU pool's minimum 1 x 8; NAT 0.5; NAS 10 GiB x 0.72 / 720 =
     0.01; the bucket 1 GiB x 0.001 = 0.001. A run: 3 GPU workers on a pool of 1 to 3 nodes
     adds 2 nodes, 16 CNY/h; the chief and ps run on the CPU pool, already counted."""
     steady, runs = stack_items(ack(), project)
