@@ -357,6 +357,20 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (5, 8, 11)
     },
+    **{
+        f"infra.config.stack_file.x__go_integer__mutmut_{n}": (
+            "an X among the digits a base allows: int() refuses it, and its ValueError is "
+            "answered None, as the check it passes would have"
+        )
+        for n in (12, 28)
+    },
+    **{
+        f"infra.config.stack_file.x_engine_config__mutmut_{n}": (
+            "json.dumps' allow_nan: the reader refuses .inf and .nan with their line, so no "
+            "entry it hands on holds one"
+        )
+        for n in (13, 16, 20)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
