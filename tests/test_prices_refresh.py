@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from infra.pricing import refresh as refresh_module
 from infra.pricing.refresh import Endpoints, RefreshError, refresh, wanted
 from infra.pricing.table import load_table
 
@@ -207,3 +208,59 @@ def test_no_credentials_is_one_line_naming_the_variables(project):
     with pytest.raises(RefreshError, match="ALIBABA_CLOUD_ACCESS_KEY_ID"):
         refresh(table, stacks, {}, Endpoints(ecs="127.0.0.1:9", eci="127.0.0.1:9", protocol="http"))
     assert table.read_text() == OLD_TABLE
+
+
+def test_the_command_says_how_many_rows_it_priced(project, monkeypatch, capsys):
+    """`tftrain prices refresh --table T --stacks-dir S` hands both on and says the count."""
+    table, stacks = project
+    seen = []
+
+    def counted(table_path: Path, stacks_dir: Path, env: dict) -> int:
+        seen.append((table_path, stacks_dir, env.get("ALICLOUD_ACCESS_KEY")))
+        return 3
+
+    monkeypatch.setattr(refresh_module, "refresh", counted)
+    monkeypatch.setenv("ALICLOUD_ACCESS_KEY", "id")
+    argv = ["refresh", "--table", str(table), "--stacks-dir", str(stacks)]
+    assert refresh_module.main(argv) == 0
+    assert seen == [(table, stacks, "id")]
+    assert capsys.readouterr().out == f"{table}: 3 rows priced from your account today\n"
+    # Without --table and --stacks-dir: the committed table and the repository's stacks.
+    assert refresh_module.main(["refresh"]) == 0
+    repository = Path(refresh_module.__file__).resolve().parents[2]
+    assert seen[1][:2] == (repository / "infra/pricing/prices.csv", repository / "stacks")
+
+
+def test_the_command_without_credentials_fails_in_one_line_and_keeps_the_table(
+    project, monkeypatch, capsys
+):
+    table, stacks = project
+    for name in ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET",
+                 "ALICLOUD_ACCESS_KEY", "ALICLOUD_SECRET_KEY"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    argv = ["refresh", "--table", str(table), "--stacks-dir", str(stacks)]
+    assert refresh_module.main(argv) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        "error: no Alibaba Cloud credentials in the environment: set ALIBABA_CLOUD_ACCESS_KEY_ID "
+        "/ ALIBABA_CLOUD_ACCESS_KEY_SECRET and ALICLOUD_ACCESS_KEY / ALICLOUD_SECRET_KEY; "
+        f"{table} is unchanged\n"
+    )
+    assert table.read_text() == OLD_TABLE
+    with pytest.raises(SystemExit):
+        refresh_module.main([])  # a command is required
+
+
+def test_credentials_are_the_first_whole_pair() -> None:
+    """An ID without its secret is no pair: the provider's names are read next."""
+    env = {
+        "ALIBABA_CLOUD_ACCESS_KEY_ID": "half",
+        "ALICLOUD_ACCESS_KEY": "id",
+        "ALICLOUD_SECRET_KEY": "secret",
+    }
+    assert refresh_module.credentials(env) == ("id", "secret")
+    assert refresh_module.credentials({**env, "ALIBABA_CLOUD_ACCESS_KEY_SECRET": "s"}) == (
+        "half",
+        "s",
+    )
