@@ -523,13 +523,20 @@ def run(module: str, tests: Sequence[str], jobs: int) -> None:
 
 
 def rerun_survivors(module: str, jobs: int) -> None:
-    """The survivors of a module's last run, against the tests as they are now (the files
-    its run selected; its config kept, so mutmut keeps every other verdict)."""
+    """The survivors of a module's last run, against the tests as they are now (its config
+    kept, so mutmut keeps every other verdict); a whole run if the tests that reach the
+    module are other files than the last run's."""
     work = WORK / module
+    config = (work / "pyproject.toml").read_text()
+    tests = test_selection(module)
+    if _mutmut_section(module, tests) not in config:
+        # A new test file reaches the module: mutmut resets every verdict when the selection
+        # changes, so only a whole run says what the tests catch now.
+        run(module, tests, jobs)
+        return
     names = [n for n, s in results(work).items() if s not in CAUGHT and n not in EQUIVALENT]
     if not names:
         return
-    config = (work / "pyproject.toml").read_text()
     for name in _tracked():
         target = work / name
         target.parent.mkdir(parents=True, exist_ok=True)
