@@ -329,6 +329,10 @@ EQUIVALENT: dict[str, str] = {
         "an X among the characters that make the first component a registry: a component "
         "with an X has upper case, which makes it a registry already"
     ),
+    "infra.pricing.table.xǁPriceTableǁfind__mutmut_1": (
+        "another default zone for find(): no Alibaba zone is named XXXX, so it matches no "
+        "zone's row and the region's row is found, as with no zone"
+    ),
     **{
         f"infra.pricing.cost.xǁPricerǁinstances__mutmut_{n}": (
             "zip's strict check: the prices are read one per type, so the lengths always match"
