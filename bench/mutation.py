@@ -329,6 +329,42 @@ EQUIVALENT: dict[str, str] = {
         "an X among the characters that make the first component a registry: a component "
         "with an X has upper case, which makes it a registry already"
     ),
+    "infra.render.config_changes.x_display_key__mutmut_3": (
+        "rpartition for partition at the namespace's ':': Pulumi's config keys are "
+        "<namespace>:<name> with one ':' (config.ParseKey refuses more), so both cut alike"
+    ),
+    **{
+        f"infra.render.config_changes.x_secret_effect__mutmut_{n}": (
+            "another length of path looked up in the effects table: its secrets (data's keys, "
+            "imageRegistry.password, kubeconfig) are leaves at exactly the depth written there"
+        )
+        for n in (7, 9, 13, 14)
+    },
+    **{
+        f"infra.render.config_changes.x_secret_effect__mutmut_{n}": (
+            "a secret env read only from 3 parts on: a whole <group>.env cannot be a secret "
+            "(env is a map of names), so every env secret is <group>.env.<NAME>"
+        )
+        for n in (17, 18)
+    },
+    **{
+        f"infra.render.config_changes.x_change_lines__mutmut_{n}": (
+            "the keys sorted without turning each part into text: every part of a path is a "
+            "key, a string (a list is a leaf), so both orders are the same"
+        )
+        for n in (6, 8)
+    },
+    **{
+        f"infra.render.cost_lines.x_cost_lines__mutmut_{n}": (
+            "another name for the sweep's figure: _side_text and _unpriced_names read the "
+            "sweep for any name but 'hour' and 'run'"
+        )
+        for n in (50, 54, 55)
+    },
+    "infra.render.cost_lines.x_budget_lines__mutmut_1": (
+        "`and` for `or` between no config and no cost: price_side makes a side with both or "
+        "with neither"
+    ),
     "infra.pricing.table.xǁPriceTableǁfind__mutmut_1": (
         "another default zone for find(): no Alibaba zone is named XXXX, so it matches no "
         "zone's row and the region's row is found, as with no zone"

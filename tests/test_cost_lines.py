@@ -15,10 +15,13 @@ from infra.pricing.cost import Item, StackCost, Totals
 from infra.pricing.table import parse_table
 from infra.render.cost_lines import Side, cost_lines, money, price_side
 
-TABLE = parse_table(
+TABLE_HEADER = (
     "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,Region,AvailabilityZone,"
     "Price,SpotPrice,Unit,Currency,Source,FetchedOn\n"
-    "ecs.g7.xlarge,4,16,,,cn-hangzhou,,1.5,,hour,CNY,https://example.com/g7,2026-11-01\n",
+)
+TABLE = parse_table(
+    TABLE_HEADER
+    + "ecs.g7.xlarge,4,16,,,cn-hangzhou,,1.5,,hour,CNY,https://example.com/g7,2026-11-01\n",
     Path("t.csv"),
 )
 TODAY = date(2026, 11, 27)
@@ -119,4 +122,38 @@ def test_a_budget_within_every_key_says_so() -> None:
     within = Side(config, StackCost((POOL,), ((WORKER,),), 1800, is_sweep=False))
     assert cost_lines(Side(), within, TABLE, TODAY)[-1] == (
         "Budget: within every key of tftrain:budget"
+    )
+
+
+def test_the_same_total_over_other_unpriced_items_is_a_change_on_its_line() -> None:
+    """Both sides 2 CNY + unpriced per hour: one unpriced item gone is named, per hour; on
+    the run line, one unpriced item swapped for another is named, though the hour's read
+    alike."""
+    nat = Item("nat", why="no price")
+    fewer = cost_lines(side(1800, steady=(POOL, LB, nat)), side(1800), TABLE, TODAY)
+    assert fewer[1] == (
+        "  per hour, kept running: 2.00 CNY + unpriced on both sides, but the unpriced items "
+        "changed: -nat"
+    )
+    swapped = cost_lines(side(1800, runs=((WORKER, LB),)), side(1800, runs=((WORKER, nat),)),
+                         TABLE, TODAY)  # fmt: skip
+    assert swapped[1] == "  per hour, kept running: 2.00 CNY + unpriced, unchanged"
+    assert swapped[2] == (
+        "  one run at most: 2.00 CNY + unpriced on both sides, but the unpriced items changed: "
+        "-lb; +nat (replicas x price x 1800 s job.activeDeadlineSeconds)"
+    )
+
+
+def test_an_empty_table_is_named_without_a_date_and_warned_about() -> None:
+    empty = parse_table(TABLE_HEADER, Path("empty.csv"))
+    assert cost_lines(Side(), Side(), empty, TODAY)[:2] == [
+        "Cost (Alibaba Cloud list prices, empty.csv):",
+        "  the price table empty.csv has no rows: every item is unpriced",
+    ]
+
+
+def test_the_side_after_the_change_is_named_when_it_cannot_be_priced() -> None:
+    broken = Side(problem="its stack file does not validate here (x)")
+    assert cost_lines(side(1800), broken, TABLE, TODAY)[1] == (
+        "  after: not priced: its stack file does not validate here (x)"
     )

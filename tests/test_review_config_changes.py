@@ -174,3 +174,23 @@ def test_no_change_says_so_and_a_new_stack_lists_every_key(tmp_path: Path) -> No
     added = config_section(None, old, {}, ("HEAD", "working-tree"))
     assert added[1] == "  alicloud:region: (unset) → cn-hangzhou"
     assert "  hyperparams.learningRate: (unset) → 0.003" in added
+
+
+def test_a_secret_added_removed_or_made_plain_is_never_shown(tmp_path: Path) -> None:
+    """Either side a secret: the line says so, never its ciphertext nor the plain value."""
+    effect = (
+        "changed (secret): the engine replaces the 2 Jobs that carry it in their pod template; "
+        "the run id counts a secret by its name only, so the run resumes from its checkpoints"
+    )
+    plain = after(tmp_path, ("      TOKEN:\n        secure: v1:AAAA\n", "      TOKEN: abc\n"))
+    added = after(
+        tmp_path, ("      TOKEN:\n", "      NEW:\n        secure: v1:DDDD\n      TOKEN:\n")
+    )
+    removed = after(tmp_path, ("      TOKEN:\n        secure: v1:AAAA\n", "      OTHER: x\n"))
+    jobs = {"worker": 2}
+    assert change_lines(stack(tmp_path, BEFORE), plain, jobs) == [f"  worker.env.TOKEN: {effect}"]
+    assert change_lines(stack(tmp_path, BEFORE), added, jobs) == [f"  worker.env.NEW: {effect}"]
+    assert change_lines(stack(tmp_path, BEFORE), removed, jobs) == [
+        "  worker.env.OTHER: (unset) → x",
+        f"  worker.env.TOKEN: {effect}",
+    ]
