@@ -365,6 +365,9 @@ EQUIVALENT: dict[str, str] = {
         "`and` for `or` between no config and no cost: price_side makes a side with both or "
         "with neither"
     ),
+    "infra.config.schema.x_stack_file_schema__mutmut_2": (
+        "json_schema(by_alias=None): pydantic 2 reads None as its default, True"
+    ),
     "infra.pricing.table.xǁPriceTableǁfind__mutmut_1": (
         "another default zone for find(): no Alibaba zone is named XXXX, so it matches no "
         "zone's row and the region's row is found, as with no zone"
