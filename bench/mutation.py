@@ -109,6 +109,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.config.errors": (
         "tests/test_bad_configs.py",
         "tests/test_config.py",
+        "tests/test_config_errors.py",
         "tests/test_rule_messages.py",
     ),
     "infra.config.model": (
@@ -365,6 +366,13 @@ EQUIVALENT: dict[str, str] = {
         "`and` for `or` between no config and no cost: price_side makes a side with both or "
         "with neither"
     ),
+    **{
+        f"infra.config.errors.x_problem__mutmut_{n}": (
+            "json.dumps without default=str: a config holds JSON's types only (the engine's "
+            "JSON, or the stack reader's plain YAML values), which it writes without one"
+        )
+        for n in (6, 8)
+    },
     "infra.config.schema.x_stack_file_schema__mutmut_2": (
         "json_schema(by_alias=None): pydantic 2 reads None as its default, True"
     ),
