@@ -408,6 +408,16 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (5, 8, 11)
     },
+    "infra.config.stack_file.x_read_stack__mutmut_19": (
+        "the whole file read before its size is checked: the same refusal, only later"
+    ),
+    "infra.config.stack_file.x_read_stack__mutmut_34": (
+        "decode('UTF-8') for decode('utf-8'): Python's codec names are case-blind"
+    ),
+    "infra.config.stack_file.x__config_key__mutmut_10": (
+        "another namespace's keys filed under tftrain's: the lines are read only to locate "
+        "parse_config's problems, which name tftrain: keys only"
+    ),
     **{
         f"infra.config.stack_file.x__go_integer__mutmut_{n}": (
             "an X among the digits a base allows: int() refuses it, and its ValueError is "

@@ -160,6 +160,17 @@ def test_esc_environments_are_refused_offline_by_line(tmp_path: Path) -> None:
     (problem,) = refused.value.problems
     assert problem.startswith(f"{path}:1: environment:")
     assert "team/training-secrets" in problem and "pulumi preview" in problem
+    # Two environments, listed by name as written.
+    path.write_text(ESC_STACK.replace("  - team/training-secrets\n", "  - team/a\n  - team/b\n"))
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:1: environment: this stack imports Pulumi ESC environments (team/a, team/b), "
+        "whose values this offline reading cannot see, so it would show a different stack than "
+        "`pulumi up` deploys. Use `pulumi preview --diff` for this stack, or copy the stack file "
+        "without `environment:` (and with the tftrain: values the environments supply) for the "
+        "render and the local launcher"
+    ]
 
 
 @pytest.mark.parametrize("module", ["infra.render", "infra.local"])
@@ -208,9 +219,13 @@ def test_an_oversized_stack_file_is_refused_before_parsing(tmp_path: Path) -> No
     padding = "# " + "x" * 1000 + "\n"
     stack.write_text("config:\n  tftrain:image: registry.example.com/a/b:1\n" + padding * 5000)
     started = time.monotonic()
-    with pytest.raises(ConfigError, match=r"Pulumi\.big\.yaml: larger than 4 MiB"):
+    with pytest.raises(ConfigError) as refused:
         read_stack(stack)
     assert time.monotonic() - started < 5
+    assert refused.value.problems == [
+        f"{stack}: larger than 4 MiB; a stack file is a few kilobytes of settings (data belongs "
+        "in the bucket or data.localInputDir)"
+    ]
 
 
 def test_a_problem_is_located_at_the_nearest_key_the_file_writes(tmp_path: Path) -> None:
@@ -306,3 +321,28 @@ def test_a_list_item_s_problem_names_its_own_line(tmp_path: Path) -> None:
     [problem] = [p for p in caught.value.problems if "instanceTypes" in p]
     assert problem.startswith('tftrain:cluster.gpuPool.instanceTypes[1] = "Not_A_Type": ')
     assert problem.endswith(" (Pulumi.s.yaml:8)")
+
+
+def test_a_missing_stack_file_names_the_stacks_beside_it(tmp_path: Path) -> None:
+    missing = tmp_path / "Pulumi.c.yaml"
+    with pytest.raises(ConfigError) as refused:
+        read_stack(missing)
+    assert refused.value.problems == [f"stack file {missing} not found; stacks here: none"]
+    for name in ("b", "a"):
+        (tmp_path / f"Pulumi.{name}.yaml").write_text("config: {}\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(missing)
+    assert refused.value.problems == [f"stack file {missing} not found; stacks here: a, b"]
+
+
+def test_an_empty_stack_file_has_no_config_and_an_odd_top_key_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.e.yaml"
+    path.write_text("")
+    assert read_stack(path).entries == {}
+    path.write_text("config: {}\nzzz: 1\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:2: zzz: unknown key; a stack file has config, encryptedkey, encryptionsalt, "
+        "environment, secretsprovider"
+    ]
