@@ -366,6 +366,9 @@ EQUIVALENT: dict[str, str] = {
         "`and` for `or` between no config and no cost: price_side makes a side with both or "
         "with neither"
     ),
+    "infra.config.errors.x_describe__mutmut_3": (
+        "errors(include_url=True): the url is a key of each error that describe never reads"
+    ),
     **{
         f"infra.config.errors.x_problem__mutmut_{n}": (
             "json.dumps without default=str: a config holds JSON's types only (the engine's "

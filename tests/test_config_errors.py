@@ -61,3 +61,33 @@ def test_a_secret_key_typed_in_the_clear_is_not_shown_again() -> None:
         "pulumi config set --secret --path tftrain:imageRegistry.password <value> (plain text "
         "would sit in the stack file and the state)"
     ]
+
+
+def test_keys_under_a_mapping_of_sections_are_located_in_their_section() -> None:
+    rate = 'tftrain:sweep.parameters["hyperparams.learningRate"]'
+    assert problems(sweep={"parameters": {"hyperparams.learningRate": {"min": "x", "max": 1}}}) == [
+        f'{rate}.min = "x": must be unset or a number (random only)'
+    ]
+    swept = {"hyperparams.learningRate": {"zzz": 1, "values": [1, 2]}}
+    assert problems(sweep={"parameters": swept}) == [
+        f"{rate}.zzz: unknown key; known keys here: distribution, max, min, values"
+    ]
+    values = {"hyperparams.learningRate": {"values": [1, 2]}}
+    assert problems(sweep={"parameters": values, "metric": {"zzz": 1}}) == [
+        "tftrain:sweep.metric.zzz: unknown key; known keys here: goal, name"
+    ]
+    assert problems(sweep={"parameters": values, "parallel": "x"}) == [
+        'tftrain:sweep.parallel = "x": must be an integer from 1 to 1000'
+    ]
+    assert problems(cluster={"gpuPool": {"size": "x"}}) == [
+        'tftrain:cluster.gpuPool.size = "x": must be an integer from 0 to 1000'
+    ]
+
+
+def test_an_unknown_top_key_lists_the_keys_a_user_may_write() -> None:
+    """Not the program's own (a sweep's trials and a trial's point)."""
+    assert problems(zzz=1) == [
+        "tftrain:zzz: unknown key; known keys here: budget, chief, cluster, data, evaluator, "
+        "hyperparams, image, imageRegistry, job, master, network, ps, storage, sweep, "
+        "tensorboard, worker"
+    ]
