@@ -366,6 +366,16 @@ EQUIVALENT: dict[str, str] = {
         "`and` for `or` between no config and no cost: price_side makes a side with both or "
         "with neither"
     ),
+    "infra.pricing.refresh.x_eci_rows__mutmut_2": (
+        "another first value of the currency: each of the two probes sets it before it is read"
+    ),
+    "infra.pricing.refresh.x_write_atomically__mutmut_15": (
+        "encoding 'UTF-8' for 'utf-8': Python's codec names are case-blind"
+    ),
+    "infra.pricing.refresh.x_write_atomically__mutmut_22": (
+        "unlink(missing_ok=None): the temporary exists whenever it is removed (mkstemp made "
+        "it, and only a failed write or rename reaches the removal)"
+    ),
     "infra.config.errors.x_describe__mutmut_3": (
         "errors(include_url=True): the url is a key of each error that describe never reads"
     ),

@@ -4,6 +4,7 @@ ones): what it asks, what it writes, and that a failure leaves the old table who
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -264,3 +265,52 @@ def test_credentials_are_the_first_whole_pair() -> None:
         "half",
         "s",
     )
+
+
+def test_the_command_s_help_names_it_and_its_options(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "300")  # argparse wraps at the terminal's width
+    with pytest.raises(SystemExit):
+        refresh_module.main(["--help"])
+    top = capsys.readouterr().out
+    assert top.startswith("usage: tftrain prices [-h] {refresh} ...\n")
+    assert "`tftrain prices refresh`: today's prices from the user's own account, into a new " \
+        "table." in top  # fmt: skip
+    assert "rewrite the price table from your account's prices" in top
+    with pytest.raises(SystemExit):
+        refresh_module.main(["refresh", "--help"])
+    options = capsys.readouterr().out
+    assert "[--table TABLE] [--stacks-dir STACKS_DIR]" in options
+    assert f"default: {refresh_module.TABLE}\n" in options
+    assert "whose instance types\n" in options
+
+
+def test_the_new_table_is_written_beside_the_old_and_renamed_over_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A rename within one directory is atomic (POSIX rename(2)); a temporary elsewhere (the
+    system's temporary directory) could sit on another file system."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(elsewhere))
+    table = tmp_path / "t" / "prices.csv"
+    table.parent.mkdir()
+    table.write_text("old\n")
+    renames = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: renames.append((Path(a), Path(b))))
+    with pytest.raises(OSError):
+        monkeypatch.setattr(os, "fsync", _refused)
+        refresh_module.write_atomically(table, "new\n")
+    assert sorted(p.name for p in table.parent.iterdir()) == ["prices.csv"]  # no temporary
+    monkeypatch.undo()
+    monkeypatch.setattr(os, "replace", lambda a, b: (renames.append((Path(a), Path(b))),
+                                                      real_replace(a, b)))  # fmt: skip
+    refresh_module.write_atomically(table, "new é\n")
+    [(temporary, target)] = renames
+    assert temporary.parent == table.parent and temporary.name.startswith(".prices.csv.")
+    assert target == table
+    assert table.read_bytes() == "new é\n".encode()
+
+
+def _refused(descriptor: int) -> None:
+    raise OSError("disk full")
