@@ -64,9 +64,9 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "infra.records.report": ("tests/test_run_report.py",),
     # The review's parts, reached through `summarize` (the golden cases and its rules) and
     # through `--diff` (test_render's review tests).
+    "infra.render.data": ("tests/test_render_data.py", "tests/test_render_summary.py"),
     **dict.fromkeys(
-        ("infra.render.data", "infra.render.exposure", "infra.render.gpus"),
-        ("tests/test_render_summary.py",),
+        ("infra.render.exposure", "infra.render.gpus"), ("tests/test_render_summary.py",)
     ),
     "infra.render.run_line": ("tests/test_render_summary.py", "tests/test_sweep_config.py"),
     "infra.render.sweep": ("tests/test_render_summary.py", "tests/test_sweep_config.py"),
@@ -366,6 +366,13 @@ EQUIVALENT: dict[str, str] = {
         "`and` for `or` between no config and no cost: price_side makes a side with both or "
         "with neither"
     ),
+    **{
+        f"infra.render.data.x__oss_locations__mutmut_{n}": (
+            "another default for an OSS volume without volumeAttributes: every OSS volume the "
+            "manifests build (infra.manifests.oss) names its bucket and path there"
+        )
+        for n in (27, 29)
+    },
     "infra.pricing.refresh.x_eci_rows__mutmut_2": (
         "another first value of the currency: each of the two probes sets it before it is read"
     ),
