@@ -208,9 +208,10 @@ def stack_items(raw: dict, project: Path) -> tuple[list, list]:
 
 
 def test_an_ack_stack_keeps_its_pools_nat_storage_and_board_running(project: Path) -> None:
-    """CPU pool 2 x 1.5 = 3 (the stack's zone's price, not the region's 1.2); GPU pool's minimum 1 x 8; NAT 0.5; NAS 10 GiB x 0.72 / 720 =
-    0.01; the bucket 1 GiB x 0.001 = 0.001. A run: 3 GPU workers on a pool of 1 to 3 nodes
-    adds 2 nodes, 16 CNY/h; the chief and ps run on the CPU pool, already counted."""
+    """CPU pool 2 x 1.5 = 3 (the stack's zone's price, not the region's 1.2); GPU pool's
+    minimum 1 x 8; NAT 0.5; NAS 10 GiB x 0.72 / 720 = 0.01; the bucket 1 GiB x 0.001 = 0.001.
+    A run: 3 GPU workers on a pool of 1 to 3 nodes adds 2 nodes, 16 CNY/h; the chief and ps
+    run on the CPU pool, already counted."""
     steady, runs = stack_items(ack(), project)
     assert steady == [
         ("CPU pool: ecs.g7.xlarge x 2", "CNY", Decimal(3), ""),
