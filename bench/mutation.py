@@ -406,6 +406,29 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (17, 20, 21)
     },
+    "infra.pricing.cost.xǁPricerǁstored__mutmut_1": (
+        "another default reason for an unknown amount: every caller that can pass no amount "
+        "(the bucket) gives its reason"
+    ),
+    **{
+        f"infra.pricing.cost.x__storage__mutmut_{n}": (
+            "another reason beside a known size: stored() reads the reason only when the "
+            "amount is unknown"
+        )
+        for n in (42, 46)
+    },
+    "infra.pricing.cost.x_steady_items__mutmut_19": (
+        "`=` for `+=` before an ACK stack's pools: the items before them are an existing "
+        "cluster's only, never an ACK stack's"
+    ),
+    "infra.pricing.cost.x_steady_items__mutmut_91": (
+        "spot=None for spot=False for TensorBoard's pod: both are false"
+    ),
+    "infra.pricing.cost.x__ack_gpu_nodes__mutmut_11": (
+        "`or 1` for a pool's unset maxSize: it is derived, never unset, and a maxSize of 0 "
+        "beside GPU replicas is refused (the pool could never hold them), so no replica is "
+        "added either way"
+    ),
     **{
         f"infra.pricing.cost.xǁStackCostǁ{name}__mutmut_{n}": (
             "1 for 0 hours without job.activeDeadlineSeconds: a run's most is read only with "

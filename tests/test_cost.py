@@ -31,6 +31,9 @@ eci.memory,,1,,,r4,,0.00001,,gib-second,CNY,https://example.com/eci,2026-11-01
 eci.vcpu,1,,,,r5,,,0.00005,vcpu-second,CNY,https://example.com/eci,2026-11-01
 eci.memory,,1,,,r5,,0.00001,,gib-second,CNY,https://example.com/eci,2026-11-01
 nas.x,,,,,r1,,0.72,,gib-month,CNY,https://example.com/nas,2026-11-01
+nas.x,,,,,r1,r1-z,1.44,,gib-month,CNY,https://example.com/nas,2026-11-01
+eci.vcpu,1,,,,r1,r1-z,0.0002,,vcpu-second,CNY,https://example.com/eci,2026-11-01
+eci.memory,,1,,,r1,r1-z,0.00002,,gib-second,CNY,https://example.com/eci,2026-11-01
 nas.spot-only,,,,,r1,,,0.72,gib-month,CNY,https://example.com/nas,2026-11-01
 """
 TABLE = parse_table(HEADER + ROWS, Path("t.csv"))
@@ -95,6 +98,15 @@ def test_an_eci_pod_without_both_prices_in_one_currency_is_unpriced(region: str)
     assert pricer(region).eci_pods("pods", "1", "1Gi", 1, spot=False) == Item(
         "pods", why=f"no ECI vCPU and memory prices for {region} in the table"
     )
+
+
+def test_the_zone_s_eci_and_storage_rows_win_too() -> None:
+    """In r1-z each price is twice r1's: the pod of 500m and 2Gi x 3 costs 1.512 CNY/h; 10 GiB
+    of nas.x 0.02."""
+    assert pricer(zone="r1-z").eci_pods("pods", "500m", "2Gi", 3, spot=False).hourly == (
+        Decimal("1.512")
+    )
+    assert pricer(zone="r1-z").stored("NAS", "nas.x", Decimal(10)).hourly == Decimal("0.02")
 
 
 def test_eci_spot_pods_are_unpriced_as_a_market_price() -> None:
@@ -349,3 +361,22 @@ def test_a_run_stack_s_gpu_nodes_are_its_platform_s(project: Path) -> None:
     assert steady == [("TensorBoard load balancer", "", None, NO_PRICE)]
     why = "its pool's instance types are the platform stack's, priced in its review"
     assert runs == [[("worker x 2: GPU nodes of org/tftrain/platform-ack", "", None, why)]]
+
+
+def test_a_pool_of_several_types_names_them_all(project: Path) -> None:
+    """ecs.g7.xlarge (1.5 in the zone) or ecs.gn6i-c4g1.xlarge (8): bounded by 8; 2 nodes 16."""
+    types = ["ecs.g7.xlarge", GPU]
+    steady, _ = stack_items(ack(cluster={"cpuPool": {"instanceTypes": types, "size": 2}}), project)
+    assert steady[0] == (f"CPU pool: ecs.g7.xlarge / {GPU} x 2", "CNY", Decimal(16), "")
+
+
+def test_spot_gpu_pods_on_ask_are_priced_at_the_spot_price(project: Path) -> None:
+    """gn6i's spot price is 2 CNY/h: 2 spot GPU workers on ECI, 4."""
+    raw = {
+        "image": IMAGE,
+        "cluster": {"kind": "ask", "eciGpuSpec": GPU},
+        "network": {"zoneId": "cn-hangzhou-i"},
+        "worker": {"number": 2, "gpuCount": 1, "cpu": "4", "memory": "15Gi", "spot": True},
+    }
+    _, [run] = stack_items(raw, project)
+    assert (f"worker x 2 on ECI {GPU}", "CNY", Decimal(4), "") in run
