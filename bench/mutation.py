@@ -383,6 +383,21 @@ EQUIVALENT: dict[str, str] = {
         "unlink(missing_ok=None): the temporary exists whenever it is removed (mkstemp made "
         "it, and only a failed write or rename reaches the removal)"
     ),
+    **{
+        f"infra.config.errors.x__locate__mutmut_{n}": (
+            "skip = None for skip = False: both are false"
+        )
+        for n in (3, 6)
+    },
+    "infra.config.errors.x__locate__mutmut_15": (
+        "an unknown key taken as a mapping of sections: pydantic's loc ends at the unknown "
+        "key, so no part follows it to look up"
+    ),
+    "infra.config.errors.x__locate__mutmut_17": (
+        "the early return for one entry of a mapping of sections never taken: the loop then "
+        "steps into that section, skips the entry's name and returns the same fields, no "
+        "field and the whole loc's length"
+    ),
     "infra.config.errors.x_describe__mutmut_3": (
         "errors(include_url=True): the url is a key of each error that describe never reads"
     ),
