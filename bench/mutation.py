@@ -411,6 +411,13 @@ EQUIVALENT: dict[str, str] = {
     "infra.config.schema.x_stack_file_schema__mutmut_2": (
         "json_schema(by_alias=None): pydantic 2 reads None as its default, True"
     ),
+    "infra.pricing.table.x_load_table__mutmut_4": (
+        "encoding 'UTF-8' for 'utf-8': Python's codec names are case-blind"
+    ),
+    "infra.pricing.table.x__plain__mutmut_10": (
+        "format 'F' for 'f': they differ only in how infinity and NaN are written, which the "
+        "table refuses as prices"
+    ),
     "infra.pricing.table.xǁPriceTableǁfind__mutmut_1": (
         "another default zone for find(): no Alibaba zone is named XXXX, so it matches no "
         "zone's row and the region's row is found, as with no zone"

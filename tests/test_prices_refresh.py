@@ -42,7 +42,10 @@ HEADER = (
 OLD_TABLE = HEADER + (
     "nat.internet,,,,,cn-hangzhou,,0.034,,hour,USD,https://example.com/nat,2020-01-01\n"
     "ecs.gn6i-c4g1.xlarge,4,15,T4,1,cn-hangzhou,,7,,hour,CNY,https://example.com/old,2020-01-01\n"
-    "ecs.g7.xlarge,4,16,,,cn-hangzhou,cn-hangzhou-i,1.1,,hour,CNY,https://example.com/z,2020-01-01\n"
+    "ecs.g7.xlarge,4,16,,,cn-hangzhou,cn-hangzhou-i,1.1,0.3,hour,CNY,https://example.com/z,"
+    "2020-01-01\n"
+    "oss.standard-lrs,,,,,cn-hangzhou,,0.0000001,,gb-month,CNY,https://example.com/oss,"
+    "2020-01-01\n"
 )
 STACK = """\
 config:
@@ -133,15 +136,18 @@ def test_refresh_prices_the_stacks_types_and_eci_and_keeps_page_rows(fake, proje
     # / 2 = 0.000049. The shapes from the types' names: g7.xlarge 4 vCPUs and 16 GiB,
     # gn6i-c4g1.xlarge 4 vCPUs and 1 GPU (15 GiB and T4 kept from the old row); hfc7 is no
     # family the name rules know, so no shape.
-    assert table.read_text() == HEADER + (
+    # Written with "\n" line ends, prices in plain digits (never 1E-7), as the file is read.
+    assert table.read_bytes().decode() == HEADER + (
         f"eci.memory,,1,,,cn-hangzhou,,0.00000613,,gib-second,CNY,{eci},{today}\n"
         f"eci.vcpu,1,,,,cn-hangzhou,,0.00004900,,vcpu-second,CNY,{eci},{today}\n"
         f"ecs.g7.xlarge,4,16,,,cn-hangzhou,,1.2,,hour,CNY,{ecs},{today}\n"
-        "ecs.g7.xlarge,4,16,,,cn-hangzhou,cn-hangzhou-i,1.1,,hour,CNY,https://example.com/z,"
+        "ecs.g7.xlarge,4,16,,,cn-hangzhou,cn-hangzhou-i,1.1,0.3,hour,CNY,https://example.com/z,"
         "2020-01-01\n"
         f"ecs.gn6i-c4g1.xlarge,4,15,T4,1,cn-hangzhou,,8.5,,hour,CNY,{ecs},{today}\n"
         f"ecs.hfc7.xlarge,,,,,cn-hangzhou,,3.05,,hour,CNY,{ecs},{today}\n"
         "nat.internet,,,,,cn-hangzhou,,0.034,,hour,USD,https://example.com/nat,2020-01-01\n"
+        "oss.standard-lrs,,,,,cn-hangzhou,,0.0000001,,gb-month,CNY,https://example.com/oss,"
+        "2020-01-01\n"
     )
     rows = {row.item: row for row in load_table(table).rows}
     assert rows["eci.memory"].price == Decimal("0.00000613")
