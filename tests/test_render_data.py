@@ -36,6 +36,9 @@ def test_data_in_and_results_out_are_read_off_the_oss_volumes() -> None:
         "Results out: none → oss://b/exports/",
     ]
     assert data_lines(render(), render()) == []
+    # No input on either side: the results' line still follows.
+    exports = render(volume("b", "/exports/", False))
+    assert data_lines(exports, exports) == ["Results out: oss://b/exports/, unchanged"]
 
 
 def test_a_kept_bucket_or_file_system_the_change_creates_says_what_up_does() -> None:
