@@ -380,3 +380,23 @@ def test_spot_gpu_pods_on_ask_are_priced_at_the_spot_price(project: Path) -> Non
     }
     _, [run] = stack_items(raw, project)
     assert (f"worker x 2 on ECI {GPU}", "CNY", Decimal(4), "") in run
+
+
+def test_a_gpu_pool_of_several_types_names_them_on_every_line(project: Path) -> None:
+    types = [GPU, "ecs.gn6i-c8g1.2xlarge"]  # the second without a row: unpriced, still named
+    steady, [run] = stack_items(
+        ack(
+            cluster={
+                "gpuPool": {"instanceTypes": types, "minSize": 1, "maxSize": 3},
+                "spotGpuPool": {"maxSize": 1},
+            },
+            evaluator={"number": 1, "gpuCount": 1, "spot": True, "cpu": "2", "memory": "8Gi"},
+        ),
+        project,
+    )
+    names = f"{GPU} / ecs.gn6i-c8g1.2xlarge"
+    assert f"GPU pool: {names} x 1" in [what for what, *_ in steady]
+    assert [what for what, *_ in run] == [
+        f"GPU nodes added: {names} x 2",
+        f"spot GPU nodes: {names} x 1",
+    ]
