@@ -24,7 +24,12 @@ from infra.pricing.table import load_table
 # DescribePrice answers with the total (a default system disk included) and, when it lists
 # them, each part: gn6i lists its own line (8.5 of 8.55), g7 lists no parts (its total 1.2
 # is all there is), hfc7 lists only the disk (so its total, 3.05, is the price).
-ECS_TOTALS = {"ecs.gn6i-c4g1.xlarge": 8.55, "ecs.g7.xlarge": 1.2, "ecs.hfc7.xlarge": 3.05}
+ECS_TOTALS = {
+    "ecs.gn6i-c4g1.xlarge": 8.55,
+    "ecs.g7.xlarge": 1.2,
+    "ecs.hfc7.xlarge": 3.05,
+    "ecs.c7.large": 0.6,
+}
 ECS_PARTS = {
     "ecs.gn6i-c4g1.xlarge": [("instanceType", 8.5), ("systemDisk", 0.05)],
     "ecs.hfc7.xlarge": [("systemDisk", 0.05)],
@@ -45,6 +50,11 @@ OLD_TABLE = HEADER + (
     "ecs.g7.xlarge,4,16,,,cn-hangzhou,cn-hangzhou-i,1.1,0.3,hour,CNY,https://example.com/z,"
     "2020-01-01\n"
     "oss.standard-lrs,,,,,cn-hangzhou,,0.0000001,,gb-month,CNY,https://example.com/oss,"
+    "2020-01-01\n"
+    # A region's ECS row no stack names: priced again. A zone's row of a type no stack names:
+    # kept (the fake has no price for it; asking would fail the refresh).
+    "ecs.c7.large,2,4,,,cn-hangzhou,,0.5,,hour,CNY,https://example.com/c7,2020-01-01\n"
+    "ecs.r7.large,2,16,,,cn-hangzhou,cn-hangzhou-i,0.7,,hour,CNY,https://example.com/r7,"
     "2020-01-01\n"
 )
 STACK = """\
@@ -127,7 +137,7 @@ def project(tmp_path: Path) -> tuple[Path, Path]:
 def test_refresh_prices_the_stacks_types_and_eci_and_keeps_page_rows(fake, project, monkeypatch):
     monkeypatch.setenv("no_proxy", "127.0.0.1")
     table, stacks = project
-    assert refresh(table, stacks, KEY, fake) == 5
+    assert refresh(table, stacks, KEY, fake) == 6
     today = datetime.now(UTC).date().isoformat()
     ecs = '"ECS DescribePrice (RegionId cn-hangzhou, PriceUnit Hour)"'
     eci = "ECI DescribeContainerGroupPrice (RegionId cn-hangzhou; 2 vCPU with 4 and 8 GiB)"
@@ -140,11 +150,14 @@ def test_refresh_prices_the_stacks_types_and_eci_and_keeps_page_rows(fake, proje
     assert table.read_bytes().decode() == HEADER + (
         f"eci.memory,,1,,,cn-hangzhou,,0.00000613,,gib-second,CNY,{eci},{today}\n"
         f"eci.vcpu,1,,,,cn-hangzhou,,0.00004900,,vcpu-second,CNY,{eci},{today}\n"
+        f"ecs.c7.large,2,4,,,cn-hangzhou,,0.6,,hour,CNY,{ecs},{today}\n"
         f"ecs.g7.xlarge,4,16,,,cn-hangzhou,,1.2,,hour,CNY,{ecs},{today}\n"
         "ecs.g7.xlarge,4,16,,,cn-hangzhou,cn-hangzhou-i,1.1,0.3,hour,CNY,https://example.com/z,"
         "2020-01-01\n"
         f"ecs.gn6i-c4g1.xlarge,4,15,T4,1,cn-hangzhou,,8.5,,hour,CNY,{ecs},{today}\n"
         f"ecs.hfc7.xlarge,,,,,cn-hangzhou,,3.05,,hour,CNY,{ecs},{today}\n"
+        "ecs.r7.large,2,16,,,cn-hangzhou,cn-hangzhou-i,0.7,,hour,CNY,https://example.com/r7,"
+        "2020-01-01\n"
         "nat.internet,,,,,cn-hangzhou,,0.034,,hour,USD,https://example.com/nat,2020-01-01\n"
         "oss.standard-lrs,,,,,cn-hangzhou,,0.0000001,,gb-month,CNY,https://example.com/oss,"
         "2020-01-01\n"
@@ -156,6 +169,7 @@ def test_refresh_prices_the_stacks_types_and_eci_and_keeps_page_rows(fake, proje
     assert actions == [
         ("DescribeContainerGroupPrice", "", "cn-hangzhou"),
         ("DescribeContainerGroupPrice", "", "cn-hangzhou"),
+        ("DescribePrice", "ecs.c7.large", "cn-hangzhou"),
         ("DescribePrice", "ecs.g7.xlarge", "cn-hangzhou"),
         ("DescribePrice", "ecs.gn6i-c4g1.xlarge", "cn-hangzhou"),
         ("DescribePrice", "ecs.hfc7.xlarge", "cn-hangzhou"),
