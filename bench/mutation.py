@@ -68,6 +68,16 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_spot_placement.py",
         "tests/test_stacks_program.py",
     ),
+    # The review's parts, reached through `summarize` (the golden cases and its rules) and
+    # through `--diff` (test_render's review tests).
+    "infra.render.data": ("tests/test_render_data.py", "tests/test_render_summary.py"),
+    "infra.render.gpus": ("tests/test_render_summary.py",),
+    "infra.render.run_line": ("tests/test_render_summary.py", "tests/test_sweep_config.py"),
+    "infra.render.sweep": ("tests/test_render_summary.py", "tests/test_sweep_config.py"),
+    **dict.fromkeys(
+        ("infra.render.diff", "infra.render.relabel", "infra.render.review_summary"),
+        ("tests/test_render.py", "tests/test_render_summary.py"),
+    ),
     "infra.replica_plan.trainer_env": (
         "tests/test_local_plan.py",
         "tests/test_secret_env.py",
@@ -143,6 +153,51 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.platform.cluster_facts": ("tests/test_cluster_facts.py", "tests/test_oss_data.py"),
     "infra.completion": ("tests/test_front_door.py",),
+    # The reader, the model and its words: the tests that parse configs for what they
+    # accept and refuse (not the program's stack tests, which reach them 60 times over); the
+    # property draws (a minute) are left out, as the schema's own tests cover the schema.
+    "infra.config": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_one_reading.py",
+        "tests/test_rule_messages.py",
+        "tests/test_secret_env.py",
+        "tests/test_stack_file.py",
+        "tests/test_sweep_config.py",
+    ),
+    "infra.config.errors": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_config_errors.py",
+        "tests/test_rule_messages.py",
+    ),
+    "infra.config.model": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_config_schema.py",
+        "tests/test_replica_plan.py",
+        "tests/test_roles.py",
+        "tests/test_rule_messages.py",
+        "tests/test_secret_env.py",
+        "tests/test_topology_rules.py",
+    ),
+    "infra.config.schema": ("tests/test_config_schema.py",),
+    "infra.config.stack_file": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_config_schema.py",
+        "tests/test_pricing.py",
+        "tests/test_review_config_changes.py",
+        "tests/test_stack_file.py",
+    ),
+    "infra.config.types": (
+        "tests/test_bad_configs.py",
+        "tests/test_config.py",
+        "tests/test_config_schema.py",
+        "tests/test_image_ref.py",
+        "tests/test_rule_messages.py",
+        "tests/test_secret_env.py",
+    ),
     "infra.cloud.oss": (
         "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",
@@ -435,6 +490,177 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (11, 14, 15)
     },
+    "infra.config.image_ref.x__split_domain__mutmut_10": (
+        "an X among the characters that make the first component a registry: a component "
+        "with an X has upper case, which makes it a registry already"
+    ),
+    "infra.render.config_changes.x_display_key__mutmut_3": (
+        "rpartition for partition at the namespace's ':': Pulumi's config keys are "
+        "<namespace>:<name> with one ':' (config.ParseKey refuses more), so both cut alike"
+    ),
+    **{
+        f"infra.render.config_changes.x_secret_effect__mutmut_{n}": (
+            "another length of path looked up in the effects table: its secrets (data's keys, "
+            "imageRegistry.password, kubeconfig) are leaves at exactly the depth written there"
+        )
+        for n in (7, 9, 13, 14)
+    },
+    **{
+        f"infra.render.config_changes.x_secret_effect__mutmut_{n}": (
+            "a secret env read only from 3 parts on: a whole <group>.env cannot be a secret "
+            "(env is a map of names), so every env secret is <group>.env.<NAME>"
+        )
+        for n in (17, 18)
+    },
+    **{
+        f"infra.render.config_changes.x_change_lines__mutmut_{n}": (
+            "the keys sorted without turning each part into text: every part of a path is a "
+            "key, a string (a list is a leaf), so both orders are the same"
+        )
+        for n in (6, 8)
+    },
+    **{
+        f"infra.render.cost_lines.x_cost_lines__mutmut_{n}": (
+            "another name for the sweep's figure: _side_text and _unpriced_names read the "
+            "sweep for any name but 'hour' and 'run'"
+        )
+        for n in (50, 54, 55)
+    },
+    "infra.render.cost_lines.x_budget_lines__mutmut_1": (
+        "`and` for `or` between no config and no cost: price_side makes a side with both or "
+        "with neither"
+    ),
+    **{
+        f"infra.render.data.x__oss_locations__mutmut_{n}": (
+            "another default for an OSS volume without volumeAttributes: every OSS volume the "
+            "manifests build (infra.manifests.oss) names its bucket and path there"
+        )
+        for n in (27, 29)
+    },
+    "infra.pricing.refresh.x_eci_rows__mutmut_2": (
+        "another first value of the currency: each of the two probes sets it before it is read"
+    ),
+    "infra.pricing.refresh.x_write_atomically__mutmut_15": (
+        "encoding 'UTF-8' for 'utf-8': Python's codec names are case-blind"
+    ),
+    "infra.pricing.refresh.x_write_atomically__mutmut_22": (
+        "unlink(missing_ok=None): the temporary exists whenever it is removed (mkstemp made "
+        "it, and only a failed write or rename reaches the removal)"
+    ),
+    **{
+        f"infra.config.errors.x__locate__mutmut_{n}": (
+            "skip = None for skip = False: both are false"
+        )
+        for n in (3, 6)
+    },
+    "infra.config.errors.x__locate__mutmut_15": (
+        "an unknown key taken as a mapping of sections: pydantic's loc ends at the unknown "
+        "key, so no part follows it to look up"
+    ),
+    "infra.config.errors.x__locate__mutmut_17": (
+        "the early return for one entry of a mapping of sections never taken: the loop then "
+        "steps into that section, skips the entry's name and returns the same fields, no "
+        "field and the whole loc's length"
+    ),
+    "infra.config.errors.x_describe__mutmut_3": (
+        "errors(include_url=True): the url is a key of each error that describe never reads"
+    ),
+    **{
+        f"infra.config.errors.x_problem__mutmut_{n}": (
+            "json.dumps without default=str: a config holds JSON's types only (the engine's "
+            "JSON, or the stack reader's plain YAML values), which it writes without one"
+        )
+        for n in (6, 8)
+    },
+    "infra.config.schema.x_stack_file_schema__mutmut_2": (
+        "json_schema(by_alias=None): pydantic 2 reads None as its default, True"
+    ),
+    "infra.pricing.table.x_load_table__mutmut_4": (
+        "encoding 'UTF-8' for 'utf-8': Python's codec names are case-blind"
+    ),
+    "infra.pricing.table.x__plain__mutmut_10": (
+        "format 'F' for 'f': they differ only in how infinity and NaN are written, which the "
+        "table refuses as prices"
+    ),
+    "infra.pricing.table.xǁPriceTableǁfind__mutmut_1": (
+        "another default zone for find(): no Alibaba zone is named XXXX, so it matches no "
+        "zone's row and the region's row is found, as with no zone"
+    ),
+    **{
+        f"infra.pricing.cost.xǁPricerǁinstances__mutmut_{n}": (
+            "zip's strict check: the prices are read one per type, so the lengths always match"
+        )
+        for n in (17, 20, 21)
+    },
+    "infra.pricing.cost.xǁPricerǁstored__mutmut_1": (
+        "another default reason for an unknown amount: every caller that can pass no amount "
+        "(the bucket) gives its reason"
+    ),
+    **{
+        f"infra.pricing.cost.x__storage__mutmut_{n}": (
+            "another reason beside a known size: stored() reads the reason only when the "
+            "amount is unknown"
+        )
+        for n in (42, 46)
+    },
+    "infra.pricing.cost.x_steady_items__mutmut_19": (
+        "`=` for `+=` before an ACK stack's pools: the items before them are an existing "
+        "cluster's only, never an ACK stack's"
+    ),
+    "infra.pricing.cost.x_steady_items__mutmut_91": (
+        "spot=None for spot=False for TensorBoard's pod: both are false"
+    ),
+    "infra.pricing.cost.x__ack_gpu_nodes__mutmut_11": (
+        "`or 1` for a pool's unset maxSize: it is derived, never unset, and a maxSize of 0 "
+        "beside GPU replicas is refused (the pool could never hold them), so no replica is "
+        "added either way"
+    ),
+    **{
+        f"infra.pricing.cost.xǁStackCostǁ{name}__mutmut_{n}": (
+            "1 for 0 hours without job.activeDeadlineSeconds: a run's most is read only with "
+            "a deadline (the review says 'unbounded' without one, and the config refuses "
+            "budget.maxCnyPerRun and maxCnyPerSweep without one)"
+        )
+        for name, n in (("run_most", 5), ("sweep_most", 9))
+    },
+    **{
+        f"infra.config.stack_file.x_did_you_mean__mutmut_{n}": (
+            "get_close_matches' n (3 by default, or 2) and cutoff (0.6 by default) as given: "
+            "only the best match, the first of any n, is shown"
+        )
+        for n in (10, 11, 15)
+    },
+    **{
+        f"infra.config.stack_file.xǁStackFileǁlocate__mutmut_{n}": (
+            "how a problem's first word is cut off: a key path never holds whitespace "
+            "(key_path quotes such a key with JSON escapes), so every cut gives the same key"
+        )
+        for n in (5, 8, 11)
+    },
+    "infra.config.stack_file.x_read_stack__mutmut_19": (
+        "the whole file read before its size is checked: the same refusal, only later"
+    ),
+    "infra.config.stack_file.x_read_stack__mutmut_34": (
+        "decode('UTF-8') for decode('utf-8'): Python's codec names are case-blind"
+    ),
+    "infra.config.stack_file.x__config_key__mutmut_10": (
+        "another namespace's keys filed under tftrain's: the lines are read only to locate "
+        "parse_config's problems, which name tftrain: keys only"
+    ),
+    **{
+        f"infra.config.stack_file.x__go_integer__mutmut_{n}": (
+            "an X among the digits a base allows: int() refuses it, and its ValueError is "
+            "answered None, as the check it passes would have"
+        )
+        for n in (12, 28)
+    },
+    **{
+        f"infra.config.stack_file.x_engine_config__mutmut_{n}": (
+            "json.dumps' allow_nan: the reader refuses .inf and .nan with their line, so no "
+            "entry it hands on holds one"
+        )
+        for n in (13, 16, 20)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
@@ -589,13 +815,20 @@ def run(module: str, tests: Sequence[str], jobs: int) -> None:
 
 
 def rerun_survivors(module: str, jobs: int) -> None:
-    """The survivors of a module's last run, against the tests as they are now (the files
-    its run selected; its config kept, so mutmut keeps every other verdict)."""
+    """The survivors of a module's last run, against the tests as they are now (its config
+    kept, so mutmut keeps every other verdict); a whole run if the tests that reach the
+    module are other files than the last run's."""
     work = WORK / module
+    config = (work / "pyproject.toml").read_text()
+    tests = test_selection(module)
+    if _mutmut_section(module, tests) not in config:
+        # A new test file reaches the module: mutmut resets every verdict when the selection
+        # changes, so only a whole run says what the tests catch now.
+        run(module, tests, jobs)
+        return
     names = [n for n, s in results(work).items() if s not in CAUGHT and n not in EQUIVALENT]
     if not names:
         return
-    config = (work / "pyproject.toml").read_text()
     for name in _tracked():
         target = work / name
         target.parent.mkdir(parents=True, exist_ok=True)

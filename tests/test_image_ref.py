@@ -47,6 +47,11 @@ VALID = {
     "Host/x": ImageReference("Host", "x", "", ""),  # upper case makes it a registry
     "foo:5000": ImageReference("", "foo", "5000", ""),  # no '/': 5000 is a tag
     "x@sha512:" + "a" * 128: ImageReference("", "x", "", "sha512:" + "a" * 128),
+    # The 255-character limit on the repository path, at the limit: a path under a registry
+    # or with a '/' counts as written, a single Docker Hub name as library/<name> (8 + 247).
+    "reg.io/" + "a" * 255: ImageReference("reg.io", "a" * 255, "", ""),
+    "a/" + "b" * 253: ImageReference("", "a/" + "b" * 253, "", ""),
+    "x" * 247: ImageReference("", "x" * 247, "", ""),
 }
 
 INVALID = {
@@ -88,6 +93,31 @@ def test_valid_references_parse_into_their_parts(text: str) -> None:
 def test_invalid_references_say_which_part_is_wrong(text: str) -> None:
     with pytest.raises(ImageReferenceError, match=re.escape(INVALID[text])):
         parse_image_reference(text)
+
+
+_COMPONENT_RULE = "is not lower-case letters and digits joined by '.', '_', '__' or '-'"
+# The whole message, as the user reads it under the config key, for one input of each rule.
+MESSAGES = {
+    "": "the reference is empty",
+    "0123456789abcdef" * 4: "a bare 64-hex string is an image id, not a repository name",
+    "trainer:.1": "tag '.1' is not 1-128 of letters, digits, '_', '.', '-' (not starting with "
+    "'.' or '-')",
+    "reg.io/a..b": f"repository component 'a..b' {_COMPONENT_RULE}",
+    # The last ':' before the last '/' is not a tag's: the component holding it is wrong.
+    "reg.io/team:x/app": f"repository component 'team:x' {_COMPONENT_RULE}",
+    # An empty algorithm or hex part is not <algorithm>:<hex> (not a malformed algorithm or
+    # a short digest).
+    "trainer@sha256:": "digest 'sha256:' is not <algorithm>:<hex>",
+    "trainer@:" + "a" * 64: "digest ':" + "a" * 64 + "' is not <algorithm>:<hex>",
+    "x" * 248: "repository is longer than 255 characters",
+}
+
+
+@pytest.mark.parametrize("text", MESSAGES)
+def test_each_rule_s_message_reads_in_full(text: str) -> None:
+    with pytest.raises(ImageReferenceError) as caught:
+        parse_image_reference(text)
+    assert str(caught.value) == MESSAGES[text]
 
 
 # --- the grammar, production by production, as generators ----------------------------------

@@ -63,3 +63,27 @@ def test_other_families_are_not_guessed(name: str) -> None:
 @pytest.mark.parametrize(("quantity", "mib"), [("512Mi", 512), ("4Gi", 4096), ("1048576", 1)])
 def test_memory_mib(quantity: str, mib: float) -> None:
     assert memory_mib(quantity) == mib
+
+
+@pytest.mark.parametrize(
+    ("name", "size"),
+    [
+        # The rule, C vCPUs for every G GPUs, where G is not 1: c4g2 at 2 vCPUs is 1 GPU, at
+        # 8 vCPUs 4 GPUs.
+        ("ecs.gnx-c4g2.large", GpuInstanceSize(vcpus=2, gpus=1)),
+        ("ecs.gnx-c4g2.2xlarge", GpuInstanceSize(vcpus=8, gpus=4)),
+        # 4 vCPUs of a c8g1 family would be half a GPU: no such type, not guessed.
+        ("ecs.gn6i-c8g1.xlarge", None),
+        ("ecs.gnx-c3g2.xlarge", None),
+    ],
+)
+def test_the_gpu_ratio_gives_whole_gpus_or_nothing(name: str, size: object) -> None:
+    found = gpu_instance_size(name)
+    assert found == size
+    if found is not None:
+        assert type(found.gpus) is int  # a count, written into the price table as one
+
+
+def test_a_quantity_that_is_not_one_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"^not a Kubernetes quantity: 'lots'$"):
+        memory_mib("lots")

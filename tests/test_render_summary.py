@@ -15,7 +15,7 @@ from infra.render.actions import cloud_changes, kubernetes_action
 from infra.render.cloud import IGNORE_CHANGES
 from infra.render.parsed import parse_render
 from infra.render.provider_sdk import force_new_arguments, replacing_arguments, says_force_new
-from infra.render.review import EXISTING_CLUSTER_REASON, preview_blocker
+from infra.render.review import preview_blocker
 from infra.render.style import attribute, one_line, title
 from infra.render.summary import summarize
 from tests.goldens import CASES, Case, summary_of
@@ -81,7 +81,10 @@ def test_a_stack_that_appears_is_all_creates_and_starts_its_run() -> None:
 
 
 def test_dev_cannot_preview_in_ci_and_cloud_stacks_can() -> None:
-    assert preview_blocker("dev", None) == EXISTING_CLUSTER_REASON
+    assert preview_blocker("dev", None) == (
+        "cluster.kind is existing: CI holds no kubeconfig for that cluster, so `pulumi preview` "
+        "cannot reach it; review the render above"
+    )
     for stack in ("ack-gpu", "ack-cpu", "ask-eci"):
         assert preview_blocker(stack, None) is None
 

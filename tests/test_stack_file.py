@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from infra.config import load_stack_file
-from infra.config.stack_file import ConfigError, parse_yaml, read_stack
+from infra.config.stack_file import (
+    ConfigError,
+    StackFile,
+    engine_config,
+    key_path,
+    parse_yaml,
+    program_value,
+    read_stack,
+)
 
 IMAGE = b"  tftrain:image: registry.example.com/tftrain/trainer:1\n"
 
@@ -92,6 +100,19 @@ def test_every_fault_is_a_config_error_with_file_and_line(name: str, tmp_path: P
         (".5", 0.5),
         ("9" * 400, "9" * 400),  # ParseFloat: out of range, so a string
         ("18446744073709551615", 2**64 - 1),  # ParseUint
+        # The int64 and uint64 ranges at their ends (strconv.ParseInt, then ParseUint, which
+        # takes no sign, then ParseFloat).
+        ("0", 0),
+        ("-5", -5),
+        ("-127", -127),
+        ("9223372036854775807", 2**63 - 1),
+        ("-9223372036854775808", -(2**63)),
+        ("-9223372036854775809", -9.223372036854776e18),
+        ("9223372036854775808", 2**63),
+        ("+9223372036854775808", 9.223372036854776e18),
+        ("18446744073709551616", 1.8446744073709552e19),
+        ("0x1", 1),  # the shortest hexadecimal
+        ("0x", "0x"),  # a prefix without digits: no number at all
         ("True", True),
         ("~", None),
         ("'010'", "010"),
@@ -139,6 +160,17 @@ def test_esc_environments_are_refused_offline_by_line(tmp_path: Path) -> None:
     (problem,) = refused.value.problems
     assert problem.startswith(f"{path}:1: environment:")
     assert "team/training-secrets" in problem and "pulumi preview" in problem
+    # Two environments, listed by name as written.
+    path.write_text(ESC_STACK.replace("  - team/training-secrets\n", "  - team/a\n  - team/b\n"))
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:1: environment: this stack imports Pulumi ESC environments (team/a, team/b), "
+        "whose values this offline reading cannot see, so it would show a different stack than "
+        "`pulumi up` deploys. Use `pulumi preview --diff` for this stack, or copy the stack file "
+        "without `environment:` (and with the tftrain: values the environments supply) for the "
+        "render and the local launcher"
+    ]
 
 
 @pytest.mark.parametrize("module", ["infra.render", "infra.local"])
@@ -187,6 +219,130 @@ def test_an_oversized_stack_file_is_refused_before_parsing(tmp_path: Path) -> No
     padding = "# " + "x" * 1000 + "\n"
     stack.write_text("config:\n  tftrain:image: registry.example.com/a/b:1\n" + padding * 5000)
     started = time.monotonic()
-    with pytest.raises(ConfigError, match=r"Pulumi\.big\.yaml: larger than 4 MiB"):
+    with pytest.raises(ConfigError) as refused:
         read_stack(stack)
     assert time.monotonic() - started < 5
+    assert refused.value.problems == [
+        f"{stack}: larger than 4 MiB; a stack file is a few kilobytes of settings (data belongs "
+        "in the bucket or data.localInputDir)"
+    ]
+
+
+def test_a_problem_is_located_at_the_nearest_key_the_file_writes(tmp_path: Path) -> None:
+    """`locate` walks a problem's key up, one `.name` or `[index]` at a time, to a key the
+    file wrote; the lines below are the file's as written here."""
+    path = tmp_path / "Pulumi.s.yaml"
+    lines = {"tftrain:a.b": 3, 'tftrain:a.b["x.y"]': 5, "tftrain:imageX": 9}
+    stack = StackFile(path, {}, lines)
+    located = stack.locate(
+        ConfigError(
+            [
+                'tftrain:a.b["x.y"][2] = 1: an index under a quoted key',
+                'tftrain:a.b["x.y"].c = 1: a name under a quoted key',
+                "tftrain:imageX: unknown key",
+                "tftrain:other = 1: a key the file does not write",
+            ]
+        )
+    )
+    assert located.problems == [
+        'tftrain:a.b["x.y"][2] = 1: an index under a quoted key (Pulumi.s.yaml:5)',
+        'tftrain:a.b["x.y"].c = 1: a name under a quoted key (Pulumi.s.yaml:5)',
+        "tftrain:imageX: unknown key (Pulumi.s.yaml:9)",
+        "tftrain:other = 1: a key the file does not write",
+    ]
+
+
+def test_a_config_error_lists_each_problem_on_its_own_line() -> None:
+    error = ConfigError(["tftrain:a = 1: first", "tftrain:b = 2: second"])
+    assert error.problems == ["tftrain:a = 1: first", "tftrain:b = 2: second"]
+    assert (
+        str(error) == "invalid stack config:\n  - tftrain:a = 1: first\n  - tftrain:b = 2: second"
+    )
+
+
+@pytest.mark.parametrize(
+    ("parts", "namespace", "shown"),
+    [
+        ((), "tftrain", "tftrain"),
+        (("cluster", "gpuPool", "instanceTypes", 0), "tftrain",
+         "tftrain:cluster.gpuPool.instanceTypes[0]"),
+        (("sweep", "parameters", "hyperparams.learningRate", "values", 1, "x"), "tftrain",
+         'tftrain:sweep.parameters["hyperparams.learningRate"].values[1].x'),
+        (("region",), "alicloud", "alicloud:region"),
+    ],
+)  # fmt: skip
+def test_a_key_is_named_as_pulumi_config_set_path_takes_it(
+    parts: tuple, namespace: str, shown: str
+) -> None:
+    assert key_path(parts, namespace) == shown
+
+
+def test_the_engine_hands_the_program_text_and_go_s_json() -> None:
+    """pulumi/pulumi's config.Plaintext: a string as written, null as "", anything else as
+    Go's encoding/json (compact; a whole float below 1e21 without a fraction or exponent)."""
+    entries = {
+        "worker": {"number": 2, "cpu": "2"},
+        "tftrain:image": "reg.io/x:1",
+        "alicloud:region": None,
+        "tftrain:sizes": [1e20, 1e21, 2.5],
+    }
+    assert engine_config(entries) == {
+        "tftrain:worker": '{"number":2,"cpu":"2"}',
+        "tftrain:image": "reg.io/x:1",
+        "alicloud:region": "",
+        "tftrain:sizes": "[100000000000000000000,1e+21,2.5]",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("4", "4"), ("true", "true"), (' [1, "a"]', [1, "a"]), ('{"a": 1}', {"a": 1}), ("[x", "[x")],
+)
+def test_the_program_decodes_objects_and_lists_and_keeps_scalars_as_text(
+    text: str, value: object
+) -> None:
+    assert program_value(text) == value
+
+
+def test_a_list_item_s_problem_names_its_own_line(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.s.yaml"
+    path.write_text(
+        "config:\n"
+        "  tftrain:image: registry.example.com/tftrain/trainer:1\n"
+        "  tftrain:cluster:\n"
+        "    kind: ack\n"
+        "    gpuPool:\n"
+        "      instanceTypes:\n"
+        "        - ecs.gn6i-c4g1.xlarge\n"
+        "        - Not_A_Type\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_stack_file(path)
+    [problem] = [p for p in caught.value.problems if "instanceTypes" in p]
+    assert problem.startswith('tftrain:cluster.gpuPool.instanceTypes[1] = "Not_A_Type": ')
+    assert problem.endswith(" (Pulumi.s.yaml:8)")
+
+
+def test_a_missing_stack_file_names_the_stacks_beside_it(tmp_path: Path) -> None:
+    missing = tmp_path / "Pulumi.c.yaml"
+    with pytest.raises(ConfigError) as refused:
+        read_stack(missing)
+    assert refused.value.problems == [f"stack file {missing} not found; stacks here: none"]
+    for name in ("b", "a"):
+        (tmp_path / f"Pulumi.{name}.yaml").write_text("config: {}\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(missing)
+    assert refused.value.problems == [f"stack file {missing} not found; stacks here: a, b"]
+
+
+def test_an_empty_stack_file_has_no_config_and_an_odd_top_key_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.e.yaml"
+    path.write_text("")
+    assert read_stack(path).entries == {}
+    path.write_text("config: {}\nzzz: 1\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:2: zzz: unknown key; a stack file has config, encryptedkey, encryptionsalt, "
+        "environment, secretsprovider"
+    ]

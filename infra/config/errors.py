@@ -31,8 +31,10 @@ def describe(error: ValidationError, model: type) -> list[str]:
     for detail in error.errors(include_url=False):
         loc = tuple(part for part in detail["loc"] if part != "[key]")
         fields, info, depth = _locate(model, loc)
-        key, known = key_path(loc), sorted(fields)
-        if detail["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
+        # The program's own keys (a trial's point) are no key a user may write.
+        key, known = key_path(loc), sorted(k for k, i in fields.items() if not i.exclude)
+        # The sections are pydantic dataclasses: an unknown key is an unexpected argument.
+        if detail["type"] == "unexpected_keyword_argument":
             hint = did_you_mean(str(loc[-1]), known) or ";"
             problems.append(f"{key}: unknown key{hint} known keys here: {', '.join(known)}")
             continue

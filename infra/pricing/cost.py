@@ -25,6 +25,8 @@ from infra.pricing.table import PriceTable
 SECONDS_PER_HOUR = Decimal(3600)
 # What Alibaba Cloud bills by use, which a config cannot foresee.
 _BY_USE = "billed by use (traffic, connections), which the config cannot foresee"
+# ECI's two rows: the price of a vCPU and of a GiB of memory, per second.
+ECI_ROWS = ("eci.vcpu", "eci.memory")
 
 
 @dataclass(frozen=True)
@@ -80,23 +82,24 @@ class Pricer:
         """ECI billed by vCPU and memory (the pod's requests, which equal its limits)."""
         if spot:
             return Item(what, why="ECI spot pods are billed at a market price")
-        vcpu = self.table.find("eci.vcpu", self.region, self.zone)
-        gib = self.table.find("eci.memory", self.region, self.zone)
-        if vcpu is None or gib is None or vcpu.currency != gib.currency:
+        rows = [self.table.find(name, self.region, self.zone) for name in ECI_ROWS]
+        by_core, by_gib = (row.hourly() if row else None for row in rows)
+        currencies = {row.currency for row in rows if row}
+        if by_core is None or by_gib is None or len(currencies) != 1:
             return Item(what, why=f"no ECI vCPU and memory prices for {self.region} in the table")
         cores = Decimal(str(cpu_cores(cpu)))
         gibs = Decimal(str(memory_mib(memory))) / 1024
-        per_pod = cores * (vcpu.hourly() or 0) + gibs * (gib.hourly() or 0)
-        return Item(what, vcpu.currency, per_pod * count)
+        return Item(what, currencies.pop(), (cores * by_core + gibs * by_gib) * count)
 
     def stored(self, what: str, item: str, amount: Decimal | None, why: str = "") -> Item:
         """Capacity billed per unit stored (`amount` GiB or GB), None: unknown amount."""
         row = self.table.find(item, self.region, self.zone)
-        if row is None:
+        hourly = row.hourly() if row else None
+        if row is None or hourly is None:
             return Item(what, why=f"no {item} price for {self.region} in the table")
         if amount is None:
             return Item(what, why=why)
-        return Item(what, row.currency, (row.hourly() or Decimal(0)) * amount)
+        return Item(what, row.currency, hourly * amount)
 
 
 def _gib(quantity: str) -> Decimal:

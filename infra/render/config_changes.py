@@ -91,10 +91,12 @@ def secret_effect(path: tuple[Any, ...], jobs: dict[str, int]) -> str:
     in_env = len(parts) >= 2 and parts[1] == "env"
     if in_env and parts[0] in ("job", *REPLICA_GROUPS):
         count = sum(jobs.values()) if parts[0] == "job" else jobs.get(parts[0], 0)
+        jobs_text = (
+            "1 Job that carries it in its" if count == 1 else f"{count} Jobs that carry it in their"
+        )
         return (
-            f"the engine replaces the {count} Job{'s' * (count != 1)} that carry it in their pod "
-            "template; the run id counts a secret by its name only, so the run resumes from "
-            "its checkpoints"
+            f"the engine replaces the {jobs_text} pod template; the run id counts a secret by "
+            "its name only, so the run resumes from its checkpoints"
         )
     return "the engine passes the new value to whatever reads the key"
 

@@ -20,6 +20,8 @@ from infra.pricing.table import PriceTable
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 REGION_KEY = "alicloud:region"
+# A Decimal, not the float 0.0001 (a little above it), so 0.0001 itself shows 4 decimals.
+_TEN_THOUSANDTH = Decimal("0.0001")
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,8 @@ def _amount(amount: Decimal) -> str:
     """Cents from 1 up; below, enough decimals that a small amount is not shown as 0."""
     if amount == 0:
         return "0"
-    return (
-        f"{amount:.2f}" if amount >= 1 else f"{amount:.4f}" if amount >= 0.0001 else f"{amount:.6f}"
-    )
+    places = 2 if amount >= 1 else 4 if amount >= _TEN_THOUSANDTH else 6
+    return f"{amount:.{places}f}"
 
 
 def _change(old: Side, new: Side, pick: str) -> str:
