@@ -87,6 +87,26 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_bucket_ownership.py",
         "tests/test_oss_data.py",
     ),
+    # The launcher's modules: their unit tests and the launcher run in process (the rest
+    # of the 20-odd files that import infra.local.plan train, at minutes per survivor).
+    "infra.local.plan": (
+        "tests/test_local_plan.py",
+        "tests/test_local_launcher.py",
+        "tests/test_secret_env.py",
+        "tests/test_bring_your_data.py",
+    ),
+    "infra.local.supervisor": (
+        "tests/test_supervisor_policy.py",
+        "tests/test_local_launcher.py",
+        "tests/test_fault_tolerance.py",
+    ),
+    "infra.local.process": (
+        "tests/test_local_processes.py",
+        "tests/test_local_launcher.py",
+        "tests/test_local_isolation.py",
+    ),
+    "infra.local.ports": ("tests/test_local_plan.py", "tests/test_local_launcher.py"),
+    "infra.local.netns": ("tests/test_local_isolation.py", "tests/test_local_launcher.py"),
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).

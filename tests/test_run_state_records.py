@@ -118,3 +118,55 @@ def test_a_failure_record_with_raw_bytes_still_reads(tmp_path: Path) -> None:
     path = tmp_path / "failed.r1.g1"
     path.write_bytes(b"r-ps-0 exit 2 attempt 1 on h\xff\n")
     assert read_failure(path) == Failure("r-ps-0", 2, 1, "h\ufffd")
+
+
+def test_a_logs_tail_starts_exactly_64_kib_before_its_end(tmp_path: Path) -> None:
+    # 100 lines of 1024 bytes (1023 and a newline): the last 64 KiB are the last 64 lines,
+    # whole, the first of them not cut by a byte.
+    log = tmp_path / "a.log"
+    log.write_text("".join(f"{i:04d}" + "a" * 1019 + "\n" for i in range(100)))
+    tail = log_tail(log, 10_000)
+    assert len(tail) == 64
+    assert tail[0] == "0036" + "a" * 1019 and tail[-1] == "0099" + "a" * 1019
+
+
+def test_only_an_attempts_own_end_line_is_its_end(tmp_path: Path) -> None:
+    # A supervisor killed whole (no exit record, no beat), whose command printed end lines
+    # of a peer and of another attempt of its own replica (a trainer tailing logs): none of
+    # them is this attempt's end, so it has not ended.
+    from infra.records.run_state import read_run
+    from tests.test_run_report import KEY, NEW, _attempt
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0,
+             "tftrain-supervise: mnist-worker-0 attempt 1 ended: exit 0\n"
+             "tftrain-supervise: mnist-chief-0 attempt 2 ended: exit 0\n")  # fmt: skip
+    state = read_run(run, with_scalars=False)
+    assert state is not None
+    [chief] = state.attempts["mnist-chief-0"]
+    assert chief.exit_code is None and state.outcome == "lost"
+    log = run / "replicas" / "mnist-chief-0" / "logs" / f"{KEY}.{NEW}.mnist-chief-0.1.log"
+    with log.open("a") as out:
+        out.write("tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 3\n")
+    state = read_run(run, with_scalars=False)
+    assert state is not None
+    assert state.attempts["mnist-chief-0"][0].exit_code == 3 and state.outcome == "stopped"
+
+
+@pytest.mark.parametrize(("age", "outcome"), [(29, "running"), (30, "running"), (31, "lost")])
+def test_an_attempt_is_lost_only_once_its_beat_is_older_than_lost_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, age: int, outcome: str
+) -> None:
+    # supervise.sh judges a peer lost when `clock - beat -gt lost_after`: at exactly
+    # lost_after it still lives.
+    import time
+
+    from infra.records.run_state import read_run
+
+    claim = tmp_path / ".tftrain-run" / "attempts" / "run-1a2b3c4d.g1.mnist-chief-0.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_text("1000\n")
+    (claim / "beat").write_text("1100\n")
+    monkeypatch.setattr(time, "time", lambda: 1100.0 + age)
+    state = read_run(tmp_path, with_scalars=False, lost_after=30)
+    assert state is not None and state.outcome == outcome
