@@ -170,3 +170,27 @@ def test_an_attempt_is_lost_only_once_its_beat_is_older_than_lost_after(
     monkeypatch.setattr(time, "time", lambda: 1100.0 + age)
     state = read_run(tmp_path, with_scalars=False, lost_after=30)
     assert state is not None and state.outcome == outcome
+
+
+def test_a_lost_run_names_each_silent_replica_and_how_long_it_has_been_silent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from infra.records.run_state import read_run
+    from tests.test_run_report import NEW, _attempt, _ended
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "step 7\n")  # last output at 2030
+    _attempt(run, NEW, "mnist-ps-0", 1, 2001.0, "serving\n" + _ended("mnist-ps-0", 1, 137))
+    _attempt(run, NEW, "mnist-ps-0", 2, 2040.0, "serving\n")  # last output at 2070
+    _attempt(run, NEW, "mnist-worker-0", 1, 2002.0, "w\n" + _ended("mnist-worker-0", 1, 0))
+    (run / "metrics.txt").write_text("global_step 42\n")
+    monkeypatch.setattr(time, "time", lambda: 2101.0)
+    state = read_run(run, with_scalars=False)
+    assert state is not None and state.outcome == "lost"
+    assert state.describe() == (
+        "lost: no heartbeat from mnist-chief-0 attempt 1 (71s), mnist-ps-0 attempt 2 (31s) "
+        "(its supervisor was killed: a killed launcher, a replica killed whole, a full "
+        "volume) at step 42; run the same command again to continue from its last checkpoint"
+    )
