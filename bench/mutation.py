@@ -220,6 +220,10 @@ EQUIVALENT: dict[str, str] = {
     "infra.records.run_state.x_describe_exit__mutmut_1": (
         "128 counted as a signal too: signal 0 is no signal, so it reads `exit 128` either way"
     ),
+    "infra.records.run_state.x__exit_code__mutmut_10": (
+        "a window of 201 lines for 200 when looking for an attempt's end line: after it the "
+        "supervisor says at most its verdict (a line or two), so both windows hold it"
+    ),
     **{
         f"infra.records.run_state.xǁRunStateǁresult__mutmut_{n}": (
             "the fallback for an attempt of a replica the state does not list: result() is "
