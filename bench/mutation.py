@@ -221,8 +221,9 @@ EQUIVALENT: dict[str, str] = {
         "128 counted as a signal too: signal 0 is no signal, so it reads `exit 128` either way"
     ),
     "infra.records.run_state.x__exit_code__mutmut_10": (
-        "a window of 201 lines for 200 when looking for an attempt's end line: after it the "
-        "supervisor says at most its verdict (a line or two), so both windows hold it"
+        "a window of 201 lines for 200 when looking for an attempt's end line: differs only "
+        "for an end line exactly 201st from the end, and today's supervisor writes at most "
+        "its verdict (a line or two) after it"
     ),
     **{
         f"infra.records.run_state.xǁRunStateǁresult__mutmut_{n}": (
