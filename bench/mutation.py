@@ -55,7 +55,7 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "infra.config.sweep_points": ("tests/test_sweep_config.py", "tests/test_sweep_bounds.py"),
     "infra.status.causes": ("tests/test_status_cloud.py", "tests/test_watch_a_run.py"),
     "infra.status.local": ("tests/test_run_state_restarts.py",),
-    "infra.sweep.plot": ("tests/test_sweep_results.py",),
+    "infra.sweep.plot": ("tests/test_sweep_results.py", "tests/test_sweep_plot.py"),
     "infra.records.run_state": (
         "tests/test_run_state_restarts.py",
         "tests/test_run_state_records.py",
