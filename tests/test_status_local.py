@@ -157,6 +157,9 @@ def test_a_running_run_says_how_long_ago_it_last_spoke(
         "  step -, no metric yet, wall time 27.0s",  # to now, while it runs
         "  mnist-chief-0        1 attempt: running; no log",  # its log could not be written
     ]
+    assert run_record(state)["replicas"] == [
+        {"name": "mnist-chief-0", "attempts": 1, "result": "running", "log": None}
+    ]
 
 
 def test_status_json_of_a_failed_run_names_the_failure_and_the_report(tmp_path: Path) -> None:
