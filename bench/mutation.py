@@ -296,6 +296,9 @@ EQUIVALENT: dict[str, str] = {
         "reads the scalars of a trial directory that does not exist: the reader answers {} "
         "for a missing directory, as the guard does"
     ),
+    "infra.local.ports.xǁPortReservationǁ__init____mutmut_7": (
+        "socket(AF_INET) without SOCK_STREAM: a stream socket is socket()'s default type"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

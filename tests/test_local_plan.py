@@ -171,6 +171,9 @@ def test_reserved_ports_are_distinct_held_and_free_after_release() -> None:
         with socket.socket() as replica:
             replica.bind((HOST, ports["a"]))
             replica.listen()
+    for name in ("b", "c"):  # never released one by one: the reservation's end frees them
+        with socket.socket() as replica:
+            replica.bind((HOST, ports[name]))
 
 
 def test_the_launcher_runs_a_run_stack_and_refuses_a_platform(tmp_path: Path) -> None:
