@@ -355,3 +355,95 @@ def test_a_stop_signal_is_named() -> None:
     from infra.local.supervisor import Stopped
 
     assert str(Stopped(signal.SIGINT)) == "SIGINT" and Stopped(signal.SIGHUP).signum == 1
+
+
+def test_a_stop_signal_raises_stopped_in_the_main_thread() -> None:
+    from infra.local.supervisor import Stopped, raise_stopped
+
+    with pytest.raises(Stopped) as stop:
+        raise_stopped(signal.SIGTERM, None)
+    assert stop.value.signum == signal.SIGTERM and str(stop.value) == "SIGTERM"
+
+
+def _stops(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], float]]:
+    """process.stop's calls, as (the names it was given, the grace)."""
+    from infra.local import supervisor as module
+
+    calls: list[tuple[list[str], float]] = []
+
+    def stop(children: list[FakeChild], grace: float) -> None:
+        calls.append(([c.name for c in children], grace))
+        for child in children:
+            child.returncode = -15 if child.returncode is None else child.returncode
+            child.poll()
+
+    monkeypatch.setattr(module.process, "stop", stop)
+    return calls
+
+
+def test_stopped_the_primary_is_stopped_first_then_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.local.supervisor import Stopped
+
+    calls = _stops(monkeypatch)
+    supervisor, out = _supervisor(tmp_path)
+    started = iter(FakeChild(name) for name in (CHIEF, WORKER, PS))
+    monkeypatch.setattr(supervisor, "_start", lambda spec: next(started))
+
+    def interrupted(started_at: float) -> int:
+        raise Stopped(signal.SIGINT)  # Ctrl-C while supervising
+
+    monkeypatch.setattr(supervisor, "_supervise", interrupted)
+    assert supervisor.run() == 128 + signal.SIGINT
+    assert (supervisor.outcome, supervisor.stopped) == ("stopped by SIGINT", True)
+    # The chief alone first (it saves its checkpoint, served by the others), then the
+    # rest; the stop grace each time; the last call is run()'s own safety net.
+    assert calls == [([CHIEF], 5.0), ([CHIEF, WORKER, PS], 5.0), ([CHIEF, WORKER, PS], 5.0)]
+    assert out.getvalue().splitlines() == [
+        "[launcher] SIGINT received: stopping r-chief-0 (it saves its checkpoint)",
+        "[launcher] stopping the other replicas",
+    ]
+
+
+def test_stopped_after_the_primary_ended_the_others_are_stopped_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.local.supervisor import Stopped
+
+    calls = _stops(monkeypatch)
+    supervisor, out = _supervisor(tmp_path)
+    supervisor.replicas[CHIEF].returncode = 0
+    supervisor.replicas[CHIEF].poll()
+    supervisor._stop_in_order(Stopped(signal.SIGHUP))
+    assert calls == [([CHIEF, WORKER, PS], 5.0)]
+    assert out.getvalue() == "[launcher] stopping the other replicas\n"
+
+
+def test_a_replica_that_cannot_start_fails_the_run_with_127(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _stops(monkeypatch)
+    supervisor, out = _supervisor(tmp_path)
+    supervisor.replicas = {}  # none started yet
+    started = []
+
+    def spawn(name: str, *args: object) -> FakeChild:
+        if name == WORKER:
+            raise FileNotFoundError(2, "No such file or directory", str(tmp_path / "nope"))
+        started.append(name)
+        return FakeChild(name)
+
+    from infra.local import supervisor as module
+
+    monkeypatch.setattr(module.process, "spawn", spawn)
+    assert supervisor.run() == 127
+    assert started == [CHIEF]  # nothing after the one that cannot start
+    assert supervisor.outcome == (
+        f"FAILED: cannot start r-worker-0: {tmp_path / 'nope'}: No such file or directory"
+    )
+    assert out.getvalue().splitlines() == [
+        "[launcher] started r-chief-0 (pid 4242)",
+        f"[launcher] {supervisor.outcome}; stopping every replica",
+    ]
+    assert calls == [([CHIEF], 5.0)]
