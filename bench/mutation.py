@@ -299,6 +299,14 @@ EQUIVALENT: dict[str, str] = {
     "infra.local.ports.xǁPortReservationǁ__init____mutmut_7": (
         "socket(AF_INET) without SOCK_STREAM: a stream socket is socket()'s default type"
     ),
+    **{
+        f"infra.status.causes.x_job_cause__mutmut_{n}": (
+            "another default for a Failed condition's reason: the Job controller sets one on "
+            "every Failed condition it writes (BackoffLimitExceeded, DeadlineExceeded, "
+            "PodFailurePolicy, ...), so the default is never read"
+        )
+        for n in (6, 8, 11)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -451,11 +451,18 @@ FAILED = [
         id="final-code-unsaid",
     ),
     pytest.param(
-        failed("MaxFailedIndexesExceeded", ""),
+        [{"type": "Failed", "status": "True", "reason": "MaxFailedIndexesExceeded"}],
         _terminated("Error", 1),
         "MaxFailedIndexesExceeded",  # a reason not known here: as the controller said it
         "tftrain:job",
         id="other-reason",
+    ),
+    pytest.param(
+        [{"type": "Failed", "status": "True", "reason": "PodFailurePolicy"}],  # no message
+        _terminated("Error", 127),
+        "a final exit code: the command refused its arguments or cannot run (PodFailurePolicy)",
+        "tftrain:job.command / tftrain:job.args (or tftrain:worker.args)",
+        id="policy-without-message",
     ),
 ]
 
@@ -471,6 +478,17 @@ def test_a_failed_replica_gets_its_cause_and_the_key_to_change(
     assert line.phase == "Failed" and line.restarts == 4
     assert line.cause == Cause(what, key), line
     assert run_phase(lines, "mnist-chief-0") == "failed"
+
+
+def test_a_scheduled_pod_is_not_explained_by_its_scheduling_history() -> None:
+    # It waited for a GPU node, then the autoscaler added one: the old event stays, but the
+    # pod is scheduled now (PodScheduled True) and creating its container.
+    config = load_stack("ack-gpu")
+    creating = pod(POD, "mnist-worker-0", "Pending", True,
+                   {"state": {"waiting": {"reason": "ContainerCreating"}}})  # fmt: skip
+    events = [event("FailedScheduling", INSUFFICIENT_GPU, "default-scheduler")]
+    line, _ = worker_0(config, job("mnist-worker-0", config, active=1), [creating], events)
+    assert (line.phase, line.cause) == ("Pending", None)
 
 
 def test_the_newest_pod_of_a_replica_is_the_one_explained() -> None:
