@@ -230,8 +230,12 @@ EQUIVALENT: dict[str, str] = {
             "the fallback for an attempt of a replica the state does not list: result() is "
             "only ever given the state's own attempts"
         )
-        for n in (19, 21)
+        for n in (18, 19, 20, 21)
     },
+    "infra.local.supervisor.xǁRunFailuresǁgiven_back__mutmut_21": (
+        "words[1:3] for words[1:2] of an exit record: the record is two words, "
+        "'<status> <how>' (supervise.sh's header), so both slices are [<how>]"
+    ),
     **{
         f"infra.config.sweep_platform.x__problems__mutmut_{n}": (
             "a run stack's pool checked for capacity too: a run stack may not set "

@@ -194,3 +194,31 @@ def test_a_lost_run_names_each_silent_replica_and_how_long_it_has_been_silent(
         "(its supervisor was killed: a killed launcher, a replica killed whole, a full "
         "volume) at step 42; run the same command again to continue from its last checkpoint"
     )
+
+
+def test_a_success_stands_beside_a_failure_record(tmp_path: Path) -> None:
+    # Both records, a success published first: the run succeeded (its reader's rule), and
+    # its one line says so, not the failure.
+    from infra.records.run_state import read_run
+    from tests.test_run_report import KEY, NEW, _attempt, _ended
+
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "done\n" + _ended("mnist-chief-0", 1, 0))
+    (run / ".tftrain-run" / f"succeeded.{KEY}").write_text("mnist-chief-0\n")
+    (run / ".tftrain-run" / f"failed.{KEY}.{NEW}").write_text("mnist-ps-0 exit 1 attempt 1\n")
+    state = read_run(run, with_scalars=False)
+    assert state is not None and state.outcome == "succeeded"
+    assert state.describe() == "succeeded"
+
+
+def test_records_with_raw_bytes_still_read(tmp_path: Path) -> None:
+    from infra.records.run_state import read_run
+
+    claim = tmp_path / ".tftrain-run" / "attempts" / "run-1a2b3c4d.g1.mnist-chief-0.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_bytes(b"1000\n\xff\n")
+    (claim / "exit").write_bytes(b"143 given-back \xfe\n")
+    state = read_run(tmp_path, with_scalars=False)
+    assert state is not None
+    [attempt] = state.attempts["mnist-chief-0"]
+    assert (attempt.started, attempt.exit_code, attempt.how) == (1000.0, 143, "given-back")

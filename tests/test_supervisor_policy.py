@@ -447,3 +447,37 @@ def test_a_replica_that_cannot_start_fails_the_run_with_127(
         f"[launcher] {supervisor.outcome}; stopping every replica",
     ]
     assert calls == [([CHIEF], 5.0)]
+
+
+def test_a_restart_is_due_its_delay_from_now(tmp_path: Path) -> None:
+    import time
+
+    supervisor, _ = _supervisor(tmp_path, limit=2)
+    worker = supervisor.replicas[WORKER]
+    before = time.monotonic()
+    supervisor._schedule_restart(worker, 1)
+    supervisor._schedule_restart(worker, 1)  # the second: 2 s
+    after = time.monotonic()
+    assert before + 2.0 <= supervisor._restart_due[WORKER] <= after + 2.0
+
+
+def test_without_the_supervisors_records_the_exit_seen_decides(tmp_path: Path) -> None:
+    supervisor, _ = _supervisor(tmp_path, limit=0)
+    supervisor._run_failures = None  # no outcomes directory to read
+    supervisor.replicas[WORKER].returncode = 1
+    assert supervisor._handle_exits() is None
+    assert supervisor.outcome == "FAILED: r-worker-0 exit 1 (job.backoffLimit 0: no restarts)"
+
+
+def test_a_failure_with_no_status_yet_exits_1_not_2(tmp_path: Path) -> None:
+    # The records name the ps, lost and not yet reaped; the worker stopped by the run's end
+    # exited 2; the chief still runs. The launcher's help: N is the failing replica's status
+    # (1 when there is none), 2 means bad arguments, which this is not.
+    supervisor, _ = _supervisor(tmp_path)
+    (tmp_path / ".tftrain-run" / f"failed.{KEY}.{GEN}").write_text(
+        "r-ps-0 lost attempt 2 on host-a: no heartbeat for 31s\n"
+    )
+    supervisor.replicas[WORKER].returncode = 2
+    supervisor._handle_exits()
+    assert supervisor.failed is supervisor.replicas[PS]
+    assert supervisor._status() == 1
