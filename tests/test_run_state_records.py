@@ -222,3 +222,28 @@ def test_records_with_raw_bytes_still_read(tmp_path: Path) -> None:
     assert state is not None
     [attempt] = state.attempts["mnist-chief-0"]
     assert (attempt.started, attempt.exit_code, attempt.how) == (1000.0, 143, "given-back")
+
+
+def test_an_older_supervisors_records_still_read(tmp_path: Path) -> None:
+    # An exit record of the status alone (no "how"), and a log without any claim: both
+    # written by supervisors before today's, read for what they say.
+    import os
+
+    from infra.records.run_state import read_run
+
+    claim = tmp_path / ".tftrain-run" / "attempts" / "run-1a2b3c4d.g1.mnist-chief-0.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_text("1000\n")
+    (claim / "exit").write_text("143\n")
+    logs = tmp_path / "replicas" / "mnist-ps-0" / "logs"
+    logs.mkdir(parents=True)
+    log = logs / "run-1a2b3c4d.g1.mnist-ps-0.1.log"
+    log.write_text("serving\ntftrain-supervise: mnist-ps-0 attempt 1 ended: exit 0\n")
+    os.utime(log, (1010, 1010))
+    state = read_run(tmp_path, with_scalars=False)
+    assert state is not None
+    [chief], [ps] = state.attempts["mnist-chief-0"], state.attempts["mnist-ps-0"]
+    assert (chief.exit_code, chief.how) == (143, None)
+    assert state.result(chief) == "killed by SIGTERM (exit 143)"
+    assert (ps.started, ps.exit_code, ps.how, ps.log) == (1010.0, 0, None, log)
+    assert state.outcome == "stopped"
