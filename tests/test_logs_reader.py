@@ -218,3 +218,15 @@ def test_an_attempt_asked_for_by_number_is_printed_not_followed(
     )
     log = f"runs/mnist/run-aaaa1111/replicas/mnist-chief-0/logs/{KEY}.{GEN}.mnist-chief-0.1.log"
     assert captured.err.decode() == f"==> {log} <==\n"
+
+
+def test_the_newest_run_with_a_replica_started_is_the_one_read(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import os
+
+    failed_run(tmp_path / "mnist" / "run-aaaa1111")
+    os.utime(tmp_path / "mnist" / "run-aaaa1111" / ".tftrain-run", (1000, 1000))
+    (tmp_path / "mnist" / "run-bbbb2222" / ".tftrain-run").mkdir(parents=True)  # none started
+    assert main(["dev", "worker-1", "--runs-dir", str(tmp_path)]) == 0
+    assert capfdbinary.readouterr().out.decode().startswith("Traceback (most recent call last):")
