@@ -125,7 +125,7 @@ def test_stop_kills_what_outstays_the_grace_after_the_grace(tmp_path: Path) -> N
     done = _sh(tmp_path, "exit 0", output, name="r-chief-0")
     assert done.popen.wait(timeout=30) == 0
     assert wait_until(ready.exists, 30)
-    grace = 1.5
+    grace = 2.0
     begun = time.monotonic()
     stop([child, done], grace)
     took = time.monotonic() - begun
