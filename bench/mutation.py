@@ -20,6 +20,9 @@ runs for the others, and "not yet run" for a module no run has covered.
     cd .mutation/<module> && ../../.venv/bin/mutmut show <mutant>   # what a survivor changed
 
 A mutant counts as caught when a test fails or it times out (a loop that no longer ends).
+Under a mutant, tests/conftest.py runs the files that launch processes last (mutmut stops at
+the first failure) and fails a test still running after 240 s (a launcher that never handles
+an exit sleeps, which mutmut's CPU-time limit does not end).
 EQUIVALENT lists mutants no test can catch because they change nothing observable, each
 with the reason; they are left out of the score. The shell scripts (supervise.sh,
 export.sh) have their own run: bench/shell_mutation.py. Not part of ./scripts/test.sh.
