@@ -314,6 +314,18 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (6, 8, 11)
     },
+    **{
+        f"infra.status.cloud.{name}": (
+            "another backstop for waiting on kubectl (31 s, or none, for 30 s): every call "
+            "carries --request-timeout=8s, so kubectl answers or gives up long before"
+        )
+        for name in (
+            "x_last_lines__mutmut_21",
+            "x_last_lines__mutmut_22",
+            "x__items__mutmut_2",
+            "x__items__mutmut_3",
+        )
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -491,6 +491,19 @@ def test_a_scheduled_pod_is_not_explained_by_its_scheduling_history() -> None:
     assert (line.phase, line.cause) == ("Pending", None)
 
 
+def test_only_events_about_the_pod_itself_explain_it() -> None:
+    # Events about another pod, and about a Job of the pod's name, say nothing of it.
+    config = load_stack("ack-gpu")
+    waiting_pod = pod(POD, "mnist-worker-0", "Pending", False)
+    other = event("FailedScheduling", INSUFFICIENT_GPU, "default-scheduler", about="ps-0-x")
+    about_job = {"kind": "Job", "name": POD, "namespace": NAMESPACE}
+    job_event = {**event("FailedScheduling", INSUFFICIENT_GPU, "x"), "involvedObject": about_job}
+    line, _ = worker_0(
+        config, job("mnist-worker-0", config, active=1), [waiting_pod], [other, job_event]
+    )
+    assert (line.phase, line.cause) == ("Pending", None)
+
+
 def test_the_newest_pod_of_a_replica_is_the_one_explained() -> None:
     config = load_stack("ack-gpu")
     old = pod(

@@ -143,6 +143,9 @@ def test_a_pods_last_lines_or_none_once_it_is_gone(bin_dir: Path) -> None:
         "--kubeconfig /k --namespace ns --request-timeout=8s logs p-1 -c tensorflow --tail=2\n"
     )
     assert last_lines("/k", "ns", "gone", 2) == []
+    # Cut off half way (the API server went away): what came is not the pod's last lines.
+    _tool(bin_dir, "kubectl", 'printf "partial\\n"; exit 1')
+    assert last_lines("/k", "ns", "p-1", 2) == []
 
 
 def _line(name: str, phase: str) -> ReplicaLine:
