@@ -177,6 +177,22 @@ OOM_BEFORE = {
     "state": {"waiting": {"reason": "ContainerCreating"}},
     "lastState": {"terminated": {"reason": "OOMKilled"}},  # no exit code said: 128 + SIGKILL
 }
+
+
+def without_message(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k != "message"}
+
+
+def stamped(obj: dict[str, Any], last: str = "", event_time: str = "") -> dict[str, Any]:
+    """An event with only these times (events.k8s.io writes eventTime, core/v1 lastTimestamp)."""
+    out = {k: v for k, v in obj.items() if k not in ("firstTimestamp", "lastTimestamp")}
+    return (
+        out
+        | ({"lastTimestamp": last} if last else {})
+        | ({"eventTime": event_time} if event_time else {})
+    )
+
+
 PENDING = [
     pytest.param(
         "ack-gpu",
@@ -374,6 +390,117 @@ PENDING = [
         "tftrain:cluster.eciGpuSpec or tftrain:network.zoneId",
         id="eci-stock-exhausted",
     ),
+    pytest.param(
+        "ack-gpu",
+        True,
+        {"state": {"waiting": {"reason": "ContainerCreating"}}},
+        [
+            event("Scheduled", "Successfully assigned tftrain/x to node-1", "default-scheduler"),
+            event(
+                "FailedMount",
+                'MountVolume.SetUp failed for volume "tftrain-mnist-input" : x',
+                "kubelet",
+            ),
+        ],
+        "OSS volume mount failed (FailedMount: MountVolume.SetUp failed for volume "
+        '"tftrain-mnist-input" : x)',  # the input's PV, after an event that is no failure
+        "tftrain:data.bucket / tftrain:data.credentials",
+        id="oss-input-pv-after-other-events",
+    ),
+    pytest.param(
+        "ack-gpu",
+        True,
+        {"state": {"waiting": {"reason": "ContainerCreating"}}},
+        [without_message(event("FailedMount", "", "kubelet"))],
+        "volume mount failed (FailedMount: )",  # an Event's message is optional
+        "tftrain:storage",
+        id="mount-without-message",
+    ),
+    pytest.param(
+        "ask-eci",
+        True,
+        None,
+        [without_message(event("NoStock", "", "EciService"))],
+        "ECI spec sold out in the zone (NoStock: )",
+        "tftrain:cluster.eciGpuSpec or tftrain:network.zoneId",
+        id="stock-without-message",
+    ),
+    pytest.param(
+        "ack-gpu",
+        False,
+        None,
+        [
+            event("FailedScheduling", INSUFFICIENT_GPU, "default-scheduler"),
+            without_message(event("NotTriggerScaleUp", "", "cluster-autoscaler")),
+        ],
+        f"GPUs the pool cannot give (FailedScheduling: {INSUFFICIENT_GPU}; NotTriggerScaleUp: )",
+        "tftrain:cluster.gpuPool.maxSize (or tftrain:worker.gpuCount)",
+        id="scale-up-without-message",
+    ),
+    pytest.param(
+        "ack-gpu",
+        True,
+        waiting("ImagePullBackOff", f'Back-off pulling image "{IMAGE}"'),
+        [without_message(event("Failed", "", "kubelet"))],
+        f'image pull failed (ImagePullBackOff: Back-off pulling image "{IMAGE}")',
+        "tftrain:worker.image (or tftrain:image)",
+        id="pull-event-without-message",
+    ),
+    pytest.param(
+        "ack-gpu",
+        False,
+        None,
+        [
+            stamped(event("FailedScheduling", TAINTED, "s"), last="2026-11-26T04:00:00Z"),
+            stamped(event("FailedScheduling", INSUFFICIENT_CPU, "s"), last="2026-11-26T05:00:00Z"),
+        ],
+        f"CPU or memory the pool cannot give (FailedScheduling: {INSUFFICIENT_CPU})",
+        "tftrain:cluster.cpuPool.maxSize (or tftrain:worker.cpu)",
+        id="newest-by-last-timestamp",
+    ),
+    pytest.param(
+        "ack-gpu",
+        False,
+        None,
+        [
+            stamped(event("FailedScheduling", TAINTED, "s"), event_time="2026-11-26T04:00:00Z"),
+            stamped(
+                event("FailedScheduling", INSUFFICIENT_CPU, "s"),
+                event_time="2026-11-26T05:00:00.000000Z",
+            ),
+            stamped(event("FailedScheduling", UNBOUND, "s")),
+        ],  # no time at all: the oldest
+        f"CPU or memory the pool cannot give (FailedScheduling: {INSUFFICIENT_CPU})",
+        "tftrain:cluster.cpuPool.maxSize (or tftrain:worker.cpu)",
+        id="newest-by-event-time",
+    ),
+    pytest.param(
+        "ack-gpu",
+        False,
+        None,
+        [
+            event(
+                "FailedScheduling",
+                "0/3 nodes are available: PodGroup tftrain/mnist is not ready: 3 of 5 members",
+                "s",
+            )
+        ],
+        "gang waiting: not every replica of the run can be placed yet (FailedScheduling: 0/3 "
+        "nodes are available: PodGroup tftrain/mnist is not ready: 3 of 5 members)",
+        "tftrain:cluster.cpuPool.maxSize (or tftrain:worker.cpu) or tftrain:job.gangScheduling",
+        id="gang-podgroup",
+    ),
+    pytest.param(
+        "ack-gpu",
+        False,
+        None,
+        [event("FailedScheduling", f"Gang scheduling: 3 Insufficient {'nvidia.com/gpu'}", "s")],
+        "gang waiting: not every replica of the run can be placed yet (FailedScheduling: Gang "
+        "scheduling: 3 Insufficient nvidia.com/gpu)",
+        "tftrain:cluster.gpuPool.maxSize (or tftrain:worker.gpuCount) or "
+        "tftrain:job.gangScheduling",
+        id="gang-waiting-for-gpus",
+    ),
 ]
 
 
@@ -489,6 +616,35 @@ def test_a_scheduled_pod_is_not_explained_by_its_scheduling_history() -> None:
     events = [event("FailedScheduling", INSUFFICIENT_GPU, "default-scheduler")]
     line, _ = worker_0(config, job("mnist-worker-0", config, active=1), [creating], events)
     assert (line.phase, line.cause) == ("Pending", None)
+
+
+def test_a_pull_after_a_finished_init_container_is_explained() -> None:
+    config = load_stack("ack-gpu")
+    its_pod = pod(POD, "mnist-worker-0", "Pending", True,
+                  waiting("ImagePullBackOff", f"{IMAGE}: manifest unknown"))  # fmt: skip
+    its_pod["status"]["initContainerStatuses"] = [
+        {"name": "setup", "state": {"terminated": {"reason": "Completed", "exitCode": 0}}}
+    ]
+    line, _ = worker_0(config, job("mnist-worker-0", config, active=1), [its_pod], [])
+    assert line.cause == Cause(
+        f"image pull failed: no such image or tag (ImagePullBackOff: {IMAGE}: manifest unknown)",
+        "tftrain:worker.image (or tftrain:image)",
+    )
+
+
+def test_an_oom_of_a_child_process_keeps_the_containers_own_exit_code() -> None:
+    # cgroup v2: the kubelet says OOMKilled when any process of the container was killed
+    # for memory; the container's main process may then exit 1 on its own.
+    config = load_stack("ack-gpu")
+    conditions = failed("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    its_job = job("mnist-worker-0", config, failed=1, conditions=conditions)
+    its_pod = pod(POD, "mnist-worker-0", "Failed", True, _terminated("OOMKilled", 1))
+    line, _ = worker_0(config, its_job, [its_pod], [])
+    assert line.cause == Cause(
+        "backoff exhausted (BackoffLimitExceeded: Job has reached the specified backoff limit); "
+        "OOMKilled: container tensorflow exceeded its memory limit (exit 1)",
+        "tftrain:worker.memory",
+    )
 
 
 def test_only_events_about_the_pod_itself_explain_it() -> None:
