@@ -326,6 +326,20 @@ EQUIVALENT: dict[str, str] = {
             "x__items__mutmut_3",
         )
     },
+    **{
+        f"infra.status.cloud.{name}": (
+            "another default for an object's name or creationTimestamp: the API server sets "
+            "both on every object it returns (ObjectMeta), so the default is never read"
+        )
+        for name in (
+            "x__name__mutmut_3",
+            "x__name__mutmut_5",
+            "x__name__mutmut_12",
+            "x__newest__mutmut_4",
+            "x__newest__mutmut_6",
+            "x__newest__mutmut_14",
+        )
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -786,3 +786,36 @@ def test_a_failed_cloud_run_shows_its_last_lines_and_renders_its_report_here(
     assert f"logs {POD} -c tensorflow --tail=10" in calls
     assert "exec deployment/mnist-tensorboard -c tensorboard -- sh -c" in calls
     assert calls.rstrip().endswith(f"sh {config.output_dir}")
+
+
+def test_a_replica_not_yet_deployed_or_without_a_pod_yet_reads_so() -> None:
+    config = load_stack("ack-gpu")
+    jobs, pods = running(config, "mnist-chief-0")  # the chief's Job is not there yet
+    jobs = [j for j in jobs if j["metadata"]["name"] != "mnist-worker-1"]
+    jobs.append(job("mnist-worker-1", config, active=1))  # its Job, no pod yet
+    pods = [p for p in pods if p["metadata"]["labels"]["job-name"] != "mnist-worker-1"]
+    bare = pod("mnist-ps-1-abcde", "mnist-ps-1", "Running")
+    del bare["status"]["phase"]  # the API server has not set it yet
+    pods = [p for p in pods if p["metadata"]["labels"]["job-name"] != "mnist-ps-1"] + [bare]
+    lines = replica_lines(config, Snapshot(jobs, pods, []))
+    assert [(ln.replica, ln.phase, ln.restarts, ln.pod, ln.cause) for ln in lines] == [
+        ("mnist-chief-0", "not deployed", 0, "", None),
+        ("mnist-worker-0", "Running", 0, "mnist-worker-0-abcde", None),
+        ("mnist-worker-1", "Pending", 0, "", None),
+        ("mnist-ps-0", "Running", 0, "mnist-ps-0-abcde", None),
+        ("mnist-ps-1", "Pending", 0, "mnist-ps-1-abcde", None),
+    ]
+
+
+def test_a_running_pod_is_not_explained_and_a_resumed_job_is_not_suspended() -> None:
+    config = load_stack("ack-gpu")
+    resumed = [{"type": "Suspended", "status": "False", "reason": "JobResumed"}]
+    stale = event("FailedMount", 'MountVolume.SetUp failed for volume "tftrain-mnist-data"', "k")
+    line, lines = worker_0(
+        config,
+        job("mnist-worker-0", config, active=1, conditions=resumed),
+        [pod(POD, "mnist-worker-0", "Running")],
+        [stale],  # from before its volume mounted: history now
+    )
+    assert (line.phase, line.cause) == ("Running", None)
+    assert run_phase(lines, "mnist-chief-0") == "running"
