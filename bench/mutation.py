@@ -340,6 +340,41 @@ EQUIVALENT: dict[str, str] = {
             "x__newest__mutmut_14",
         )
     },
+    **{
+        f"infra.status.logs.{name}": (
+            "the chunk size a log is copied in (all at once, or 128 KiB for 64 KiB): any size "
+            "copies the same bytes in the same order"
+        )
+        for name in (
+            "x_print_attempt__mutmut_5",
+            "x_print_attempt__mutmut_7",
+            "x_print_attempt__mutmut_8",
+            "xǁFollowerǁ_drain__mutmut_2",
+            "xǁFollowerǁ_drain__mutmut_4",
+            "xǁFollowerǁ_drain__mutmut_5",
+        )
+    },
+    **{
+        f"infra.status.logs.{name}": (
+            "the run read with its TensorBoard scalars too (with_scalars true or left to its "
+            "default): logs reads only the attempts and the outcome, which do not depend on them"
+        )
+        for name in (
+            "x_follow__mutmut_14",
+            "x_follow__mutmut_16",
+            "x_follow__mutmut_17",
+            "x__newest_run__mutmut_4",
+            "x__newest_run__mutmut_6",
+            "x__newest_run__mutmut_7",
+        )
+    },
+    **{
+        f"infra.status.logs.x_follow__mutmut_{n}": (
+            "another stand-in path for an attempt without a log: follow is only called with "
+            "one that has a log (local_logs answers 'left no log' before)"
+        )
+        for n in (8, 9, 10)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -230,3 +230,80 @@ def test_the_newest_run_with_a_replica_started_is_the_one_read(
     (tmp_path / "mnist" / "run-bbbb2222" / ".tftrain-run").mkdir(parents=True)  # none started
     assert main(["dev", "worker-1", "--runs-dir", str(tmp_path)]) == 0
     assert capfdbinary.readouterr().out.decode().startswith("Traceback (most recent call last):")
+
+
+def test_the_help_names_the_command_what_it_prints_and_its_arguments(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    assert lines[0].startswith("usage: tftrain logs [-h]")
+    assert "STACK [REPLICA]" in text.split("\n\n")[0]  # the usage, however it wraps
+    assert "Print a replica's log: the chief's, or the failed replica's, by default." in lines
+
+
+def test_follow_of_an_ended_run_prints_its_log_and_returns(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from tests.test_everyday_verbs import succeeded_run
+
+    succeeded_run(tmp_path / "mnist" / "run-aaaa1111")
+    assert main(["dev", "-f", "--runs-dir", str(tmp_path)]) == 0
+    assert capfdbinary.readouterr().out.decode().splitlines() == [
+        "Step: 10",
+        "Test-Accuracy: 0.9500",
+        "tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 0",
+    ]
+
+
+def test_an_unknown_attempt_lists_the_replicas_attempts(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    run = tmp_path / "mnist" / "run-aaaa1111"
+    attempt(run, "mnist-chief-0", 1, ["first"], 1, 1000.0, 1010.0)
+    attempt(run, "mnist-chief-0", 2, ["second"], 0, 1020.0, 1030.0)
+    assert main(["dev", "chief-0", "--attempt", "5", "--runs-dir", str(tmp_path)]) == 2
+    assert capfdbinary.readouterr().err.decode() == (
+        "tftrain logs: mnist-chief-0 has no attempt 5 (its attempts: 1, 2)\n"
+    )
+
+
+def test_the_follower_closes_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "a.log"
+    path.write_bytes(b"x\n")
+    follower = Follower(path, io.BytesIO())
+    follower.pump()
+    stream = follower.stream
+    assert stream is not None and not stream.closed
+    follower.close()
+    assert stream.closed
+
+
+def test_follow_waits_through_a_relaunch_that_has_not_started_the_replica_yet(
+    tmp_path: Path,
+) -> None:
+    # A relaunch (a new deploy generation) started its chief only: the followed worker has no
+    # attempt in it yet. Following goes on; the run's success ends it.
+    run = tmp_path / "run"
+    now = time.time()
+    attempt(run, "mnist-chief-0", 1, ["c"], None, now - 5, now - 5)
+    worker = attempt(run, "mnist-worker-0", 1, ["w"], None, now - 5, now - 5)
+    state = read_run(run, with_scalars=False)
+    assert state is not None
+
+    def relaunch() -> None:
+        name = f"{KEY}.newgen000000.mnist-chief-0.1"
+        claim = run / ".tftrain-run" / "attempts" / name
+        claim.mkdir()
+        (claim / "start").write_text(f"{int(time.time()) + 1}\n")
+        (claim / "beat").write_text(f"{int(time.time()) + 1}\n")
+
+    def succeed() -> None:
+        (run / ".tftrain-run" / f"succeeded.{KEY}").write_text("mnist-chief-0\n")
+
+    steps = [relaunch, succeed]
+    out = io.BytesIO()
+    follow(run, "mnist-worker-0", state.attempts["mnist-worker-0"][0], out, _stepper(steps))
+    assert steps == [] and out.getvalue() == worker.read_bytes()
