@@ -375,6 +375,52 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (8, 9, 10)
     },
+    "infra.local.process.xǁPrefixedOutputǁ__init____mutmut_9": (
+        "None for False as the output's closed flag: it is only tested for truth"
+    ),
+    **{
+        f"infra.local.process.x__die_with_parent__mutmut_{n}": (
+            "prctl's unused arguments (None, 1 or left out for 0) or use_errno: "
+            "PR_SET_PDEATHSIG reads only its signal (Linux's prctl(2)), ctypes passes None as "
+            "0, and the preexec never reads errno"
+        )
+        for n in (6, 8, 9, 13, 14, 15, 18, 19, 20, 21, 22, 23)
+    },
+    **{
+        f"infra.local.process.x__die_with_parent__mutmut_{n}": (
+            "the status of a child whose launcher died before prctl: nobody is left to read it"
+        )
+        for n in (25, 26)
+    },
+    **{
+        f"infra.local.process.{name}": (
+            "another bound on waiting for a SIGKILLed process or its output reader (5 s, 2 s): "
+            "the kernel ends a SIGKILLed group at once, so the bound is never reached"
+        )
+        for name in (
+            "xǁChildǁpoll__mutmut_6",
+            "xǁChildǁpoll__mutmut_7",
+            "x_kill__mutmut_5",
+            "x_kill__mutmut_6",
+            "x_kill__mutmut_7",
+        )
+    },
+    **{
+        f"infra.local.process.{name}": (
+            "which errors a signal to a child may raise unseen: PermissionError needs another "
+            "user's process group under the child's pid, ProcessLookupError a child gone "
+            "between poll() and the signal (Popen.send_signal skips a reaped one)"
+        )
+        for name in (
+            "xǁChildǁsignal_group__mutmut_2",
+            "xǁChildǁsignal_group__mutmut_4",
+            "x_stop__mutmut_5",
+        )
+    },
+    "infra.local.process.x_stop__mutmut_12": (
+        "<= for < against the stop deadline: a monotonic clock read equal to it to the "
+        "nanosecond is one more 50 ms poll at most"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -55,7 +55,8 @@ def test_a_reader_gone_away_stops_the_output_not_the_launcher() -> None:
 def test_a_childs_output_is_its_lines_stdout_and_stderr_in_order(tmp_path: Path) -> None:
     out = io.StringIO()
     output = PrefixedOutput(["r-ps-0"], out, StartupNoise())
-    child = _sh(tmp_path, "echo one; echo two >&2; printf 'three\\r\\n'; printf 'bad \\377\\n'",
+    child = _sh(tmp_path, "echo one; echo two >&2; printf 'three\\r\\n'; printf 'bad \\377\\n'; "
+                "printf 'spaces kept  \\nends in X\\n'; pwd; readlink /proc/self/fd/0",
                 output)  # fmt: skip
     assert child.popen.wait(timeout=30) == 0
     child.reader.join(timeout=30)
@@ -64,8 +65,14 @@ def test_a_childs_output_is_its_lines_stdout_and_stderr_in_order(tmp_path: Path)
         "[r-ps-0] two",
         "[r-ps-0] three",
         "[r-ps-0] bad \ufffd",
+        "[r-ps-0] spaces kept  ",  # only the line's end is cut
+        "[r-ps-0] ends in X",
+        f"[r-ps-0] {tmp_path}",  # started where it was asked to
+        "[r-ps-0] /dev/null",  # reads nothing of the launcher's terminal
     ]
     assert child.poll() == 0 and child.ended is not None and child.returncode == 0
+    # Its reader: named for it, and never keeping the launcher alive at exit.
+    assert (child.reader.name, child.reader.daemon) == ("output-r-ps-0", True)
 
 
 def test_what_a_child_left_behind_dies_with_it(tmp_path: Path) -> None:
@@ -108,13 +115,20 @@ def test_a_child_asks_to_die_with_the_launcher(tmp_path: Path) -> None:
 def test_stop_terms_the_child_and_waits_for_it(tmp_path: Path) -> None:
     output = PrefixedOutput(["r-ps-0"], io.StringIO())
     ready = tmp_path / "ready"
-    child = _sh(tmp_path, f"trap 'exit 0' TERM; touch {ready}; while :; do sleep 0.1; done",
-                output)  # fmt: skip
+    # Exits the moment SIGTERM arrives (no sleep to finish first).
+    script = (
+        "import signal, sys, pathlib; "
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); "
+        f"pathlib.Path({str(ready)!r}).touch(); signal.pause()"
+    )
+    child = spawn("r-ps-0", [sys.executable, "-c", script], dict(os.environ), tmp_path, output)
     assert wait_until(ready.exists, 30)
     grace = 20.0
     begun = time.monotonic()
     stop([child], grace)
-    assert time.monotonic() - begun < grace / 2  # it exited on SIGTERM: no wait for the grace
+    # It exited on SIGTERM: stop returns once it has, polling every few hundredths of a
+    # second, not after the grace nor a second later.
+    assert time.monotonic() - begun < 1.0
     assert child.returncode == 0 and child.stopped_by_launcher
 
 
