@@ -375,6 +375,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (8, 9, 10)
     },
+    **{
+        f"infra.records.run_state.x__attempts__mutmut_{n}": (
+            "another default start for an attempt with no sign of life at all: a claim always "
+            "gives one (its start record or its mtime) and a log its mtime, so it is never read"
+        )
+        for n in (36, 38, 39)
+    },
     "infra.local.process.xǁPrefixedOutputǁ__init____mutmut_9": (
         "None for False as the output's closed flag: it is only tested for truth"
     ),

@@ -20,6 +20,11 @@ from infra.records.run_state import Failure, describe_exit, log_tail, read_failu
         ("r-chief-0 lost attempt 2 on host-b: no heartbeat for 31s (killed ...)\n",
          Failure("r-chief-0", None, 2, "host-b")),
         ("r-chief-0 lost attempt 2\n", Failure("r-chief-0", None, 2, "")),
+        ("r-ps-0 exit 2 attempt 3 on\n", Failure("r-ps-0", 2, 3, "")),  # cut before the host
+        ("r-chief-0 lost attempt 2 on\n", Failure("r-chief-0", None, 2, "")),
+        ("r-chief-0 lost attempt 2 on host-b:\n", Failure("r-chief-0", None, 2, "host-b")),
+        ("r-chief-0 lost attempt 2 on node-X: no heartbeat\n",
+         Failure("r-chief-0", None, 2, "node-X")),
         ("r-ps-0 exit x attempt 1 on h\n", None),  # not a number
         ("r-ps-0 exit 2 attempt y on h\n", None),
         ("r-ps-0 lost attempt z on h\n", None),
@@ -60,10 +65,13 @@ def test_an_exit_status_names_its_signal(code: int, text: str) -> None:
 def test_metrics_are_name_number_lines_and_nothing_else(tmp_path: Path) -> None:
     (tmp_path / "metrics.txt").write_text(
         "test_accuracy 0.9912\nglobal_step 20\nloss 1e-3\nthree words here\nbad value\n\nx\n"
+        "after_a_bad_one 7\n"
     )
     assert read_metrics(tmp_path / "metrics.txt") == {
-        "test_accuracy": 0.9912, "global_step": 20.0, "loss": 0.001
+        "test_accuracy": 0.9912, "global_step": 20.0, "loss": 0.001, "after_a_bad_one": 7.0
     }  # fmt: skip
+    (tmp_path / "raw.txt").write_bytes(b"note \xff\xfe\nloss 0.5\n")  # a trainer's raw bytes
+    assert read_metrics(tmp_path / "raw.txt") == {"loss": 0.5}
     assert read_metrics(tmp_path / "missing.txt") == {}
 
 
@@ -247,3 +255,61 @@ def test_an_older_supervisors_records_still_read(tmp_path: Path) -> None:
     assert state.result(chief) == "killed by SIGTERM (exit 143)"
     assert (ps.started, ps.exit_code, ps.how, ps.log) == (1010.0, 0, None, log)
     assert state.outcome == "stopped"
+
+
+def test_the_newest_generation_is_the_one_started_last_whatever_its_name(tmp_path: Path) -> None:
+    from infra.records.run_state import read_run
+
+    for generation, start in (("ffffffffffff", 1000), ("000000000000", 2000)):
+        claim = tmp_path / ".tftrain-run" / "attempts" / f"run-1a2b3c4d.{generation}.r-ps-0.1"
+        claim.mkdir(parents=True)
+        (claim / "start").write_text(f"{start}\n")
+        (claim / "exit").write_text("0 exited\n")
+    state = read_run(tmp_path, with_scalars=False)
+    assert state is not None and state.generation == "000000000000"
+
+
+def test_a_stray_entry_among_the_records_hides_no_attempt(tmp_path: Path) -> None:
+    # A directory that is no attempt's claim, and an attempt known from its log alone.
+    from infra.records.run_state import read_run
+
+    (tmp_path / ".tftrain-run" / "attempts" / "stray").mkdir(parents=True)
+    logs = tmp_path / "replicas" / "r-ps-0" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "run-1a2b3c4d.g1.r-ps-0.1.log").write_text(
+        "tftrain-supervise: r-ps-0 attempt 1 ended: exit 0\n"
+    )
+    state = read_run(tmp_path, with_scalars=False)
+    assert state is not None and [a.exit_code for a in state.attempts["r-ps-0"]] == [0]
+
+
+def test_an_unreadable_exit_record_leaves_the_logs_end_line_to_say(tmp_path: Path) -> None:
+    # Beat, then an exit record cut short (not a status): the attempt has ended, so its
+    # log's end line is its end.
+    from infra.records.run_state import read_run
+
+    claim = tmp_path / ".tftrain-run" / "attempts" / "run-1a2b3c4d.g1.r-ps-0.1"
+    claim.mkdir(parents=True)
+    (claim / "beat").write_text("1000\n")
+    (claim / "exit").write_text("garbled\n")
+    logs = tmp_path / "replicas" / "r-ps-0" / "logs"
+    logs.mkdir(parents=True)
+    (logs / "run-1a2b3c4d.g1.r-ps-0.1.log").write_text(
+        "tftrain-supervise: r-ps-0 attempt 1 ended: exit 3\n"
+    )
+    state = read_run(tmp_path, with_scalars=False)
+    assert state is not None and state.attempts["r-ps-0"][0].exit_code == 3
+
+
+def test_scalars_are_read_only_when_asked_for(tmp_path: Path) -> None:
+    from infra.records.run_state import read_run
+    from tests.test_tensorboard_scalars import _float, _value, _write
+
+    claim = tmp_path / ".tftrain-run" / "attempts" / "run-1a2b3c4d.g1.r-ps-0.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_text("1000\n")
+    _write(tmp_path, [(5, 1000.0, [_value("loss", _float(0.5), "scalars")])])
+    with_scalars = read_run(tmp_path)
+    without = read_run(tmp_path, with_scalars=False)
+    assert with_scalars is not None and with_scalars.step == 5
+    assert without is not None and without.scalars == {} and without.step is None
