@@ -382,6 +382,32 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (36, 38, 39)
     },
+    "infra.status.runs_list.x_trial_ids__mutmut_7": (
+        "= for |= on the still empty set of trial ids: the same set"
+    ),
+    **{
+        f"infra.status.runs_list.{name}": (
+            "a run with no start or no wall time shown otherwise: a listed run has an "
+            "attempt (read_run answers None without one), so it has both"
+        )
+        for name in (
+            "x__when__mutmut_2",
+            "x__when__mutmut_11",
+            "x__row__mutmut_12",
+            "x__row__mutmut_13",
+            "x__row__mutmut_15",
+        )
+    },
+    **{
+        f"infra.status.runs_list.x_table__mutmut_{n}": (
+            "zip's strict check over a row and the widths: every row has the header's 8 cells"
+        )
+        for n in (15, 18, 19)
+    },
+    "infra.status.runs_list.x_main__mutmut_11": (
+        "collecting from a runs root that does not exist: its glob finds nothing, the same "
+        "empty list"
+    ),
     "infra.local.process.xǁPrefixedOutputǁ__init____mutmut_9": (
         "None for False as the output's closed flag: it is only tested for truth"
     ),

@@ -92,3 +92,89 @@ def test_no_runs_says_where_it_looked(tmp_path: Path, capsys: pytest.CaptureFixt
         )
     assert list_runs(["--runs-dir", str(tmp_path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
+
+
+HELP = """\
+usage: tftrain list [-h] [--stack STACK] [--runs-dir DIR] [--stacks-dir DIR] [--json]
+
+List every run on this machine (runs/STACK/JOB/RUN_ID), newest first.
+
+options:
+  -h, --help        show this help message and exit
+  --stack STACK     only this stack's runs
+  --runs-dir DIR    where the runs are (default: runs/)
+  --stacks-dir DIR  where Pulumi.STACK.yaml lives
+  --json            print JSON for scripts
+
+examples:
+  tftrain list                         every run here, newest first; a sweep's trials beneath it
+  tftrain list --stack dev-sweep       one stack's runs
+  tftrain list --json                  the same as JSON, for scripts
+
+exit status:
+  0  listed (also: no runs yet)
+  2  bad arguments
+"""
+
+
+def test_the_help_in_full(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as done:
+        list_runs(["--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == HELP
+
+
+def test_a_sweep_of_a_stack_file_elsewhere_and_its_comparison_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --stacks-dir: the sweep's stack file is there, not in the checkout; its comparison's
+    # CSV names one more run (a trial of an earlier version of the sweep).
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    source = Path(__file__).resolve().parents[1] / "stacks" / "Pulumi.dev-sweep.yaml"
+    (stacks / "Pulumi.my-sweep.yaml").write_text(source.read_text())
+    trials = [t.job.run_id for t in load_stack("my-sweep", stacks).trials]
+    job = tmp_path / "runs" / "my-sweep" / "mnist"
+    for n, run_id in enumerate([*trials, "run-older000"]):
+        succeeded_run(job / run_id, T0 + 60 * n)
+    (job / "sweep-results.csv").write_text("trial,run_id\n1,run-older000\n")
+    args = ["--runs-dir", str(tmp_path / "runs"), "--stacks-dir", str(stacks), "--json"]
+    assert list_runs(args) == 0
+    [sweep] = json.loads(capsys.readouterr().out)
+    assert sweep["kind"] == "sweep"
+    assert sorted(t["run_id"] for t in sweep["trials"]) == sorted([*trials, "run-older000"])
+
+
+def test_the_list_reads_no_event_files_and_pads_no_line_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # metrics.txt only: an accuracy scalar is `status`'s to show (the list stays fast).
+    from tests.test_tensorboard_scalars import _float, _value, _write
+
+    run = tmp_path / "runs" / "dev" / "mnist" / "run-aaaa1111"
+    succeeded_run(run, T0)
+    (run / "metrics.txt").unlink()
+    _write(run, [(5, T0, [_value("accuracy", _float(0.5), "scalars")])])
+    assert list_runs(["--runs-dir", str(tmp_path / "runs")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[3:6] == ["succeeded", "-", "-"]  # no step, no metric
+    assert all(line == line.rstrip() for line in lines)
+
+
+def test_by_default_the_checkouts_runs_are_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.status import runs_list
+
+    monkeypatch.setattr(runs_list, "REPO", tmp_path)
+    assert list_runs([]) == 0
+    assert capsys.readouterr().out == (
+        f"no runs on this machine (none under {tmp_path / 'runs'}); start one with: "
+        "tftrain run STACK\n"
+    )
+    succeeded_run(tmp_path / "runs" / "dev" / "mnist" / "run-aaaa1111", T0)
+    assert list_runs([]) == 0
+    assert "run-aaaa1111" in capsys.readouterr().out
