@@ -382,6 +382,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (36, 38, 39)
     },
+    "infra.status.x__ask_cluster__mutmut_15": (
+        "no runs root for the JSON answer of a stack with no cluster: _local reads the root "
+        "only for the text it prints without --json"
+    ),
     "infra.status.runs_list.x_trial_ids__mutmut_7": (
         "= for |= on the still empty set of trial ids: the same set"
     ),

@@ -819,3 +819,68 @@ def test_a_running_pod_is_not_explained_and_a_resumed_job_is_not_suspended() -> 
     )
     assert (line.phase, line.cause) == ("Running", None)
     assert run_phase(lines, "mnist-chief-0") == "running"
+
+
+def test_the_cluster_status_in_full_for_a_failed_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = load_stack("ack-gpu")
+    deadline = failed("DeadlineExceeded", "Job was active longer than specified deadline")
+    jobs, pods = running(config, "mnist-worker-0")
+    jobs = [j for j in jobs if j["metadata"]["name"] != "mnist-worker-1"]
+    jobs.append(job("mnist-worker-1", config, active=1, failed=2))
+    jobs.append(job("mnist-worker-0", config, failed=1, conditions=deadline))
+    pods.append(pod(POD, "mnist-worker-0", "Failed", True, _terminated("Error", 143)))
+    workloads = {"items": [*jobs, *pods]}
+    bin_dir = _fake_kubectl(tmp_path, {"workloads": workloads, "events": {"items": []}})
+    (tmp_path / "logs.txt").write_text("step 90\n\x1b[31mkilled\x1b[0m\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    kubeconfig = str(tmp_path / "kubeconfig")
+    assert main(["ack-gpu", "--kubeconfig", kubeconfig]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"stack ack-gpu in its cluster: job mnist, run {config.job.run_id}, namespace tftrain",
+        "  mnist-chief-0   Running      0 failed pods",
+        "  mnist-worker-0  Failed       1 failed pod",
+        "    deadline exceeded (DeadlineExceeded: Job was active longer than specified "
+        "deadline) -> change tftrain:job.activeDeadlineSeconds",
+        "    | step 90",
+        "    | \\x1b[31mkilled\\x1b[0m",  # a pod's log is shown inert
+        "  mnist-worker-1  Running      2 failed pods",
+        "  mnist-ps-0      Running      0 failed pods",
+        "  mnist-ps-1      Running      0 failed pods",
+        "run: failed",
+        "its report: tftrain status ack-gpu --report",
+    ]
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert len(calls) == 3 and all(f"--kubeconfig {kubeconfig} " in c for c in calls), calls
+    assert main(["ack-gpu", "--kubeconfig", kubeconfig, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["phase"] == "failed"
+    assert answer["replicas"][1] == {
+        "name": "mnist-worker-0", "phase": "Failed", "failed_pods": 1, "pod": POD,
+        "cause": {
+            "what": "deadline exceeded (DeadlineExceeded: Job was active longer than "
+            "specified deadline)",
+            "key": "tftrain:job.activeDeadlineSeconds",
+        },
+    }  # fmt: skip
+    assert all(
+        f"--kubeconfig {kubeconfig} " in c for c in (tmp_path / "calls").read_text().splitlines()
+    )
+
+
+def test_a_succeeded_cloud_run_points_at_its_report_and_a_pending_one_does_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = load_stack("ack-gpu")
+    jobs, pods = running(config, "mnist-chief-0")
+    complete = [{"type": "Complete", "status": "True"}]
+    jobs.append(job("mnist-chief-0", config, succeeded=1, conditions=complete))
+    bin_dir = _fake_kubectl(tmp_path, {"workloads": {"items": [*jobs, *pods]},
+                                       "events": {"items": []}})  # fmt: skip
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert main(["ack-gpu", "--cluster"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == ["run: succeeded", "its report: tftrain status ack-gpu --report"]
+    # kubectl's own default cluster: no --kubeconfig given to it.
+    assert all("--kubeconfig" not in c for c in (tmp_path / "calls").read_text().splitlines())

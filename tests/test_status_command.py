@@ -69,3 +69,42 @@ def test_a_platform_stack_has_no_run_to_show(
     assert not no_kubectl.exists()
     assert status(["no-such-stack"]) == 2
     assert capsys.readouterr().err.startswith("tftrain status: ")
+
+
+def test_without_a_known_cluster_it_says_how_to_ask_one(
+    tmp_path: Path, no_kubectl: Path, capsys: pytest.CaptureFixture[str],  # noqa: F811
+) -> None:  # fmt: skip
+    assert status(["ack-gpu", "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "no cluster known for ack-gpu: it has no stack output `kubeconfig` (not deployed with "
+        "`pulumi up -s ack-gpu` from here); `tftrain status ack-gpu --cluster` asks kubectl's "
+        "default cluster, --kubeconfig FILE another"
+    )
+
+
+def test_a_stack_output_kubeconfig_is_asked_without_cluster_being_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, body in (
+        ("pulumi", "echo 'apiVersion: v1'"),
+        ("kubectl", f'echo "$@" >> {tmp_path}/calls; echo \'{{"items": []}}\''),
+    ):
+        (bin_dir / name).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / name).chmod(0o755)  # fmt: skip
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert status(["ack-gpu", "--runs-dir", str(tmp_path / "runs")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "run: not deployed" and out[2].startswith("stack ack-gpu in its cluster")
+    assert "--kubeconfig " in (tmp_path / "calls").read_text()
+
+
+def test_the_help_names_the_command_and_what_it_shows(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        status(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("usage: tftrain status [-h]")
+    assert "Show a stack's runs: on this machine (runs/STACK/) or in its cluster." in lines
