@@ -382,6 +382,17 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (36, 38, 39)
     },
+    **{
+        f"infra.status.logs.x_cluster_logs__mutmut_{n}": (
+            "subprocess.run's check left out or None for False: both are false, so kubectl's "
+            "status is returned, not raised"
+        )
+        for n in (47, 50)
+    },
+    "infra.status.logs.x_cluster_logs__mutmut_69": (
+        "the kept logs followed: a run whose pods are gone has no fresh heartbeat, so read "
+        "here it is never running and following returns once it has printed"
+    ),
     "infra.status.x__ask_cluster__mutmut_15": (
         "no runs root for the JSON answer of a stack with no cluster: _local reads the root "
         "only for the text it prints without --json"

@@ -419,3 +419,45 @@ def test_logs_in_the_cluster_without_pods_or_kept_logs_says_where_it_looked(
         f"tftrain logs: no runs of ack-gpu under {mirror}; start one with: tftrain run ack-gpu",
     ]
     assert all(f"--kubeconfig {tmp_path / 'k'} " in c for c in calls.read_text().splitlines())
+
+
+def test_logs_asks_the_cluster_when_told_even_with_local_runs_and_says_its_errors(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _cluster(tmp_path, monkeypatch, with_pods=True)
+    failed_run(tmp_path / "runs" / "mnist" / "run-aaaa1111")  # a local run too
+    runs = ["--runs-dir", str(tmp_path / "runs")]
+    for told in (["--cluster"], ["--kubeconfig", str(tmp_path / "k")]):
+        assert logs(["ack-gpu", *told, *runs]) == 0
+        assert capfdbinary.readouterr().out.decode() == "Step: 100/1876 (5 %), from the pod\n"
+    assert logs(["ack-gpu", "nosuch", "--cluster", *runs]) == 2
+    assert capfdbinary.readouterr().err.decode() == (
+        "tftrain logs: no replica 'nosuch' in this run (its replicas: mnist-chief-0, "
+        "mnist-worker-0, mnist-worker-1, mnist-ps-0, mnist-ps-1)\n"
+    )
+    (tmp_path / "workloads.json").write_text("not json")
+    assert logs(["ack-gpu", "--cluster", *runs]) == 1
+    assert capfdbinary.readouterr().err.decode() == (
+        "tftrain logs: kubectl returned no JSON list: Expecting value: line 1 column 1 (char 0)\n"
+    )
+    assert calls.exists()
+
+
+def test_logs_prefers_local_runs_over_a_stacks_cluster_unless_told(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _cluster(tmp_path, monkeypatch, with_pods=True)
+    pulumi = tmp_path / "bin" / "pulumi"
+    pulumi.write_text(f'#!/bin/sh\necho "pulumi $*" >> {calls}\necho "apiVersion: v1"\n')
+    pulumi.chmod(0o755)
+    runs = ["--runs-dir", str(tmp_path / "runs")]
+    # No local run: the stack's own cluster (its stack output) is read.
+    assert logs(["ack-gpu", *runs]) == 0
+    assert capfdbinary.readouterr().out.decode() == "Step: 100/1876 (5 %), from the pod\n"
+    assert "pulumi stack output kubeconfig --show-secrets --stack ack-gpu" in calls.read_text()
+    # A local run: that one, without asking pulumi or kubectl.
+    failed_run(tmp_path / "runs" / "mnist" / "run-aaaa1111")
+    calls.unlink()
+    assert logs(["ack-gpu", *runs]) == 0
+    assert capfdbinary.readouterr().out.decode().startswith("Traceback")
+    assert not calls.exists()

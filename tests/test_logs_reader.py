@@ -232,16 +232,59 @@ def test_the_newest_run_with_a_replica_started_is_the_one_read(
     assert capfdbinary.readouterr().out.decode().startswith("Traceback (most recent call last):")
 
 
-def test_the_help_names_the_command_what_it_prints_and_its_arguments(
-    capsys: pytest.CaptureFixture[str],
+HELP = """\
+usage: tftrain logs [-h] [-f] [--attempt N] [--stacks-dir DIR] [--runs-dir DIR] [--cluster]
+                    [--kubeconfig FILE]
+                    STACK [REPLICA]
+
+Print a replica's log: the chief's, or the failed replica's, by default.
+
+positional arguments:
+  STACK              stack name (stacks/Pulumi.STACK.yaml)
+  REPLICA            e.g. mnist-worker-1 or worker-1 (default: the failed one, else the chief)
+
+options:
+  -h, --help         show this help message and exit
+  -f, --follow       follow it while it runs
+  --attempt N        this attempt (default: newest)
+  --stacks-dir DIR   where Pulumi.STACK.yaml lives
+  --runs-dir DIR     a run's output dir, or a directory of JOB/RUN_ID runs (default: runs/STACK)
+  --cluster          the run in the stack's cluster
+  --kubeconfig FILE  a kubeconfig (implies --cluster)
+
+examples:
+  tftrain logs dev                     the chief's log of dev's newest run (or the failed one's)
+  tftrain logs dev worker-1 -f         follow worker 1 while it runs, through its restarts
+  tftrain logs dev mnist-ps-0 --attempt 1
+  tftrain logs ack-gpu --cluster       the chief's pod in the stack's cluster (kubectl logs)
+
+exit status:
+  0  the log was printed (or followed to the run's end)
+  1  no such run or log, or the cluster could not be read
+  2  bad arguments or stack config
+  130  interrupted (Ctrl-C) while following
+"""
+
+
+def test_the_help_in_full(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(SystemExit):
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as done:
         main(["--help"])
-    text = capsys.readouterr().out
-    lines = text.splitlines()
-    assert lines[0].startswith("usage: tftrain logs [-h]")
-    assert "STACK [REPLICA]" in text.split("\n\n")[0]  # the usage, however it wraps
-    assert "Print a replica's log: the chief's, or the failed replica's, by default." in lines
+    assert done.value.code == 0
+    assert capsys.readouterr().out == HELP
+
+
+def test_the_options_read_as_their_types(tmp_path: Path) -> None:
+    from infra.status.logs import parse_args
+
+    args = parse_args(["dev", "--attempt", "2", "--stacks-dir", "s", "--runs-dir", "r",
+                       "--kubeconfig", "k", "--cluster", "-f"])  # fmt: skip
+    assert (args.attempt, args.stacks_dir, args.runs_dir, args.kubeconfig) == (
+        2, Path("s"), Path("r"), Path("k")
+    )  # fmt: skip
+    assert args.cluster is True and args.follow is True and args.replica is None
 
 
 def test_follow_of_an_ended_run_prints_its_log_and_returns(
@@ -307,3 +350,24 @@ def test_follow_waits_through_a_relaunch_that_has_not_started_the_replica_yet(
     out = io.BytesIO()
     follow(run, "mnist-worker-0", state.attempts["mnist-worker-0"][0], out, _stepper(steps))
     assert steps == [] and out.getvalue() == worker.read_bytes()
+
+
+def test_a_stack_from_another_directory_and_ctrl_c(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.status import logs as module
+
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    source = Path(__file__).resolve().parents[1] / "stacks" / "Pulumi.dev.yaml"
+    (stacks / "Pulumi.mine.yaml").write_text(source.read_text())
+    failed_run(tmp_path / "runs" / "mnist" / "run-aaaa1111")
+    args = ["mine", "--stacks-dir", str(stacks), "--runs-dir", str(tmp_path / "runs")]
+    assert main(args) == 0
+    assert capfdbinary.readouterr().out.decode().startswith("Traceback")
+
+    def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, "local_logs", interrupted)
+    assert main(args) == 130
