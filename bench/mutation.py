@@ -690,8 +690,13 @@ def earlier(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     survivors: dict[str, list[str]] = {}
     for name in re.findall(r"^- `(\S+)` \(", text, flags=re.MULTILINE):
         survivors.setdefault(module_of(name), []).append(name)
+    # Each line once: a file merged from two branches may hold a line twice.
     lines = {
-        module: [line for line in text.splitlines() if any(f"`{n}`" in line for n in names)]
+        module: list(
+            dict.fromkeys(
+                line for line in text.splitlines() if any(f"`{n}`" in line for n in names)
+            )
+        )
         for module, names in survivors.items()
     }
     return rows, lines
