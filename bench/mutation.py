@@ -393,6 +393,33 @@ EQUIVALENT: dict[str, str] = {
         "the kept logs followed: a run whose pods are gone has no fresh heartbeat, so read "
         "here it is never running and following returns once it has printed"
     ),
+    **{
+        f"infra.sweep.plot.x_plot__mutmut_{n}": (
+            "zip's strict left out or None for False: both are false, and must be (one panel "
+            "more than keys: the curves)"
+        )
+        for n in (25, 28)
+    },
+    **{
+        f"infra.status.runs_list.x_parse_args__mutmut_{n}": (
+            "--stack's metavar left out or None: argparse names it STACK, from the option"
+        )
+        for n in (14, 17)
+    },
+    "infra.status.runs_list.x_collect__mutmut_13": (
+        "with_scalars None for False: it is only tested for truth"
+    ),
+    "infra.status.cloud.x__job_phase__mutmut_47": (
+        "the pod's phase read from no pod: (None or {}) has no status, so it reads Pending, "
+        "as the else branch says"
+    ),
+    **{
+        f"infra.status.local.x_pasteable__mutmut_{n}": (
+            "relpath's start left out or None: it defaults to the current directory, the "
+            "same `here`"
+        )
+        for n in (6, 8)
+    },
     "infra.status.x__ask_cluster__mutmut_15": (
         "no runs root for the JSON answer of a stack with no cluster: _local reads the root "
         "only for the text it prints without --json"

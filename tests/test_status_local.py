@@ -217,3 +217,23 @@ def test_a_path_is_pasted_relative_below_here_else_whole(
     assert pasteable(tmp_path / "elsewhere") == str(tmp_path / "elsewhere")
     assert runs_root("dev", Path("runs")) == tmp_path / "here" / "runs"
     assert runs_root("dev", None) == Path(__file__).resolve().parents[1] / "runs" / "dev"
+
+
+def test_the_newest_accuracy_leads_whatever_its_name(tmp_path: Path) -> None:
+    scalars = {
+        ".": {"accuracy": [Point(30, 0.9, 3.0)]},
+        "eval": {"val_accuracy": [Point(20, 0.7, 2.0)]},  # sorts after "accuracy", older
+    }
+    assert headline_metric(_state(tmp_path, scalars=scalars)) == ("accuracy", 0.9)
+
+
+def test_a_run_with_no_time_between_start_and_last_sign_says_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claim = tmp_path / "run" / ".tftrain-run" / "attempts" / f"{KEY}.{NEW}.mnist-chief-0.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_text("1000\n")  # killed at once: no beat, no log, no exit
+    state = read_run(tmp_path / "run")
+    assert state is not None and state.wall_seconds == 0.0
+    monkeypatch.chdir(tmp_path)
+    assert list(describe_run(state))[1] == "  step -, no metric yet, wall time 0.0s"

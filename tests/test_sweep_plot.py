@@ -151,6 +151,7 @@ def test_one_panel_per_swept_key_then_the_curves_written_at_100_dpi(
     assert [p.named("set_xlabel") for p in panels] == [
         [((KEY,), {})], [(("batch",), {})], [(("step",), {})]
     ]  # fmt: skip
+    assert [p.named("set_ylabel") for p in panels[:2]] == [[((METRIC,), {})]] * 2
     curves = panels[-1]
     assert curves.named("plot") == [
         (([10, 20], [0.5, 0.9]), {"label": "2 (best)"}),
@@ -169,3 +170,14 @@ def test_without_curves_the_curves_panel_has_no_legend(pyplot: tuple, tmp_path: 
     assert fake_plt.calls[0] == ("subplots", (1, 2), {"figsize": (9.0, 4)})
     assert panels[-1].named("legend") == [] and panels[-1].named("plot") == []
     assert panels[-1].named("set_ylabel") == [(("",), {})]
+
+
+def test_without_matplotlib_the_reason_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra.sweep.plot import matplotlib_missing
+
+    monkeypatch.setitem(sys.modules, "matplotlib", types.ModuleType("matplotlib"))
+    assert matplotlib_missing() is None
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as when not installed
+    assert matplotlib_missing() == (
+        "matplotlib is not installed (pip install matplotlib): no PNG written"
+    )
