@@ -420,6 +420,17 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (6, 8)
     },
+    **{
+        f"infra.local.supervisor.{name}": (
+            ">= for > (or > for >=) between two readings of the monotonic clock and a "
+            "deadline: equal to the nanosecond differs by one 100 ms poll at most"
+        )
+        for name in (
+            "xǁSupervisorǁ_supervise__mutmut_22",
+            "xǁSupervisorǁ_supervise__mutmut_42",
+            "xǁSupervisorǁ_start_due_restarts__mutmut_2",
+        )
+    },
     "infra.status.x__ask_cluster__mutmut_15": (
         "no runs root for the JSON answer of a stack with no cluster: _local reads the root "
         "only for the text it prints without --json"

@@ -481,3 +481,39 @@ def test_a_failure_with_no_status_yet_exits_1_not_2(tmp_path: Path) -> None:
     supervisor._handle_exits()
     assert supervisor.failed is supervisor.replicas[PS]
     assert supervisor._status() == 1
+
+
+def test_replicas_join_the_private_network_and_get_their_port_sidecars_do_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.local import supervisor as module
+
+    def enter() -> None:  # what the private network hands each replica
+        raise AssertionError("called only in a child")
+
+    class Network:
+        def entering(self) -> object:
+            return enter
+
+    released: list[str] = []
+
+    class Ports:
+        def release(self, name: str) -> None:
+            released.append(name)
+
+    spawned: list[tuple[str, Path, object]] = []
+
+    def spawn(name: str, argv: object, env: object, cwd: Path, output: object,
+              joins: object) -> FakeChild:  # fmt: skip
+        spawned.append((name, cwd, joins))
+        return FakeChild(name)
+
+    monkeypatch.setattr(module.process, "spawn", spawn)
+    replica = ProcessSpec(CHIEF, ("true",), {}, tmp_path / "work")
+    sidecar = ProcessSpec("tensorboard", ("true",), {}, tmp_path / "tb")
+    supervisor = Supervisor([replica], CHIEF, PrefixedOutput(["launcher"], io.StringIO()),
+                            Ports(), Timing(), sidecars=[sidecar], network=Network())  # type: ignore[arg-type]  # fmt: skip
+    supervisor._start(sidecar)
+    supervisor._start(replica)
+    assert spawned == [("tensorboard", tmp_path / "tb", None), (CHIEF, tmp_path / "work", enter)]
+    assert released == ["tensorboard", CHIEF]
