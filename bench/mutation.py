@@ -20,6 +20,9 @@ runs for the others, and "not yet run" for a module no run has covered.
     cd .mutation/<module> && ../../.venv/bin/mutmut show <mutant>   # what a survivor changed
 
 A mutant counts as caught when a test fails or it times out (a loop that no longer ends).
+Under a mutant, tests/conftest.py runs the files that launch processes last (mutmut stops at
+the first failure) and fails a test still running after 240 s (a launcher that never handles
+an exit sleeps, which mutmut's CPU-time limit does not end).
 EQUIVALENT lists mutants no test can catch because they change nothing observable, each
 with the reason; they are left out of the score. The shell scripts (supervise.sh,
 export.sh) have their own run: bench/shell_mutation.py. Not part of ./scripts/test.sh.
@@ -55,7 +58,7 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
     "infra.config.sweep_points": ("tests/test_sweep_config.py", "tests/test_sweep_bounds.py"),
     "infra.status.causes": ("tests/test_status_cloud.py", "tests/test_watch_a_run.py"),
     "infra.status.local": ("tests/test_run_state_restarts.py",),
-    "infra.sweep.plot": ("tests/test_sweep_results.py",),
+    "infra.sweep.plot": ("tests/test_sweep_results.py", "tests/test_sweep_plot.py"),
     "infra.records.run_state": (
         "tests/test_run_state_restarts.py",
         "tests/test_run_state_records.py",
@@ -204,7 +207,29 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_oss_access.py",
         "tests/test_oss_data.py",
     ),
+    # The launcher's modules: their unit tests and the launcher run in process (the rest
+    # of the 20-odd files that import infra.local.plan train, at minutes per survivor).
+    "infra.local.plan": (
+        "tests/test_local_plan.py",
+        "tests/test_local_launcher.py",
+        "tests/test_secret_env.py",
+        "tests/test_bring_your_data.py",
+    ),
+    "infra.local.supervisor": (
+        "tests/test_supervisor_policy.py",
+        "tests/test_local_launcher.py",
+        "tests/test_fault_tolerance.py",
+    ),
+    "infra.local.process": ("tests/test_local_processes.py", "tests/test_local_launcher.py"),
+    "infra.local.ports": ("tests/test_local_plan.py", "tests/test_local_launcher.py"),
 }
+
+# Tests no mutant run can hold, left out of every module's run: this one starts the
+# checkout's launcher from another directory (a user's project), where the mutated copy's
+# trampolines cannot find their mutmut config, so it fails with or without a mutant.
+DESELECT = (
+    "tests/test_local_launcher.py::test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout",
+)
 
 # Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's
 # worker from the process that ran the stats pass, TensorFlow's thread pools included, and a
@@ -330,13 +355,22 @@ EQUIVALENT: dict[str, str] = {
     "infra.records.run_state.x_describe_exit__mutmut_1": (
         "128 counted as a signal too: signal 0 is no signal, so it reads `exit 128` either way"
     ),
+    "infra.records.run_state.x__exit_code__mutmut_10": (
+        "a window of 201 lines for 200 when looking for an attempt's end line: differs only "
+        "for an end line exactly 201st from the end, and today's supervisor writes at most "
+        "its verdict (a line or two) after it"
+    ),
     **{
         f"infra.records.run_state.xǁRunStateǁresult__mutmut_{n}": (
             "the fallback for an attempt of a replica the state does not list: result() is "
             "only ever given the state's own attempts"
         )
-        for n in (19, 21)
+        for n in (18, 19, 20, 21)
     },
+    "infra.local.supervisor.xǁRunFailuresǁgiven_back__mutmut_21": (
+        "words[1:3] for words[1:2] of an exit record: the record is two words, "
+        "'<status> <how>' (supervise.sh's header), so both slices are [<how>]"
+    ),
     **{
         f"infra.config.sweep_platform.x__problems__mutmut_{n}": (
             "a run stack's pool checked for capacity too: a run stack may not set "
@@ -412,6 +446,210 @@ EQUIVALENT: dict[str, str] = {
     "infra.sweep.results.x_trial_result__mutmut_3": (
         "reads the scalars of a trial directory that does not exist: the reader answers {} "
         "for a missing directory, as the guard does"
+    ),
+    "infra.local.ports.xǁPortReservationǁ__init____mutmut_7": (
+        "socket(AF_INET) without SOCK_STREAM: a stream socket is socket()'s default type"
+    ),
+    **{
+        f"infra.status.causes.x_job_cause__mutmut_{n}": (
+            "another default for a Failed condition's reason: the Job controller sets one on "
+            "every Failed condition it writes (BackoffLimitExceeded, DeadlineExceeded, "
+            "PodFailurePolicy, ...), so the default is never read"
+        )
+        for n in (6, 8, 11)
+    },
+    **{
+        f"infra.status.cloud.{name}": (
+            "another backstop for waiting on kubectl (31 s, or none, for 30 s): every call "
+            "carries --request-timeout=8s, so kubectl answers or gives up long before"
+        )
+        for name in (
+            "x_last_lines__mutmut_21",
+            "x_last_lines__mutmut_22",
+            "x__items__mutmut_2",
+            "x__items__mutmut_3",
+        )
+    },
+    **{
+        f"infra.status.cloud.{name}": (
+            "another default for an object's name or creationTimestamp: the API server sets "
+            "both on every object it returns (ObjectMeta), so the default is never read"
+        )
+        for name in (
+            "x__name__mutmut_3",
+            "x__name__mutmut_5",
+            "x__name__mutmut_12",
+            "x__newest__mutmut_4",
+            "x__newest__mutmut_6",
+            "x__newest__mutmut_14",
+        )
+    },
+    **{
+        f"infra.status.logs.{name}": (
+            "the chunk size a log is copied in (all at once, or 128 KiB for 64 KiB): any size "
+            "copies the same bytes in the same order"
+        )
+        for name in (
+            "x_print_attempt__mutmut_5",
+            "x_print_attempt__mutmut_7",
+            "x_print_attempt__mutmut_8",
+            "xǁFollowerǁ_drain__mutmut_2",
+            "xǁFollowerǁ_drain__mutmut_4",
+            "xǁFollowerǁ_drain__mutmut_5",
+        )
+    },
+    **{
+        f"infra.status.logs.{name}": (
+            "the run read with its TensorBoard scalars too (with_scalars true or left to its "
+            "default): logs reads only the attempts and the outcome, which do not depend on them"
+        )
+        for name in (
+            "x_follow__mutmut_14",
+            "x_follow__mutmut_16",
+            "x_follow__mutmut_17",
+            "x__newest_run__mutmut_4",
+            "x__newest_run__mutmut_6",
+            "x__newest_run__mutmut_7",
+        )
+    },
+    **{
+        f"infra.status.logs.x_follow__mutmut_{n}": (
+            "another stand-in path for an attempt without a log: follow is only called with "
+            "one that has a log (local_logs answers 'left no log' before)"
+        )
+        for n in (8, 9, 10)
+    },
+    **{
+        f"infra.records.run_state.x__attempts__mutmut_{n}": (
+            "another default start for an attempt with no sign of life at all: a claim always "
+            "gives one (its start record or its mtime) and a log its mtime, so it is never read"
+        )
+        for n in (36, 38, 39)
+    },
+    **{
+        f"infra.status.logs.x_cluster_logs__mutmut_{n}": (
+            "subprocess.run's check left out or None for False: both are false, so kubectl's "
+            "status is returned, not raised"
+        )
+        for n in (47, 50)
+    },
+    "infra.status.logs.x_cluster_logs__mutmut_69": (
+        "the kept logs followed: a run whose pods are gone has no fresh heartbeat, so read "
+        "here it is never running and following returns once it has printed"
+    ),
+    **{
+        f"infra.sweep.plot.x_plot__mutmut_{n}": (
+            "zip's strict left out or None for False: both are false, and must be (one panel "
+            "more than keys: the curves)"
+        )
+        for n in (25, 28)
+    },
+    **{
+        f"infra.status.runs_list.x_parse_args__mutmut_{n}": (
+            "--stack's metavar left out or None: argparse names it STACK, from the option"
+        )
+        for n in (14, 17)
+    },
+    "infra.status.runs_list.x_collect__mutmut_13": (
+        "with_scalars None for False: it is only tested for truth"
+    ),
+    "infra.status.cloud.x__job_phase__mutmut_47": (
+        "the pod's phase read from no pod: (None or {}) has no status, so it reads Pending, "
+        "as the else branch says"
+    ),
+    **{
+        f"infra.status.local.x_pasteable__mutmut_{n}": (
+            "relpath's start left out or None: it defaults to the current directory, the "
+            "same `here`"
+        )
+        for n in (6, 8)
+    },
+    **{
+        f"infra.local.supervisor.{name}": (
+            ">= for > (or > for >=) between two readings of the monotonic clock and a "
+            "deadline: equal to the nanosecond differs by one 100 ms poll at most"
+        )
+        for name in (
+            "xǁSupervisorǁ_supervise__mutmut_22",
+            "xǁSupervisorǁ_supervise__mutmut_42",
+            "xǁSupervisorǁ_start_due_restarts__mutmut_2",
+        )
+    },
+    "infra.status.x__ask_cluster__mutmut_15": (
+        "no runs root for the JSON answer of a stack with no cluster: _local reads the root "
+        "only for the text it prints without --json"
+    ),
+    "infra.status.runs_list.x_trial_ids__mutmut_7": (
+        "= for |= on the still empty set of trial ids: the same set"
+    ),
+    **{
+        f"infra.status.runs_list.{name}": (
+            "a run with no start or no wall time shown otherwise: a listed run has an "
+            "attempt (read_run answers None without one), so it has both"
+        )
+        for name in (
+            "x__when__mutmut_2",
+            "x__when__mutmut_11",
+            "x__row__mutmut_12",
+            "x__row__mutmut_13",
+            "x__row__mutmut_15",
+        )
+    },
+    **{
+        f"infra.status.runs_list.x_table__mutmut_{n}": (
+            "zip's strict check over a row and the widths: every row has the header's 8 cells"
+        )
+        for n in (15, 18, 19)
+    },
+    "infra.status.runs_list.x_main__mutmut_11": (
+        "collecting from a runs root that does not exist: its glob finds nothing, the same "
+        "empty list"
+    ),
+    "infra.local.process.xǁPrefixedOutputǁ__init____mutmut_9": (
+        "None for False as the output's closed flag: it is only tested for truth"
+    ),
+    **{
+        f"infra.local.process.x__die_with_parent__mutmut_{n}": (
+            "prctl's unused arguments (None, 1 or left out for 0) or use_errno: "
+            "PR_SET_PDEATHSIG reads only its signal (Linux's prctl(2)), ctypes passes None as "
+            "0, and the preexec never reads errno"
+        )
+        for n in (6, 8, 9, 13, 14, 15, 18, 19, 20, 21, 22, 23)
+    },
+    **{
+        f"infra.local.process.x__die_with_parent__mutmut_{n}": (
+            "the status of a child whose launcher died before prctl: nobody is left to read it"
+        )
+        for n in (25, 26)
+    },
+    **{
+        f"infra.local.process.{name}": (
+            "another bound on waiting for a SIGKILLed process or its output reader (5 s, 2 s): "
+            "the kernel ends a SIGKILLed group at once, so the bound is never reached"
+        )
+        for name in (
+            "xǁChildǁpoll__mutmut_6",
+            "xǁChildǁpoll__mutmut_7",
+            "x_kill__mutmut_5",
+            "x_kill__mutmut_6",
+            "x_kill__mutmut_7",
+        )
+    },
+    **{
+        f"infra.local.process.{name}": (
+            "which errors a signal to a child may raise unseen: PermissionError needs another "
+            "user's process group under the child's pid, ProcessLookupError a child gone "
+            "between poll() and the signal (Popen.send_signal skips a reaped one)"
+        )
+        for name in (
+            "xǁChildǁsignal_group__mutmut_2",
+            "xǁChildǁsignal_group__mutmut_4",
+            "x_stop__mutmut_5",
+        )
+    },
+    "infra.local.process.x_stop__mutmut_12": (
+        "<= for < against the stop deadline: a monotonic clock read equal to it to the "
+        "nanosecond is one more 50 ms poll at most"
     ),
     "trainer.settings.x__positive_float__mutmut_9": (
         "float('INF') for float('inf'): float() reads infinity in any case (Python's docs)"
@@ -775,6 +1013,10 @@ def _mutmut_section(module: str, tests: Sequence[str]) -> str:
     common = _config_section()
     keep = {k: v for k, v in common.items() if k not in ("only_mutate", "pytest_add_cli_args_"
                                                            "test_selection")}  # fmt: skip
+    keep["pytest_add_cli_args"] = [
+        *keep.get("pytest_add_cli_args", []),  # type: ignore[misc]
+        *(arg for test in DESELECT for arg in ("--deselect", test)),
+    ]
     lines = ["[tool.mutmut]"]
     for key, value in keep.items():
         lines.append(f"{key} = {strings(value) if isinstance(value, list) else repr(value)}")
@@ -887,8 +1129,13 @@ def earlier(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     survivors: dict[str, list[str]] = {}
     for name in re.findall(r"^- `(\S+)` \(", text, flags=re.MULTILINE):
         survivors.setdefault(module_of(name), []).append(name)
+    # Each line once: a file merged from two branches may hold a line twice.
     lines = {
-        module: [line for line in text.splitlines() if any(f"`{n}`" in line for n in names)]
+        module: list(
+            dict.fromkeys(
+                line for line in text.splitlines() if any(f"`{n}`" in line for n in names)
+            )
+        )
         for module, names in survivors.items()
     }
     return rows, lines

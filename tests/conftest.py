@@ -4,6 +4,11 @@ that is not an ECS instance. Tests of those checks set their own answers."""
 
 from __future__ import annotations
 
+import os
+import signal
+from collections.abc import Iterator
+from types import FrameType
+
 import pytest
 
 from infra.cloud import api_server_reach
@@ -31,5 +36,44 @@ _HEAVY_FIRST = (
 )
 
 
+# Under a mutant (mutmut sets MUTANT_UNDER_TEST; its runs stop at the first failure and pass
+# the tests in no set order), the files that launch processes go last instead: a mutant a
+# unit test catches is caught in a second, not after every launch of the selection.
+_LAUNCHING = (*_HEAVY_FIRST, "test_true_records.py", "test_local_launcher.py",
+              "test_run_state_restarts.py", "test_supervise_script.py", "test_supervise_logs.py",
+              "test_supervise_stops.py", "test_local_isolation.py")  # fmt: skip
+
+
+# Under a mutant, a test that has not ended after this long is failed: a mutant that makes
+# the launcher wait forever (its exits never handled) sleeps, so mutmut's CPU-time limit would
+# not end it for hours. The slowest test here takes ~15 s alone, a few times that when loaded.
+MUTANT_TEST_SECONDS = 240
+
+
+class MutantHung(Exception):
+    """A test under a mutant outlived MUTANT_TEST_SECONDS."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    if not os.environ.get("MUTANT_UNDER_TEST"):
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise MutantHung(f"{item.nodeid} ran {MUTANT_TEST_SECONDS}s under a mutant")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(MUTANT_TEST_SECONDS)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.path.name not in _HEAVY_FIRST)  # stable: order kept within
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        items.sort(key=lambda item: item.path.name in _LAUNCHING)  # stable: order kept within
+    else:
+        items.sort(key=lambda item: item.path.name not in _HEAVY_FIRST)

@@ -368,3 +368,96 @@ def test_status_json_in_the_cluster_is_each_replicas_phase(
     assert [r["name"] for r in answer["replicas"]] == [
         "mnist-chief-0", "mnist-worker-0", "mnist-worker-1", "mnist-ps-0", "mnist-ps-1"
     ]  # fmt: skip
+
+
+def test_logs_in_the_cluster_default_to_the_failed_replica_and_write_where_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    from infra.status.logs import cluster_logs, parse_args
+    from tests.test_status_cloud import failed, job, pod
+
+    config = load_stack("ack-gpu")
+    jobs, pods = running(config, skip="mnist-worker-1")
+    gone = failed("BackoffLimitExceeded", "Job has reached the specified backoff limit")
+    jobs.append(job("mnist-worker-1", config, failed=2, conditions=gone))
+    pods.append(pod("mnist-worker-1-zzzzz", "mnist-worker-1", "Failed"))
+    items = {"workloads": {"items": [*jobs, *pods]}, "events": {"items": []}}
+    bin_dir = _fake_kubectl(tmp_path, items)
+    (tmp_path / "logs.txt").write_text("Traceback: the worker's last words\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    kubeconfig = tmp_path / "kubeconfig"
+    args = parse_args(["ack-gpu", "--kubeconfig", str(kubeconfig)])
+    with (tmp_path / "out.log").open("wb") as out:
+        assert cluster_logs(args, config, out) == 0
+    assert (tmp_path / "out.log").read_text() == "Traceback: the worker's last words\n"
+    assert capfdbinary.readouterr().err.decode() == (
+        "==> pod mnist-worker-1-zzzzz (mnist-worker-1) <==\n"
+    )
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert all(f"--kubeconfig {kubeconfig} " in call for call in calls), calls
+    assert calls[-1].endswith(" logs mnist-worker-1-zzzzz -c tensorflow")  # not followed
+    # A replica by name, and kubectl failing to print it: exit 1.
+    (tmp_path / "logs.txt").unlink()
+    assert logs(["ack-gpu", "ps-0", "--kubeconfig", str(kubeconfig)]) == 1
+    assert " logs mnist-ps-0-abcde " in (tmp_path / "calls").read_text().splitlines()[-1]
+
+
+def test_logs_in_the_cluster_without_pods_or_kept_logs_says_where_it_looked(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _cluster(tmp_path, monkeypatch, with_pods=False)
+    empty = tmp_path / "volume"
+    empty.mkdir()
+    with tarfile.open(tmp_path / "run.tar", "w") as archive:
+        archive.add(empty, arcname=".")
+    monkeypatch.chdir(tmp_path)
+    args = ["ack-gpu", "--kubeconfig", str(tmp_path / "k"), "--runs-dir", "runs"]
+    assert logs(args) == 1
+    mirror = f"runs/cluster/mnist/{load_stack('ack-gpu').job.run_id}"
+    assert capfdbinary.readouterr().err.decode().splitlines() == [
+        f"mnist-chief-0 has no pod left: reading its kept logs into {mirror}",
+        f"tftrain logs: no runs of ack-gpu under {mirror}; start one with: tftrain run ack-gpu",
+    ]
+    assert all(f"--kubeconfig {tmp_path / 'k'} " in c for c in calls.read_text().splitlines())
+
+
+def test_logs_asks_the_cluster_when_told_even_with_local_runs_and_says_its_errors(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _cluster(tmp_path, monkeypatch, with_pods=True)
+    failed_run(tmp_path / "runs" / "mnist" / "run-aaaa1111")  # a local run too
+    runs = ["--runs-dir", str(tmp_path / "runs")]
+    for told in (["--cluster"], ["--kubeconfig", str(tmp_path / "k")]):
+        assert logs(["ack-gpu", *told, *runs]) == 0
+        assert capfdbinary.readouterr().out.decode() == "Step: 100/1876 (5 %), from the pod\n"
+    assert logs(["ack-gpu", "nosuch", "--cluster", *runs]) == 2
+    assert capfdbinary.readouterr().err.decode() == (
+        "tftrain logs: no replica 'nosuch' in this run (its replicas: mnist-chief-0, "
+        "mnist-worker-0, mnist-worker-1, mnist-ps-0, mnist-ps-1)\n"
+    )
+    (tmp_path / "workloads.json").write_text("not json")
+    assert logs(["ack-gpu", "--cluster", *runs]) == 1
+    assert capfdbinary.readouterr().err.decode() == (
+        "tftrain logs: kubectl returned no JSON list: Expecting value: line 1 column 1 (char 0)\n"
+    )
+    assert calls.exists()
+
+
+def test_logs_prefers_local_runs_over_a_stacks_cluster_unless_told(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = _cluster(tmp_path, monkeypatch, with_pods=True)
+    pulumi = tmp_path / "bin" / "pulumi"
+    pulumi.write_text(f'#!/bin/sh\necho "pulumi $*" >> {calls}\necho "apiVersion: v1"\n')
+    pulumi.chmod(0o755)
+    runs = ["--runs-dir", str(tmp_path / "runs")]
+    # No local run: the stack's own cluster (its stack output) is read.
+    assert logs(["ack-gpu", *runs]) == 0
+    assert capfdbinary.readouterr().out.decode() == "Step: 100/1876 (5 %), from the pod\n"
+    assert "pulumi stack output kubeconfig --show-secrets --stack ack-gpu" in calls.read_text()
+    # A local run: that one, without asking pulumi or kubectl.
+    failed_run(tmp_path / "runs" / "mnist" / "run-aaaa1111")
+    calls.unlink()
+    assert logs(["ack-gpu", *runs]) == 0
+    assert capfdbinary.readouterr().out.decode().startswith("Traceback")
+    assert not calls.exists()

@@ -179,7 +179,12 @@ def test_timeout_escalates_to_sigkill_when_sigterm_is_ignored(
     out = capsys.readouterr().out
     assert status == 124
     assert "timed out after 2s" in out
-    assert "killed by SIGKILL" in summary_line(out, "mnist-worker-0")
+    line = summary_line(out, "mnist-worker-0")
+    assert "killed by SIGKILL" in line
+    # Its wall time: from its start, just after the timeout's clock started, to the timeout
+    # plus the 0.5 s stop grace. A doubled timeout or grace would show 4 s or more.
+    wall = re.search(r"SIGKILL\)? +([0-9.]+)s", line)
+    assert wall and 1.0 < float(wall.group(1)) < 4.0, line
     assert_all_gone([record["pid"] for record in records(stacks_dir).values()])
 
 

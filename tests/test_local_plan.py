@@ -171,6 +171,9 @@ def test_reserved_ports_are_distinct_held_and_free_after_release() -> None:
         with socket.socket() as replica:
             replica.bind((HOST, ports["a"]))
             replica.listen()
+    for name in ("b", "c"):  # never released one by one: the reservation's end frees them
+        with socket.socket() as replica:
+            replica.bind((HOST, ports[name]))
 
 
 def test_the_launcher_runs_a_run_stack_and_refuses_a_platform(tmp_path: Path) -> None:
@@ -257,3 +260,28 @@ def test_a_stack_that_would_hang_is_warned_of_by_render_and_launcher(
     assert launch(["hang", "--stacks-dir", str(tmp_path), "--dry-run"]) == 0
     out = capsys.readouterr()
     assert "evaluatorInCluster" in out.out + out.err
+
+
+def test_tensorboard_serves_this_machines_loopback_over_the_jobs_runs(tmp_path: Path) -> None:
+    from infra.local.plan import tensorboard_process
+
+    spec = tensorboard_process(tmp_path / "runs", 6006, {"LANG": "C", "SECRET": "x"}, tmp_path)
+    assert spec.name == "tensorboard"
+    logdir = str(tmp_path / "runs")
+    assert spec.argv == (sys.executable, "-m", "tensorboard.main", "--logdir", logdir,
+                         "--host", "127.0.0.1", "--port", "6006")  # fmt: skip
+    assert spec.env == {
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "LANG": "C",
+        "no_proxy": "localhost,127.0.0.1",
+        "NO_PROXY": "localhost,127.0.0.1",
+        "PATH": f"{tmp_path / 'bin'}:{os.defpath}",  # no PATH here: the system's default
+    }
+
+
+def test_an_override_below_a_plain_value_makes_a_mapping_of_it() -> None:
+    raw: dict = {"job": "mnist"}
+    apply_override(raw, "job.name=other")
+    assert raw == {"job": {"name": "other"}}
+    apply_override(raw, " tftrain:job.runId = ")  # spaces around the key, an empty value
+    assert raw == {"job": {"name": "other", "runId": ""}}

@@ -9,8 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from infra.records.run_state import read_run
-from infra.status.local import describe_run, metric_text, run_dirs
+from infra.records.run_state import Failure, RunState, read_run
+from infra.records.tensorboard_scalars import Point
+from infra.status.local import (
+    describe_run,
+    headline_metric,
+    inert,
+    metric_text,
+    pasteable,
+    run_dirs,
+    run_record,
+    runs_root,
+)
 from tests.test_run_report import KEY, NEW, _attempt, _ended, failed_run
 
 
@@ -102,3 +112,128 @@ def test_how_long_ago_reads_in_whole_seconds_never_negative() -> None:
     assert _ago(None) == "-"
     assert _ago(time.time() - 5.2) == "5s ago"
     assert _ago(time.time() + 100) == "0s ago"  # a clock ahead of this one's
+
+
+def _state(tmp_path: Path, **kw: object) -> RunState:
+    fields: dict = {
+        "directory": tmp_path / "run", "key": KEY, "generation": NEW, "outcome": "succeeded",
+        "failure": None, "attempts": {}, "metrics": {}, "scalars": {},
+    }  # fmt: skip
+    return RunState(**(fields | kw))
+
+
+def test_an_accuracy_scalar_leads_when_metrics_txt_has_none(tmp_path: Path) -> None:
+    # The newest-stepped accuracy series, named with its directory below the run's.
+    scalars = {
+        ".": {"accuracy": [Point(10, 0.5, 1.0), Point(20, 0.61234, 2.0)]},
+        "eval": {"val_accuracy": [Point(30, 0.7, 3.0)], "loss": [Point(40, 0.1, 4.0)]},
+    }
+    state = _state(tmp_path, scalars=scalars)
+    assert metric_text(state) == "eval/val_accuracy 0.7000 (step 30)"
+    assert headline_metric(state) == ("eval/val_accuracy", 0.7)
+    assert metric_text(_state(tmp_path, scalars={".": {"loss": [Point(1, 2.0, 1.0)]}})) == (
+        "no metric yet"
+    )
+    # metrics.txt first, whatever the scalars say.
+    state = _state(tmp_path, scalars=scalars, metrics={"loss": 0.25})
+    assert metric_text(state) == "loss 0.25"
+
+
+def test_a_running_run_says_how_long_ago_it_last_spoke(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    claim = tmp_path / "run" / ".tftrain-run" / "attempts" / f"{KEY}.{NEW}.mnist-chief-0.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_text("1000\n")
+    (claim / "beat").write_text("1020\n")
+    monkeypatch.setattr(time, "time", lambda: 1027.0)
+    state = read_run(tmp_path / "run")
+    assert state is not None
+    monkeypatch.chdir(tmp_path)
+    assert list(describe_run(state)) == [
+        "run: running (last output 7s ago)",
+        "  step -, no metric yet, wall time 27.0s",  # to now, while it runs
+        "  mnist-chief-0        1 attempt: running; no log",  # its log could not be written
+    ]
+    assert run_record(state)["replicas"] == [
+        {"name": "mnist-chief-0", "attempts": 1, "result": "running", "log": None}
+    ]
+
+
+def test_status_json_of_a_failed_run_names_the_failure_and_the_report(tmp_path: Path) -> None:
+    run = failed_run(tmp_path)
+    (run / "report").mkdir()
+    (run / "report" / "report.md").write_text("# x\n")
+    state = read_run(run)
+    assert state is not None
+    record = run_record(state)
+    assert record["failure"] == {
+        "replica": "mnist-worker-1", "attempt": 2, "exit_code": 2, "cause": "exit 2"
+    }  # fmt: skip
+    assert record["report"] == str(run / "report" / "report.md")
+    assert (record["outcome"], record["metric"], record["step"]) == ("failed", None, None)
+    assert (record["job"], record["run_id"]) == (tmp_path.name, "run")
+    assert record["started"] == "1970-01-01T00:33:20Z"  # 2000 s after the epoch
+    assert record["wall_seconds"] == 70.0
+    assert [(r["name"], r["attempts"], r["result"]) for r in record["replicas"]] == [
+        ("mnist-chief-0", 1, "stopped at the run's end: exit 2"),
+        ("mnist-worker-1", 2, "exit 2"),
+    ]
+    failure = Failure("r-ps-0", None, 3, "")
+    lost = run_record(_state(tmp_path / "bare", outcome="failed", failure=failure))
+    assert lost["failure"] == {
+        "replica": "r-ps-0", "attempt": 3, "exit_code": None,
+        "cause": "lost on its last attempt (killed with its supervisor: no heartbeat)",
+    }  # fmt: skip
+    assert lost["started"] is None and lost["wall_seconds"] is None and lost["report"] is None
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain\ttabbed", "plain\ttabbed"),  # a tab moves nothing
+        ("\x1b[31mred", "\\x1b[31mred"),
+        ("a\rb", "a\\rb"),
+        ("del\x7f", "del\\x7f"),
+        ("c1\x85\x9b", "c1\\x85\\x9b"),
+        ("\u202eevil", "\\u202eevil"),
+        ("\u2066iso\u2069", "\\u2066iso\\u2069"),
+        ("naïve — ok", "naïve — ok"),
+    ],
+)
+def test_log_lines_show_controls_as_escapes(text: str, shown: str) -> None:
+    assert inert(text) == shown
+
+
+def test_a_path_is_pasted_relative_below_here_else_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "here" / "runs").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "here")
+    assert pasteable(tmp_path / "here" / "runs" / "a.log") == "runs/a.log"
+    assert pasteable(Path("runs")) == "runs"
+    assert pasteable(tmp_path / "elsewhere") == str(tmp_path / "elsewhere")
+    assert runs_root("dev", Path("runs")) == tmp_path / "here" / "runs"
+    assert runs_root("dev", None) == Path(__file__).resolve().parents[1] / "runs" / "dev"
+
+
+def test_the_newest_accuracy_leads_whatever_its_name(tmp_path: Path) -> None:
+    scalars = {
+        ".": {"accuracy": [Point(30, 0.9, 3.0)]},
+        "eval": {"val_accuracy": [Point(20, 0.7, 2.0)]},  # sorts after "accuracy", older
+    }
+    assert headline_metric(_state(tmp_path, scalars=scalars)) == ("accuracy", 0.9)
+
+
+def test_a_run_with_no_time_between_start_and_last_sign_says_zero(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claim = tmp_path / "run" / ".tftrain-run" / "attempts" / f"{KEY}.{NEW}.mnist-chief-0.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_text("1000\n")  # killed at once: no beat, no log, no exit
+    state = read_run(tmp_path / "run")
+    assert state is not None and state.wall_seconds == 0.0
+    monkeypatch.chdir(tmp_path)
+    assert list(describe_run(state))[1] == "  step -, no metric yet, wall time 0.0s"

@@ -64,7 +64,6 @@ class CannotStart(Exception):
     """The stack's command of one replica is missing or not executable."""
 
     def __init__(self, name: str, error: OSError) -> None:
-        self.name = name
         where = f"{error.filename}: " if error.filename else ""
         super().__init__(f"cannot start {name}: {where}{error.strerror or error}")
 
