@@ -173,8 +173,12 @@ class Outcome:
         if the chief carried on, its last step when the kill was sent."""
         if self.fault is None:
             return None
-        first = self.chief_runs[0] if len(self.chief_runs) > 1 else None
-        if first and (first.steps or first.preempted_step is not None):
+        # The chief the fault ended: the last one before the final chief that trained. A
+        # chief that died before its first step (a start-up crash the launcher restarted,
+        # seen once under load as exit 139) is not it.
+        ended = [r for r in self.chief_runs[:-1] if r.steps or r.preempted_step is not None]
+        first = ended[-1] if ended else None
+        if first:
             # A chief saving on SIGTERM ran on past its last logged step, to the one it saved.
             return max([*first.steps[-1:], *filter(None, [first.preempted_step])])
         return self.step_at_kill

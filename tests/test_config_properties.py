@@ -407,11 +407,13 @@ def _check_accepted_stacks_deploy_valid_objects(mutated: tuple[str, dict[str, An
         assert run.resources == []
         assume(False)
     platform_refusals = (
-        "tftrain:cluster.platformStack = ", "tftrain:cluster.kind = ", "tftrain:job.namespace = "
+        "tftrain:cluster.platformStack = ", "tftrain:cluster.kind = ", "tftrain:job.namespace = ",
+        "tftrain:data.bucket = ", "tftrain:data.inputPrefix = ", "tftrain:data.exportPrefix = ",
     )  # fmt: skip
     if str(run.error).startswith(platform_refusals):
-        # A run stack on a platform that is not there, of another kind, or that issued no
-        # credentials for its namespace: refused at deploy time, once the platform's outputs
+        # A run stack on a platform that is not there, of another kind, that issued no
+        # credentials for its namespace, or whose issued volumes mount another bucket or
+        # prefix than the run names: refused at deploy time, once the platform's outputs
         # are read, before any object is registered.
         assert [r.type for r in run.resources] == ["pulumi:pulumi:StackReference"]
         assume(False)
