@@ -151,6 +151,12 @@ def test_a_created_bucket_is_private_encrypted_versioned_and_uploads_its_input(
     from infra.config import rules
 
     monkeypatch.setattr(rules, "REPOSITORY_ROOT", tmp_path)
+    # Upload sources are relative to main's folder, where the engine runs the program and
+    # the provider opens them: deploy from there, as the engine does, wherever the checkout
+    # and the temporary directory are.
+    from infra.program_dir import program_dir
+
+    monkeypatch.chdir(program_dir())
     data = DataConfig(
         bucket="team-b", create_bucket=True, input_prefix="mnist/", local_input_dir="in",
         retain_on_destroy=retained,
