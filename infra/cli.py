@@ -8,6 +8,8 @@ scripts and CI.
 from __future__ import annotations
 
 import importlib
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -89,7 +91,8 @@ a first session:
   pulumi config set -s ack-gpu --path tftrain:job.suspend true && pulumi up -s ack-gpu
                                        stop the cluster run and keep it (false + up resumes)
 
-exit status: the verb's (each verb's --help lists its own); 2 for an unknown verb
+exit status: the verb's (each verb's --help lists its own); 2 for an unknown verb;
+             141 when the reader of the output left first (`tftrain list | head`)
 """
 
 
@@ -114,8 +117,7 @@ def version() -> str:
         return "unknown (not installed: scripts/bootstrap.sh installs it)"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+def _dispatch(args: list[str]) -> int:
     if not args or args[0] in {"-h", "--help", "help"}:
         print(usage(), end="")
         return 0
@@ -129,6 +131,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tftrain: unknown verb {args[0]!r}; the verbs are: {known}", file=sys.stderr)
         return 2
     return _entry(verb)(args[1:])
+
+
+def _reader_gone() -> int:
+    """stdout's reader left (`tftrain list | head -3`): end quietly, with the status a tool
+    killed by SIGPIPE gives the shell, as `cat` and `git` do, not with a traceback."""
+    # Python ignores SIGPIPE, so the interpreter's flush at exit would fail again and print.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 128 + signal.SIGPIPE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(args)
+    except BrokenPipeError:
+        return _reader_gone()
 
 
 if __name__ == "__main__":

@@ -83,6 +83,36 @@ def test_each_verb_answers_help_under_its_own_name(verb: str, usage: str) -> Non
     assert done.stdout.startswith(usage)
 
 
+@pytest.mark.parametrize("args", [["--help"], ["completion", "bash"], ["list", "--runs-dir"]])
+def test_a_reader_that_left_ends_the_command_quietly_with_the_sigpipe_status(
+    args: list[str], tmp_path: Path
+) -> None:
+    """`tftrain list | head -1`: head exits after its line; the command's next write fails.
+    The read end is closed before the command starts, so its first write fails, every time."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "infra.cli",
+                *args,
+                *([str(tmp_path)] if args[0] == "list" else []),
+            ],
+            cwd=REPO,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    assert done.returncode == 141  # 128 + SIGPIPE (13): what the shell reports for `cat`
+
+
 def test_a_verb_reaches_its_command_with_the_remaining_arguments() -> None:
     done = tftrain("render", "no-such-stack")
     assert done.returncode == 2
@@ -105,7 +135,10 @@ def test_help_is_the_usage_with_each_verb_in_one_aligned_column(
     # The longest verb, completion (10 letters), sets the column: two spaces after it.
     assert "\nverbs:\n  run         train a stack on this machine, no cloud" in out
     assert "\n  completion  the shell completion script (bash or zsh)" in out
-    assert out.endswith("each verb's --help lists its own); 2 for an unknown verb\n")
+    assert out.endswith(
+        "2 for an unknown verb;\n"
+        "             141 when the reader of the output left first (`tftrain list | head`)\n"
+    )
 
 
 @pytest.mark.parametrize("flag", ["--version", "-V", "version"])
