@@ -1,22 +1,41 @@
 """Mutation score of the lifecycle shell scripts: `python -m bench.shell_mutation`.
 
 mutmut mutates Python only; the supervisor (`infra/lifecycle/supervise.sh`) and the export
-(`export.sh`) decide how every run ends, so each line below is a one-change mutant of them,
-written by hand from a behaviour the README states. Each is applied to a copy of the tracked
-files, the tests of that script run against it (`-x`: the first failure kills it), and the
-score is written to docs/shell-mutation-score.md.
+(`export.sh`) decide how every run ends. Two sets of one-change mutants of them run here,
+each applied to a copy of the tracked files with that script's tests run against it (`-x`:
+the first failure kills it):
+
+- MUTANTS below, written by hand, each breaking a behaviour the reference states;
+- every mutant the rules of bench/shell_mutants.py make, at every line of code
+  (`--generated`): the shell's counterparts of mutmut's operators, not a chosen list.
+
+Verdicts are kept in .mutation/shell/verdicts.json (a mutant is run again only when its
+script's tests changed), so a long run can stop and go on; the score is written to
+docs/shell-mutation-score.md from every kept verdict.
+
+    .venv/bin/python -m bench.shell_mutation                  # the hand-written mutants
+    .venv/bin/python -m bench.shell_mutation --generated export.sh supervise.sh
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import hashlib
+import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench import shell_mutants
 
 REPO = Path(__file__).resolve().parent.parent
 SUPERVISE = "infra/lifecycle/supervise.sh"
@@ -25,6 +44,12 @@ SUPERVISE_TESTS = ("tests/test_supervise_script.py", "tests/test_supervise_logs.
 EXPORT_TESTS = ("tests/test_export_script.py",)
 STOP_TESTS = ("tests/test_supervise_stops.py",)
 SCORE_FILE = REPO / "docs" / "shell-mutation-score.md"
+VERDICTS = REPO / ".mutation" / "shell" / "verdicts.json"
+GENERATED_TESTS = {SUPERVISE: (*SUPERVISE_TESTS, *STOP_TESTS), EXPORT: EXPORT_TESTS}
+TIMEOUT = 900  # s: the slowest script's tests take ~2 min on a loaded machine
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+# Generated mutants (their key: `--generated` prints it) that change nothing observable.
+EQUIVALENT: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -220,36 +245,167 @@ def _copy_tracked(into: Path) -> None:
         shutil.copy2(REPO / name.decode(), target)
 
 
-def _killed(copy: Path, mutant: Mutant, python: str) -> bool:
-    script = copy / mutant.path
+def _become_subreaper() -> None:
+    """Orphans of the tests re-parent to this process, whatever session they started."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
+def _children() -> list[int]:
+    mine, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # it ended meanwhile
+            if int(stat.rsplit(")", 1)[1].split()[1]) == mine:
+                found.append(int(entry.name))
+    return found
+
+
+def _end_strays() -> None:
+    """A test that a mutant fails may stop before reaping what it started (a follower the
+    mutant never stops, an `sh -c` loop in its own session): everything still running
+    below this process goes, children first, their orphans as they re-parent here."""
+    while children := _children():
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        for pid in children:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def _tests_fail(copy: Path, path: str, mutated: str, tests: Sequence[str]) -> bool:
+    script = copy / path
+    text = script.read_text()
+    script.write_text(mutated)
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "2", "-p", "no:cacheprovider"]
+    try:
+        done = subprocess.run([*command, *tests], cwd=copy, capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return True  # the mutant keeps a run from ending: caught, as mutmut counts it
+    finally:
+        script.write_text(text)
+        _end_strays()
+    return done.returncode != 0
+
+
+def _inputs_hash(path: str, tests: Sequence[str]) -> str:
+    """What a verdict depends on: the script and its tests, as they are now."""
+    digest = hashlib.sha1()
+    for name in (path, *tests, "tests/conftest.py"):
+        digest.update((REPO / name).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _load_verdicts() -> dict[str, dict[str, str]]:
+    return json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
+
+
+def _save_verdicts(verdicts: dict[str, dict[str, str]]) -> None:
+    VERDICTS.parent.mkdir(parents=True, exist_ok=True)
+    partial = VERDICTS.with_suffix(".partial")
+    partial.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
+    partial.replace(VERDICTS)
+
+
+def _known(verdicts: dict[str, dict[str, str]], key: str, tests: str) -> bool | None:
+    kept = verdicts.get(key)
+    return None if kept is None or kept["tests"] != tests else kept["verdict"] == "killed"
+
+
+def _hand_written_text(mutant: Mutant) -> str:
     text = (REPO / mutant.path).read_text()
     if text.count(mutant.original) != 1:
         raise SystemExit(f"{mutant.name}: the original text is not in {mutant.path} exactly once")
-    script.write_text(text.replace(mutant.original, mutant.mutated))
-    try:
-        done = subprocess.run(
-            [
-                python,
-                "-m",
-                "pytest",
-                "-q",
-                "-x",
-                "-n",
-                "2",
-                "-p",
-                "no:cacheprovider",
-                *mutant.tests,
-            ],
-            cwd=copy,
-            capture_output=True,
-            text=True,
+    return text.replace(mutant.original, mutant.mutated)
+
+
+def _run(copy: Path, jobs: list[tuple[str, str, str, Sequence[str]]]) -> None:
+    """Each job: (key, script path, mutated text, tests); verdicts kept after each."""
+    verdicts = _load_verdicts()
+    for key, path, mutated, tests in jobs:
+        tests_hash = _inputs_hash(path, tests)
+        if _known(verdicts, key, tests_hash) is not None:
+            continue
+        started = time.monotonic()
+        killed = _tests_fail(copy, path, mutated, tests)
+        verdicts[key] = {"verdict": "killed" if killed else "survived", "tests": tests_hash}
+        _save_verdicts(verdicts)
+        state = "killed " if killed else "SURVIVED"
+        print(f"{state} {time.monotonic() - started:5.1f}s  {key}", flush=True)
+
+
+def _generated(scripts: Sequence[str]) -> list[shell_mutants.Mutant]:
+    chosen = [path for path in GENERATED_TESTS if Path(path).name in scripts or path in scripts]
+    return [m for path in chosen for m in shell_mutants.script_mutants(path, _source(path))]
+
+
+def _source(path: str) -> str:
+    return (REPO / path).read_text()
+
+
+def _score_lines() -> list[str]:
+    verdicts = _load_verdicts()
+    hand = [(m, _known(verdicts, m.name, _inputs_hash(m.path, m.tests))) for m in MUTANTS]
+    caught = sum(k is True for _, k in hand)
+    lines = [
+        "# Shell mutation score",
+        "",
+        "One-change mutants of the lifecycle scripts, run against each script's tests, by",
+        "`bench/shell_mutation.py` (it writes this file from its kept verdicts). Command:",
+        "`.venv/bin/python -m bench.shell_mutation` (the hand-written mutants), with",
+        "`--generated export.sh supervise.sh` (every mutant the rules make).",
+        "",
+        "## Hand-written: each breaks a behaviour the reference states",
+        "",
+        f"**{caught} / {len(hand)} killed.**",
+        "",
+        "| script | behaviour broken | killed |",
+        "| --- | --- | --- |",
+        *(f"| `{m.path}` | {m.name} | {_verdict_word(k)} |" for m, k in hand),
+    ]
+    return [*lines, *_generated_lines(verdicts)]
+
+
+def _verdict_word(killed: bool | None) -> str:
+    return {True: "yes", False: "**no**", None: "not run"}[killed]
+
+
+def _generated_lines(verdicts: dict[str, dict[str, str]]) -> list[str]:
+    lines = [
+        "",
+        "## By rule: every line of code (bench/shell_mutants.py)",
+        "",
+        "| script | caught / counted | score | not caught | equivalent (left out) | not run |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    survivors: list[str] = []
+    for path, tests in GENERATED_TESTS.items():
+        tests_hash = _inputs_hash(path, tests)
+        mutants = shell_mutants.script_mutants(path, _source(path))
+        known = {m: _known(verdicts, m.key, tests_hash) for m in mutants}
+        counted = [m for m in mutants if known[m] is not None and m.key not in EQUIVALENT]
+        missed = [m for m in counted if not known[m]]
+        kept = len(counted) - len(missed)
+        score = f"{kept / len(counted):.1%}" if counted else "-"
+        not_run = sum(known[m] is None for m in mutants)
+        equivalent = sum(m.key in EQUIVALENT for m in mutants)
+        lines.append(
+            f"| `{path}` | {kept} / {len(counted)} | {score} | {len(missed)} | {equivalent} "
+            f"| {not_run} |"
         )
-    finally:
-        script.write_text(text)
-        # A test that a mutant fails may stop before reaping what it started (a follower the
-        # mutant never stops): whatever still runs from the copy goes now.
-        subprocess.run(["pkill", "-KILL", "-f", str(copy)], check=False)
-    return done.returncode != 0
+        survivors += [
+            f"- `{path}:{m.line}` `{m.original.strip()}` → `{m.mutated.strip()}` ({m.key})"
+            for m in missed
+        ]
+    lines += ["", "### Not caught", "", *(survivors or ["none"])]
+    lines += ["", "### Left out as equivalent", ""]
+    lines += [f"- {key}: {reason}" for key, reason in EQUIVALENT.items()] or ["none"]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,36 +413,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", help="run the mutants whose name contains this text (repeat)"
     )
+    parser.add_argument(
+        "--generated",
+        nargs="+",
+        metavar="SCRIPT",
+        help="every mutant the rules make of these scripts (export.sh, supervise.sh)",
+    )
     args = parser.parse_args(argv)
-    chosen = [m for m in MUTANTS if not args.only or any(text in m.name for text in args.only)]
-    rows = []
+    if args.generated:
+        jobs = [
+            (m.key, m.path, shell_mutants.apply(_source(m.path), m), GENERATED_TESTS[m.path])
+            for m in _generated(args.generated)
+        ]
+    else:
+        chosen = [m for m in MUTANTS if not args.only or any(t in m.name for t in args.only)]
+        jobs = [(m.name, m.path, _hand_written_text(m), m.tests) for m in chosen]
+    _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="tftrain-shell-mutants-") as tmp:
         copy = Path(tmp)
         _copy_tracked(copy)
-        for mutant in chosen:
-            started = time.monotonic()
-            killed = _killed(copy, mutant, sys.executable)
-            seconds = time.monotonic() - started
-            rows.append((mutant, killed))
-            print(f"{'killed ' if killed else 'SURVIVED'} {seconds:5.1f}s  {mutant.name}")
-    caught = sum(killed for _, killed in rows)
-    print(f"{caught} / {len(rows)} killed")
-    if not args.only:
-        lines = [
-            "# Shell mutation score",
-            "",
-            "One-change mutants of the lifecycle scripts, each breaking a behaviour the reference",
-            "states, run against the scripts' tests. Command: `.venv/bin/python -m "
-            "bench.shell_mutation` (it writes this file).",
-            "",
-            f"**{caught} / {len(rows)} killed.**",
-            "",
-            "| script | behaviour broken | killed |",
-            "| --- | --- | --- |",
-            *(f"| `{m.path}` | {m.name} | {'yes' if k else '**no**'} |" for m, k in rows),
-        ]
-        SCORE_FILE.write_text("\n".join(lines) + "\n")
-    return 0 if caught == len(rows) else 1
+        try:
+            _run(copy, jobs)
+        finally:
+            SCORE_FILE.write_text("\n".join(_score_lines()) + "\n")
+    verdicts = _load_verdicts()
+    return 0 if all(verdicts.get(key, {}).get("verdict") == "killed" for key, *_ in jobs) else 1
 
 
 if __name__ == "__main__":
