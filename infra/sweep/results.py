@@ -41,7 +41,7 @@ class TrialResult:
     scalar_tags: tuple[str, ...] = ()  # every scalar the trial wrote: named when the metric is not
 
 
-def outcome(config: StackConfig, run_dir: Path, trained: bool = False) -> str:
+def outcome(config: StackConfig, run_dir: Path, trained: bool) -> str:
     """What the supervisors recorded for this run (or an export's marker says). `trained`:
     the trial wrote scalars, so without records or a marker it is `incomplete` (an export
     copy cut short, records left behind), not `not started`."""
