@@ -293,11 +293,11 @@ def _tests_fail(copy: Path, path: str, mutated: str, tests: Sequence[str]) -> bo
     return done.returncode != 0
 
 
-def _inputs_hash(path: str, tests: Sequence[str]) -> str:
-    """What a verdict depends on: the script and its tests, as they are now."""
+def _inputs_hash(path: str, tests: Sequence[str], root: Path = REPO) -> str:
+    """What a verdict depends on: the script and its tests, as they are under root."""
     digest = hashlib.sha1()
     for name in (path, *tests, "tests/conftest.py"):
-        digest.update((REPO / name).read_bytes())
+        digest.update((root / name).read_bytes())
     return digest.hexdigest()[:12]
 
 
@@ -328,7 +328,7 @@ def _run(copy: Path, jobs: list[tuple[str, str, str, Sequence[str]]]) -> None:
     """Each job: (key, script path, mutated text, tests); verdicts kept after each."""
     verdicts = _load_verdicts()
     for key, path, mutated, tests in jobs:
-        tests_hash = _inputs_hash(path, tests)
+        tests_hash = _inputs_hash(path, tests, copy)  # what runs, not what has changed since
         if _known(verdicts, key, tests_hash) is not None:
             continue
         started = time.monotonic()

@@ -184,6 +184,20 @@ def test_a_failed_step_leaves_no_marker_and_fails(
 
 
 @pytest.mark.parametrize("shell", _shell_params())
+def test_a_partial_export_that_cannot_be_removed_fails_the_attempt(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    """Copying over what an interrupted export left would mix its stale files into the new
+    copy: the attempt fails (exit 1, the Job retries it) instead of going on or passing."""
+    dest = tmp_path / "exports" / "mnist" / "run-1"
+    _write(dest, {"stale.txt": b"old"})
+    done = export(shell, output, tmp_path / "exports", PATH=_failing(tmp_path, "rm", "run-1"))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith(f"tftrain-export: cannot remove the partial export {dest}\n")
+    assert _tree(dest) == {"stale.txt": b"old"}  # nothing copied in, no marker
+
+
+@pytest.mark.parametrize("shell", _shell_params())
 def test_a_missing_output_dir_exports_nothing(shell: tuple[str, ...], tmp_path: Path) -> None:
     done = export(shell, tmp_path / "volume" / "mnist" / "run-9", tmp_path / "exports")
     assert done.returncode == 2, done.stderr
