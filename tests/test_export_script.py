@@ -276,3 +276,27 @@ def test_every_kind_of_top_level_name_is_exported(
     assert (target / "..two-dots").read_bytes() == b"2" and (target / ".one").read_bytes() == b"1"
     assert (target / "-dash").read_bytes() == b"d"
     assert (target / "link").read_bytes() == RUN_FILES["metrics.txt"]
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_pattern_that_matches_nothing_skips_only_itself(
+    shell: tuple[str, ...], tmp_path: Path
+) -> None:
+    """No single-dot name (`.[!.]*` stays unmatched) and no replica with a work directory
+    (`*/work` stays unmatched): the names the later patterns match are exported all the same."""
+    output = tmp_path / "volume" / "mnist" / "run-1"
+    files = {
+        "..two-dots": b"2",
+        "model.txt": b"m",
+        "replicas/mnist-chief-0/logs/a.1.log": b"log",
+        "replicas/mnist-chief-0/home/.cache/x": b"cache",
+    }
+    _write(output, files)
+    done = export(shell, output, tmp_path / "exports")
+    assert done.returncode == 0, done.stderr
+    target = _tree(tmp_path / "exports" / "mnist" / "run-1")
+    assert {name: target[name] for name in target if name not in {MARKER, MANIFEST}} == {
+        "..two-dots": b"2",
+        "model.txt": b"m",
+        "replicas/mnist-chief-0/logs/a.1.log": b"log",
+    }
