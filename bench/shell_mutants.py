@@ -51,11 +51,13 @@ class Mutant:
     line: int  # 1-based
     original: str
     mutated: str
+    occurrence: int = 0  # how many lines before it have the same text
 
     @property
     def key(self) -> str:
-        """Stable across edits elsewhere in the script: the line's text, not its number."""
-        text = f"{self.path}\0{self.original}\0{self.mutated}"
+        """Stable across edits elsewhere in the script: the line's text (and which of the
+        lines with that text it is), not its number."""
+        text = f"{self.path}\0{self.original}\0{self.mutated}\0{self.occurrence}"
         return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
@@ -107,16 +109,20 @@ def _deletable(code: str, previous: str) -> bool:
     return bool(code.strip()) and not _STRUCTURE.match(code)
 
 
-def line_mutants(path: str, number: int, line: str, previous: str = "") -> list[Mutant]:
+def line_mutants(
+    path: str, number: int, line: str, previous: str = "", occurrence: int = 0
+) -> list[Mutant]:
     """Every mutant of one line (before the parse check)."""
     code = code_part(line)
     if not code.strip() or code.lstrip().startswith("#"):
         return []
     rest = line[len(code) :]
-    found = [Mutant(path, number, line, mutated + rest) for mutated in _replacements(code)]
+    found = [
+        Mutant(path, number, line, mutated + rest, occurrence) for mutated in _replacements(code)
+    ]
     if _deletable(code, previous):
         indent = code[: len(code) - len(code.lstrip())]
-        found.append(Mutant(path, number, line, f"{indent}:{rest}"))
+        found.append(Mutant(path, number, line, f"{indent}:{rest}", occurrence))
     return list(dict.fromkeys(m for m in found if m.mutated != line))
 
 
@@ -139,6 +145,8 @@ def script_mutants(path: str, text: str) -> list[Mutant]:
     made = [
         mutant
         for index, line in enumerate(lines)
-        for mutant in line_mutants(path, index + 1, line, lines[index - 1] if index else "")
+        for mutant in line_mutants(
+            path, index + 1, line, lines[index - 1] if index else "", lines[:index].count(line)
+        )
     ]
     return [mutant for mutant in made if parses(apply(text, mutant))]

@@ -242,6 +242,35 @@ def test_only_json_numbers_with_plain_names_reach_the_manifest(
     }  # fmt: skip
 
 
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_line_left_out_does_not_end_the_reading(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    """Each refused line or image is followed by a good one, which still gets in; a `sep`
+    the environment happens to carry does not leak into the JSON."""
+    (output / "metrics.txt").write_text(
+        "acc 0.5 extra\nfirst 1\n2bad 3\nsecond 2\nnan NaN\nthird 3\n"
+    )
+    images = "no-equals-sign chief=r/t:1"
+    done = export(shell, output, tmp_path / "exports", TFTRAIN_IMAGES=images, sep="junk")
+    assert done.returncode == 0, done.stderr
+    manifest = json.loads((tmp_path / "exports" / "mnist" / "run-1" / MANIFEST).read_text())
+    assert manifest["metrics"] == {"first": 1, "second": 2, "third": 3}
+    assert manifest["images"] == {"chief": "r/t:1"}
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_run_without_metrics_exports_an_empty_set_without_a_word(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    (output / "metrics.txt").unlink()
+    done = export(shell, output, tmp_path / "exports")
+    dest = tmp_path / "exports" / "mnist" / "run-1"
+    assert done.returncode == 0
+    assert done.stderr == f"tftrain-export: run run-1 exported to {dest}\n"  # nothing else
+    assert json.loads((dest / MANIFEST).read_text())["metrics"] == {}
+
+
 NAMES = "job name and run id must be non-empty names"
 
 

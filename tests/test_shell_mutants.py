@@ -89,6 +89,14 @@ def test_the_key_follows_the_text_not_the_line_number() -> None:
     assert Mutant("s.sh", 2, "b=1", "b=2").key != Mutant("t.sh", 2, "b=1", "b=2").key
 
 
+def test_two_lines_with_the_same_text_make_mutants_of_their_own() -> None:
+    script = "f() {\n    sep=''\n}\ng() {\n    sep=''\n}\n"
+    first, second = script_mutants("s.sh", script)
+    assert (first.line, second.line) == (2, 5)
+    assert first.mutated == second.mutated == "    :"
+    assert first.key != second.key
+
+
 def test_a_script_gets_every_line_mutated_in_line_order() -> None:
     script = 'f() {\n    [ -n "$1" ] || return 1\n}\nf x && echo yes\n'
     assert [(m.line, m.mutated) for m in script_mutants("s.sh", script)] == [
