@@ -113,6 +113,48 @@ TESTS: dict[str, tuple[str, ...]] = {
         for module in ("infra.cloud.network", "infra.cloud.nas")
     },
     "infra.cloud.pod_isolation": ("tests/test_eci_isolation.py",),
+    # The cloud layer's other modules: the components under mocks, the preflight checks' own
+    # tests, and the whole program only where the module's behaviour is the program's.
+    "infra.cloud": ("tests/test_cloud_components.py",),
+    "infra.cloud.api_server_reach": (
+        "tests/test_api_server_reach.py",
+        "tests/test_cloud_api_server_reach.py",
+    ),
+    "infra.cloud.cluster": (
+        "tests/test_cloud_cluster.py",
+        "tests/test_cloud_components.py",
+        "tests/test_eci_isolation.py",
+        "tests/test_gpu_driver.py",
+    ),
+    "infra.cloud.kubernetes_version": (
+        "tests/test_cloud_components.py",
+        "tests/test_cloud_kubernetes_version.py",
+    ),
+    "infra.cloud.load_balancer_acl": ("tests/test_cloud_components.py",),
+    "infra.cloud.lookup": (
+        "tests/test_bucket_ownership.py",
+        "tests/test_cloud_lookup.py",
+        "tests/test_zone_offers.py",
+    ),
+    "infra.cloud.naming": ("tests/test_cloud_components.py", "tests/test_cloud_naming.py"),
+    "infra.cloud.zone_offers": ("tests/test_cloud_components.py", "tests/test_zone_offers.py"),
+    "infra.platform.gpu_driver": ("tests/test_gpu_driver.py",),
+    "infra.program_dir": ("tests/test_engine_cwd.py", "tests/test_oss_access.py"),
+    "infra.mock_deploy": (
+        "tests/test_engine_cwd.py",
+        "tests/test_mock_deploy.py",
+        "tests/test_provider_identity.py",
+        "tests/test_run_namespaces.py",
+    ),
+    # The program: its stack tests under mocks, the ones that read what it registers and
+    # exports (each takes seconds per mutant: the whole program runs per test).
+    "infra.program": (
+        "tests/test_api_server_reach.py",
+        "tests/test_image_registry.py",
+        "tests/test_one_reading.py",
+        "tests/test_platform_stacks.py",
+        "tests/test_secret_env.py",
+    ),
     # The trainer's SIGTERM steps: the fast tests, which call them in the test process too
     # (mutmut counts only calls it sees there); the multi-process ones are @slow.
     "trainer.preemption": ("tests/test_preemption.py",),
@@ -229,6 +271,9 @@ TESTS: dict[str, tuple[str, ...]] = {
 # trampolines cannot find their mutmut config, so it fails with or without a mutant.
 DESELECT = (
     "tests/test_local_launcher.py::test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout",
+    # It runs the program in a fresh interpreter from the checkout's root: under mutmut's copy
+    # the mutated modules' trampolines find no config there, so it fails with or without a mutant.
+    "tests/test_api_server_reach.py::test_an_unreachable_existing_cluster_stops_up_before_any_kubernetes_object",
 )
 
 # Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's

@@ -1,0 +1,83 @@
+"""Which Kubernetes versions ACK offers, read from `cs.get_kubernetes_version`'s `metadatas`
+(provider SDK `cs/get_kubernetes_version.py`: each entry's `version`, such as
+`1.33.3-aliyun.1`; docs/cloud-evidence.md), and the refusals naming the key."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pulumi
+import pytest
+
+from infra.cloud.kubernetes_version import check_offered, cluster_version, offered_versions
+from infra.config.model import ClusterConfig
+
+
+def metadata(*versions: str | None) -> list[SimpleNamespace]:
+    return [SimpleNamespace(version=version) for version in versions]
+
+
+def test_versions_are_listed_newest_first_by_number_not_by_text() -> None:
+    found = metadata("1.30.7-aliyun.1", "1.9.0-aliyun.1", "1.33.3-aliyun.1", "1.32.1-aliyun.2")
+    found += metadata("1.32.1-aliyun.1", "1.32.10-aliyun.1")
+    assert offered_versions(found) == [
+        "1.33.3-aliyun.1",
+        "1.32.10-aliyun.1",
+        "1.32.1-aliyun.2",
+        "1.32.1-aliyun.1",
+        "1.30.7-aliyun.1",
+        "1.9.0-aliyun.1",
+    ]
+
+
+def test_a_version_listed_twice_is_offered_once_and_entries_without_one_are_left_out() -> None:
+    found = metadata("1.33.3-aliyun.1", None, "", "1.33.3-aliyun.1")
+    found.append(SimpleNamespace())  # an entry with no version field at all
+    assert offered_versions(found) == ["1.33.3-aliyun.1"]
+
+
+@pytest.mark.parametrize("nothing", [None, []])
+def test_no_answer_offers_nothing(nothing: list[SimpleNamespace] | None) -> None:
+    assert offered_versions(nothing) == []
+
+
+def test_an_offered_version_is_passed_on() -> None:
+    found = metadata("1.33.3-aliyun.1", "1.32.7-aliyun.1")
+    assert check_offered("1.32.7-aliyun.1", "ack", found) == "1.32.7-aliyun.1"
+    assert check_offered("1.33.3-aliyun.1", "ask", found) == "1.33.3-aliyun.1"
+
+
+@pytest.mark.parametrize(
+    ("kind", "profile"), [("ack", "Default"), ("ask", "Serverless")]
+)
+def test_a_version_not_offered_names_the_key_the_query_and_what_is_offered(
+    kind: str, profile: str
+) -> None:
+    found = metadata("1.32.7-aliyun.1", "1.33.3-aliyun.1")
+    with pytest.raises(pulumi.RunError) as refused:
+        check_offered("1.31.1-aliyun.1", kind, found)
+    message = str(refused.value)
+    assert message.startswith("tftrain:cluster.kubernetesVersion = '1.31.1-aliyun.1': ")
+    assert f"new ManagedKubernetes clusters with profile {profile} in this region" in message
+    assert "offered: 1.33.3-aliyun.1, 1.32.7-aliyun.1. " in message
+    assert "`latest`" in message
+
+
+@pytest.mark.parametrize(
+    ("kind", "profile"), [("ack", "Default"), ("ask", "Serverless")]
+)
+def test_an_empty_list_refuses_and_says_why(kind: str, profile: str) -> None:
+    with pytest.raises(pulumi.RunError) as refused:
+        check_offered("1.33.3-aliyun.1", kind, metadata(None))
+    message = str(refused.value)
+    assert message.startswith("tftrain:cluster.kubernetesVersion = '1.33.3-aliyun.1': ")
+    assert f"listed no versions for new ManagedKubernetes clusters with profile {profile}" in (
+        message
+    )
+    assert "use `latest`" in message
+
+
+def test_latest_sends_no_version_and_a_pinned_one_is_sent_as_written() -> None:
+    assert cluster_version(ClusterConfig(kubernetes_version="latest")) is None
+    pinned = ClusterConfig(kubernetes_version="1.33.3-aliyun.1")
+    assert cluster_version(pinned) == "1.33.3-aliyun.1"
