@@ -121,7 +121,6 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_cloud_api_server_reach.py",
     ),
     "infra.cloud.cluster": (
-        "tests/test_cloud_cluster.py",
         "tests/test_cloud_components.py",
         "tests/test_eci_isolation.py",
         "tests/test_gpu_driver.py",
@@ -142,7 +141,6 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.program_dir": ("tests/test_engine_cwd.py", "tests/test_oss_access.py"),
     "infra.mock_deploy": (
         "tests/test_engine_cwd.py",
-        "tests/test_mock_deploy.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
     ),
@@ -150,10 +148,10 @@ TESTS: dict[str, tuple[str, ...]] = {
     # exports (each takes seconds per mutant: the whole program runs per test).
     "infra.program": (
         "tests/test_api_server_reach.py",
-        "tests/test_image_registry.py",
         "tests/test_one_reading.py",
         "tests/test_platform_stacks.py",
         "tests/test_secret_env.py",
+        "tests/test_stacks_program.py",
     ),
     # The trainer's SIGTERM steps: the fast tests, which call them in the test process too
     # (mutmut counts only calls it sees there); the multi-process ones are @slow.

@@ -47,9 +47,7 @@ def test_an_offered_version_is_passed_on() -> None:
     assert check_offered("1.33.3-aliyun.1", "ask", found) == "1.33.3-aliyun.1"
 
 
-@pytest.mark.parametrize(
-    ("kind", "profile"), [("ack", "Default"), ("ask", "Serverless")]
-)
+@pytest.mark.parametrize(("kind", "profile"), [("ack", "Default"), ("ask", "Serverless")])
 def test_a_version_not_offered_names_the_key_the_query_and_what_is_offered(
     kind: str, profile: str
 ) -> None:
@@ -63,9 +61,7 @@ def test_a_version_not_offered_names_the_key_the_query_and_what_is_offered(
     assert "`latest`" in message
 
 
-@pytest.mark.parametrize(
-    ("kind", "profile"), [("ack", "Default"), ("ask", "Serverless")]
-)
+@pytest.mark.parametrize(("kind", "profile"), [("ack", "Default"), ("ask", "Serverless")])
 def test_an_empty_list_refuses_and_says_why(kind: str, profile: str) -> None:
     with pytest.raises(pulumi.RunError) as refused:
         check_offered("1.33.3-aliyun.1", kind, metadata(None))
