@@ -947,6 +947,15 @@ EQUIVALENT: dict[str, str] = {
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
         "written"
     ),
+    # The cloud layer (infra/cloud/).
+    "infra.cloud.kubernetes_version.x_offered_versions__mutmut_6": (
+        "getattr's default None for '' for an entry without a version: `or ''` turns both "
+        "into the '' that is left out"
+    ),
+    "infra.cloud.kubernetes_version.x__version_key__mutmut_16": (
+        "-2 for -1 as the rank of a part that is no number: any rank below 0 puts it after "
+        "every number and level with every other such part, as -1 does"
+    ),
 }
 
 
