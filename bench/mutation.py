@@ -138,7 +138,11 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.cloud.naming": ("tests/test_cloud_components.py", "tests/test_cloud_naming.py"),
     "infra.cloud.zone_offers": ("tests/test_cloud_components.py", "tests/test_zone_offers.py"),
     "infra.platform.gpu_driver": ("tests/test_gpu_driver.py",),
-    "infra.program_dir": ("tests/test_engine_cwd.py", "tests/test_oss_access.py"),
+    "infra.program_dir": (
+        "tests/test_engine_cwd.py",
+        "tests/test_oss_access.py",
+        "tests/test_program_dir.py",
+    ),
     "infra.mock_deploy": (
         "tests/test_engine_cwd.py",
         "tests/test_provider_identity.py",
