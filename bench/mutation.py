@@ -145,6 +145,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.mock_deploy": (
         "tests/test_engine_cwd.py",
+        "tests/test_mock_deploy.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
     ),
