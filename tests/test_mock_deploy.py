@@ -82,10 +82,10 @@ def test_a_plain_dict_with_a_sig_key_of_another_kind_is_kept() -> None:
 
 
 def test_the_sdks_secret_signature_is_the_one_recognised() -> None:
-    assert (mock_deploy._SIG_KEY, mock_deploy._SECRET_SIG) == (
+    assert (
         rpc._special_sig_key,
         rpc._special_secret_sig,
-    )
+    ) == (mock_deploy._SIG_KEY, mock_deploy._SECRET_SIG)
 
 
 def test_a_referenced_stacks_outputs_are_handed_over_as_the_engine_reads_them() -> None:
@@ -121,9 +121,7 @@ def test_recorded_objects_are_the_kubernetes_resources_without_providers() -> No
     assert recorded.kube_objects() == [job, service]
     assert recorded.objects_of_kind("Job") == [job]
     assert recorded.objects_of_kind("ConfigMap") == []
-    assert [r.inputs for r in recorded.of_type("alicloud:vpc/network:Network")] == [
-        {"name": "vpc"}
-    ]
+    assert [r.inputs for r in recorded.of_type("alicloud:vpc/network:Network")] == [{"name": "vpc"}]
 
 
 def test_the_program_runs_in_mains_folder_with_the_hosts_variables_then_gives_them_back(
