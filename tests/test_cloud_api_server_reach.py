@@ -5,8 +5,10 @@ tests/test_api_server_reach.py."""
 
 from __future__ import annotations
 
+import http.server
 import re
 import socket
+import threading
 from typing import Any
 
 import pulumi
@@ -18,6 +20,7 @@ from infra.config.model import ClusterConfig, NetworkConfig
 
 # The real probe, kept before tests/conftest.py replaces it for every test.
 REAL_CONNECTS = api_server_reach.connects
+REAL_THIS_MACHINE_VPC = api_server_reach.this_machine_vpc
 NAME = "tftrain-dev-cluster"
 
 
@@ -185,3 +188,88 @@ def test_an_endpoint_without_a_port_is_probed_on_443(monkeypatch: pytest.MonkeyP
     assert REAL_CONNECTS("https://cls-abc.example.com", timeout=3)
     assert REAL_CONNECTS("https://cls-abc.example.com:6443")
     assert opened == [(("cls-abc.example.com", 443), 3), (("cls-abc.example.com", 6443), 5.0)]
+
+
+# --- the ECS metadata service misbehaving -----------------------------------------------------
+
+
+class _Stalling(http.server.BaseHTTPRequestHandler):
+    """A metadata address that accepts a connection and then sends nothing (`silent_on`) or
+    an answer without end: what `pulumi up` must not wait on forever off ECS."""
+
+    silent_on = "PUT"
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def _serve(self, method: str) -> None:
+        if method == self.silent_on:
+            self.server.release.wait()  # type: ignore[attr-defined]
+            return
+        if method == "GET" and self.silent_on == "endless":
+            self.send_response(200)
+            self.end_headers()
+            try:
+                while not self.server.release.is_set():  # type: ignore[attr-defined]
+                    self.wfile.write(b"vpc-" + b"x" * 4096)
+            except OSError:
+                return
+            return
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"t0k3n")
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+def _vpc_from(monkeypatch: pytest.MonkeyPatch, silent_on: str) -> tuple[str | None, bool]:
+    """this_machine_vpc against a stalling service: its answer and whether it ended."""
+    handler = type("Handler", (_Stalling,), {"silent_on": silent_on})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.release = threading.Event()  # type: ignore[attr-defined]
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setattr(
+        api_server_reach, "METADATA", f"http://127.0.0.1:{server.server_port}/latest"
+    )
+    answer: list[str | None] = []
+    asking = threading.Thread(target=lambda: answer.append(REAL_THIS_MACHINE_VPC()), daemon=True)
+    asking.start()
+    # The check's own limit is 1 s per request; 20 s leaves room for a loaded machine.
+    asking.join(timeout=20)
+    ended = not asking.is_alive()
+    server.release.set()  # type: ignore[attr-defined]
+    server.shutdown()
+    server.server_close()
+    return (answer[0] if answer else None), ended
+
+
+@pytest.mark.parametrize("silent_on", ["PUT", "GET"])
+def test_a_metadata_service_that_never_answers_means_no_vpc(
+    monkeypatch: pytest.MonkeyPatch, silent_on: str
+) -> None:
+    vpc, ended = _vpc_from(monkeypatch, silent_on)
+    assert ended and vpc is None
+
+
+def test_an_answer_without_end_is_not_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    vpc, ended = _vpc_from(monkeypatch, "endless")
+    assert ended
+    assert vpc is not None and vpc.startswith("vpc-") and len(vpc) < 4096
+
+
+def test_no_proxy_is_asked_for_the_metadata_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy set for the user's other traffic must not answer for (or swallow) the
+    link-local metadata address: the request goes to it directly."""
+    with socket.create_server(("127.0.0.1", 0)) as dead:
+        proxy = f"http://127.0.0.1:{dead.getsockname()[1]}"
+    for name in ("no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(name, proxy)
+    vpc, ended = _vpc_from(monkeypatch, "endless")
+    assert ended and vpc is not None and vpc.startswith("vpc-")
