@@ -273,3 +273,44 @@ def test_no_proxy_is_asked_for_the_metadata_address(monkeypatch: pytest.MonkeyPa
         monkeypatch.setenv(name, proxy)
     vpc, ended = _vpc_from(monkeypatch, "endless")
     assert ended and vpc is not None and vpc.startswith("vpc-")
+
+
+# --- what the user reads -------------------------------------------------------------------
+
+
+def test_a_new_vpc_is_named_as_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(pulumi.RunError) as refused:
+        check(monkeypatch, Cloud([], None), NetworkConfig())
+    assert str(refused.value) == (
+        "tftrain:cluster.publicApiServer = false: the cluster's API server would only have a "
+        "VPC address and the stack creates a new VPC, which no machine is in yet, so every "
+        "Kubernetes object would fail after ~20 minutes of billed cloud resources. Nothing "
+        f"was created. To go on: {api_server_reach.WAYS_OUT}"
+    )
+
+
+UNREACHABLE = (
+    "tftrain:platformStack: this machine cannot reach the cluster's API server "
+    "https://10.0.0.1:6443; run pulumi from where it is reachable (a private one: inside the "
+    "stack's VPC or a network joined to it; docs/deploy.md, Reaching the cluster)"
+)
+
+
+def test_up_stops_saying_where_to_run_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api_server_reach, "connects", lambda endpoint, timeout=5.0: False)
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)
+    with pytest.raises(pulumi.RunError) as refused:
+        api_server_reach.check_reachable("https://10.0.0.1:6443", "tftrain:platformStack")
+    assert str(refused.value) == UNREACHABLE
+
+
+def test_preview_warns_with_the_same_words_and_what_up_would_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    warned: list[str] = []
+    monkeypatch.setattr(api_server_reach, "connects", lambda endpoint, timeout=5.0: False)
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: True)
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: warned.append(message))
+    endpoint = api_server_reach.check_reachable("https://10.0.0.1:6443", "tftrain:platformStack")
+    assert endpoint == "https://10.0.0.1:6443"
+    assert warned == [UNREACHABLE + "; `pulumi up` from here would stop at this point"]
