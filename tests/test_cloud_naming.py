@@ -37,6 +37,8 @@ NAMES = [
     ("_tftrain", "dev", "nas", "x_", "tftrain-dev-nas-x"),
     # The joining hyphen stays, and the refused "é" after it becomes one more.
     ("tftrain", "dev", "nas", "élan", "tftrain-dev-nas--lan"),
+    # Only hyphens are taken off the ends: a name may begin or end in any letter.
+    ("Xray", "dev", "nas", "X", "Xray-dev-nas-X"),
 ]
 
 
