@@ -155,6 +155,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_api_server_reach.py",
         "tests/test_one_reading.py",
         "tests/test_platform_stacks.py",
+        "tests/test_program_existing_cluster.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
         "tests/test_secret_env.py",
