@@ -194,8 +194,9 @@ def test_an_endpoint_without_a_port_is_probed_on_443(monkeypatch: pytest.MonkeyP
 
 
 class _Stalling(http.server.BaseHTTPRequestHandler):
-    """A metadata address that accepts a connection and then sends nothing (`silent_on`) or
-    an answer without end: what `pulumi up` must not wait on forever off ECS."""
+    """A metadata address that accepts a connection and then sends nothing to `silent_on`
+    (PUT, GET) or answers it without end (`endless-PUT`, `endless-GET`): what `pulumi up`
+    must not wait on forever off ECS. Otherwise it answers a token, then a VPC id."""
 
     silent_on = "PUT"
 
@@ -209,18 +210,16 @@ class _Stalling(http.server.BaseHTTPRequestHandler):
         if method == self.silent_on:
             self.server.release.wait()  # type: ignore[attr-defined]
             return
-        if method == "GET" and self.silent_on == "endless":
-            self.send_response(200)
-            self.end_headers()
+        self.send_response(200)
+        self.end_headers()
+        if self.silent_on == f"endless-{method}":
             try:
                 while not self.server.release.is_set():  # type: ignore[attr-defined]
                     self.wfile.write(b"vpc-" + b"x" * 4096)
             except OSError:
                 return
             return
-        self.send_response(200)
-        self.end_headers()
-        self.wfile.write(b"t0k3n")
+        self.wfile.write(b"t0k3n" if method == "PUT" else b"vpc-bp1abc")
 
     def log_message(self, *args: Any) -> None:
         return
@@ -257,9 +256,14 @@ def test_a_metadata_service_that_never_answers_means_no_vpc(
 
 
 def test_an_answer_without_end_is_not_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    vpc, ended = _vpc_from(monkeypatch, "endless")
+    vpc, ended = _vpc_from(monkeypatch, "endless-GET")
     assert ended
     assert vpc is not None and vpc.startswith("vpc-") and len(vpc) < 4096
+
+
+def test_a_token_without_end_is_not_read_to_its_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, ended = _vpc_from(monkeypatch, "endless-PUT")
+    assert ended
 
 
 def test_no_proxy_is_asked_for_the_metadata_address(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,8 +275,8 @@ def test_no_proxy_is_asked_for_the_metadata_address(monkeypatch: pytest.MonkeyPa
         monkeypatch.delenv(name, raising=False)
     for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
         monkeypatch.setenv(name, proxy)
-    vpc, ended = _vpc_from(monkeypatch, "endless")
-    assert ended and vpc is not None and vpc.startswith("vpc-")
+    vpc, ended = _vpc_from(monkeypatch, "none")
+    assert ended and vpc == "vpc-bp1abc"
 
 
 # --- what the user reads -------------------------------------------------------------------
