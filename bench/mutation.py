@@ -280,6 +280,8 @@ DESELECT = (
     # It runs the program in a fresh interpreter from the checkout's root: under mutmut's copy
     # the mutated modules' trampolines find no config there, so it fails with or without a mutant.
     "tests/test_api_server_reach.py::test_an_unreachable_existing_cluster_stops_up_before_any_kubernetes_object",
+    # It checks the checkout's own .venv-program, which the mutated copy does not hold.
+    "tests/test_engine_cwd.py::test_the_program_venv_resolves_from_the_project_root_not_from_main",
 )
 
 # Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's
