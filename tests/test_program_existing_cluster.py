@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from infra.config import read_stack_file, stack_file
 from tests.pulumi_mocks import run_program
 
@@ -36,9 +38,10 @@ def test_without_a_kubeconfig_the_provider_gets_none_and_uses_the_ambient_one() 
     assert provider.inputs["clusterIdentifier"] == "existing/default"
 
 
-def test_a_kubeconfig_given_reaches_the_provider_as_a_secret() -> None:
+@pytest.mark.parametrize("with_data", [False, True], ids=["no-data", "oss-data"])
+def test_a_kubeconfig_given_reaches_the_provider_as_a_secret(with_data: bool) -> None:
     kubeconfig = "apiVersion: v1\nkind: Config\n"
-    run = run_program("dev", secrets={"kubeconfig": kubeconfig})
+    run = run_program(dev_with_data() if with_data else "dev", secrets={"kubeconfig": kubeconfig})
     (provider,) = run.of_type(PROVIDER)
     assert provider.inputs["kubeconfig"] == kubeconfig
     assert "kubeconfig" in provider.secret_paths
