@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pulumi
 import pytest
 
+from infra.cloud import kubernetes_version
 from infra.cloud.kubernetes_version import check_offered, cluster_version, offered_versions
 from infra.config.model import ClusterConfig
 
@@ -86,3 +87,44 @@ def test_latest_sends_no_version_and_a_pinned_one_is_sent_as_written() -> None:
     assert cluster_version(ClusterConfig(kubernetes_version="latest")) is None
     pinned = ClusterConfig(kubernetes_version="1.33.3-aliyun.1")
     assert cluster_version(pinned) == "1.33.3-aliyun.1"
+
+
+class VersionLookup:
+    """cs.get_kubernetes_version as the check calls it: its arguments, and `metadatas`."""
+
+    def __init__(self, *versions: str) -> None:
+        self.asked: list[dict[str, str]] = []
+        self.versions = versions
+
+    def __call__(self, **kwargs: str) -> SimpleNamespace:
+        self.asked.append(kwargs)
+        return SimpleNamespace(metadatas=metadata(*self.versions))
+
+
+@pytest.mark.parametrize(("kind", "profile"), [("ack", "Default"), ("ask", "Serverless")])
+def test_a_pinned_version_is_looked_up_for_the_kinds_profile(
+    monkeypatch: pytest.MonkeyPatch, kind: str, profile: str
+) -> None:
+    lookup = VersionLookup("1.33.3-aliyun.1")
+    monkeypatch.setattr(kubernetes_version.cs, "get_kubernetes_version", lookup)
+    pinned = ClusterConfig(kind=kind, kubernetes_version="1.33.3-aliyun.1")
+    kubernetes_version.require_offered_version(pinned)
+    # TF data_source_alicloud_cs_kubernetes_version.go: cluster_type, profile; no version
+    # filter, so the answer is every version new clusters can be created on.
+    assert lookup.asked == [{"cluster_type": "ManagedKubernetes", "profile": profile}]
+
+
+def test_a_pinned_version_not_offered_stops_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    lookup = VersionLookup("1.33.3-aliyun.1")
+    monkeypatch.setattr(kubernetes_version.cs, "get_kubernetes_version", lookup)
+    with pytest.raises(pulumi.RunError, match=r"offered: 1\.33\.3-aliyun\.1"):
+        kubernetes_version.require_offered_version(
+            ClusterConfig(kind="ack", kubernetes_version="1.31.1-aliyun.1")
+        )
+
+
+def test_latest_asks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    lookup = VersionLookup()
+    monkeypatch.setattr(kubernetes_version.cs, "get_kubernetes_version", lookup)
+    kubernetes_version.require_offered_version(ClusterConfig(kubernetes_version="latest"))
+    assert lookup.asked == []
