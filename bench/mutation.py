@@ -113,6 +113,54 @@ TESTS: dict[str, tuple[str, ...]] = {
         for module in ("infra.cloud.network", "infra.cloud.nas")
     },
     "infra.cloud.pod_isolation": ("tests/test_eci_isolation.py",),
+    # The cloud layer's other modules: the components under mocks, the preflight checks' own
+    # tests, and the whole program only where the module's behaviour is the program's.
+    "infra.cloud": ("tests/test_cloud_components.py",),
+    "infra.cloud.api_server_reach": (
+        "tests/test_api_server_reach.py",
+        "tests/test_cloud_api_server_reach.py",
+    ),
+    # Not test_gpu_driver.py: its trainer subprocess cannot run from the mutated copy, so the
+    # stats run fails before any mutant (the pools' driver label is test_cloud_components').
+    "infra.cloud.cluster": ("tests/test_cloud_components.py", "tests/test_eci_isolation.py"),
+    # Its own tests, with the lookup stubbed: the components' tests (the program for every
+    # stack, minutes per stats run) reach its lookup and refusal too, and catch nothing more.
+    "infra.cloud.kubernetes_version": ("tests/test_cloud_kubernetes_version.py",),
+    "infra.cloud.load_balancer_acl": ("tests/test_cloud_components.py",),
+    "infra.cloud.lookup": (
+        "tests/test_bucket_ownership.py",
+        "tests/test_cloud_lookup.py",
+        "tests/test_zone_offers.py",
+    ),
+    # The naming rule on its own (every component's names come from the one function).
+    "infra.cloud.naming": ("tests/test_cloud_naming.py",),
+    "infra.cloud.zone_offers": ("tests/test_cloud_components.py", "tests/test_zone_offers.py"),
+    # Constants only (no function, so no mutant): the pools that read them. Not
+    # test_gpu_driver.py, whose trainer subprocess cannot run from the mutated copy.
+    "infra.platform.gpu_driver": ("tests/test_cloud_components.py",),
+    "infra.program_dir": (
+        "tests/test_engine_cwd.py",
+        "tests/test_oss_access.py",
+        "tests/test_program_dir.py",
+    ),
+    "infra.mock_deploy": (
+        "tests/test_engine_cwd.py",
+        "tests/test_mock_deploy.py",
+        "tests/test_provider_identity.py",
+        "tests/test_run_namespaces.py",
+    ),
+    # The program: its stack tests under mocks, the ones that read what it registers and
+    # exports (each takes seconds per mutant: the whole program runs per test).
+    "infra.program": (
+        "tests/test_api_server_reach.py",
+        "tests/test_one_reading.py",
+        "tests/test_platform_stacks.py",
+        "tests/test_program_existing_cluster.py",
+        "tests/test_provider_identity.py",
+        "tests/test_run_namespaces.py",
+        "tests/test_secret_env.py",
+        "tests/test_stacks_program.py",
+    ),
     # The trainer's SIGTERM steps: the fast tests, which call them in the test process too
     # (mutmut counts only calls it sees there); the multi-process ones are @slow.
     "trainer.preemption": ("tests/test_preemption.py",),
@@ -229,6 +277,11 @@ TESTS: dict[str, tuple[str, ...]] = {
 # trampolines cannot find their mutmut config, so it fails with or without a mutant.
 DESELECT = (
     "tests/test_local_launcher.py::test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout",
+    # It runs the program in a fresh interpreter from the checkout's root: under mutmut's copy
+    # the mutated modules' trampolines find no config there, so it fails with or without a mutant.
+    "tests/test_api_server_reach.py::test_an_unreachable_existing_cluster_stops_up_before_any_kubernetes_object",
+    # It checks the checkout's own .venv-program, which the mutated copy does not hold.
+    "tests/test_engine_cwd.py::test_the_program_venv_resolves_from_the_project_root_not_from_main",
 )
 
 # Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's
@@ -904,6 +957,23 @@ EQUIVALENT: dict[str, str] = {
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
         "written"
     ),
+    # The cloud layer (infra/cloud/).
+    "infra.cloud.kubernetes_version.x_offered_versions__mutmut_6": (
+        "getattr's default None for '' for an entry without a version: `or ''` turns both "
+        "into the '' that is left out"
+    ),
+    "infra.cloud.kubernetes_version.x__version_key__mutmut_16": (
+        "-2 for -1 as the rank of a part that is no number: any rank below 0 puts it after "
+        "every number and level with every other such part, as -1 does"
+    ),
+    **{
+        f"infra.cloud.api_server_reach.x_this_machine_vpc__mutmut_{n}": (
+            "one byte more of a read's cap (a token: 512, a VPC id: 128): the cap only stops a "
+            "runaway answer (tested), and a token or a VPC id (vpc- and 21 characters) is far "
+            "shorter than either, so both read the same"
+        )
+        for n in (20, 32)
+    },
 }
 
 

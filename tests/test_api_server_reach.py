@@ -144,9 +144,10 @@ class _Metadata(http.server.BaseHTTPRequestHandler):
     token = "t0k3n"
 
     def do_PUT(self) -> None:
-        ok = self.path == "/latest/api/token" and self.headers.get(
-            "X-aliyun-ecs-metadata-token-ttl-seconds"
-        )
+        # The token's lifetime: whole seconds, 1 to 21600 (ECS "Obtain a temporary
+        # authorization token"); anything else is refused.
+        ttl = self.headers.get("X-aliyun-ecs-metadata-token-ttl-seconds") or ""
+        ok = self.path == "/latest/api/token" and ttl.isdigit() and 1 <= int(ttl) <= 21600
         self._answer(200 if ok else 400, self.token if ok else "")
 
     def do_GET(self) -> None:

@@ -303,3 +303,19 @@ def test_the_pod_vswitch_reaches_out_through_the_stacks_nat(ask_eci: Recorded) -
     pod_vswitch = next(s for s in ask_eci.of_type(SWITCH) if s.name == "network-pod-vswitch")
     assert pod_vswitch.inputs["vswitchName"] == "tftrain-ask-eci-network-pods"
     assert pod_vswitch.inputs["description"] == "tftrain pod addresses (ECI) of network"
+
+
+def test_the_groups_and_rules_sit_under_one_firewall_component(ask_eci: Recorded) -> None:
+    """A resource's URN is its parent chain's types and names: a renamed component type, or a
+    child no longer parented to it, is another URN, which `pulumi up` replaces (the security
+    groups deleted and created again under the running pods)."""
+    (firewall,) = ask_eci.of_type("tftrain:cloud:EciPodFirewall")
+    assert firewall.name == "pods"
+    assert firewall.urn.endswith("$tftrain:cloud:EciPodFirewall::pods")
+    children = [
+        r for r in ask_eci.resources
+        if r.type in ("alicloud:ecs/securityGroup:SecurityGroup",
+                      "alicloud:ecs/securityGroupRule:SecurityGroupRule")
+    ]  # fmt: skip
+    assert children
+    assert {r.parent for r in children} == {firewall.urn}

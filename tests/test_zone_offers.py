@@ -205,3 +205,17 @@ def test_a_pool_none_of_whose_types_is_on_sale_is_refused() -> None:
     )
     assert "sold in: cn-hangzhou-h, cn-hangzhou-k" in str(recorded.error)
     assert recorded.resources == []
+
+
+def test_a_type_no_zone_sells_is_refused_in_full_words() -> None:
+    # ECS's listing (DescribeAvailableResource, sold-out zones left out) names no zone at all.
+    with pytest.raises(pulumi.RunError) as refused:
+        check_instance_types(
+            "cluster.gpuPool.instanceTypes", "cn-hangzhou-i", {"ecs.gn7i-c8g1.2xlarge": []}
+        )
+    assert str(refused.value) == (
+        "tftrain:cluster.gpuPool.instanceTypes: ecs.gn7i-c8g1.2xlarge is not on sale in "
+        "tftrain:network.zoneId cn-hangzhou-i (sold out or not offered there); ECS lists no "
+        "zone here selling it. Pick another instance type, or a zone that sells it (a new "
+        "zone replaces the vSwitch, cluster and NAS)"
+    )
