@@ -222,6 +222,9 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.local.process": ("tests/test_local_processes.py", "tests/test_local_launcher.py"),
     "infra.local.ports": ("tests/test_local_plan.py", "tests/test_local_launcher.py"),
+    # The render's entry point: its own tests and the golden reviews built on it (not the
+    # ten files that render a stack to look at one object, minutes of stats per run).
+    "infra.render": ("tests/test_render_stack.py", "tests/test_render_summary.py"),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
