@@ -225,6 +225,27 @@ TESTS: dict[str, tuple[str, ...]] = {
     # The render's entry point: its own tests and the golden reviews built on it (not the
     # ten files that render a stack to look at one object, minutes of stats per run).
     "infra.render": ("tests/test_render_stack.py", "tests/test_render_summary.py"),
+    # test_render.py's `--diff` tests clone a repository of the project's tracked files, which
+    # mutmut's copy (under the ignored .mutation/) has none of: they fail before any mutant.
+    # Its tests that need no repository, by node id, and each part's own tests.
+    "infra.render.__main__": (
+        "tests/test_render_main.py",
+        "tests/test_local_plan.py::test_a_stack_that_would_hang_is_warned_of_by_render_and_launcher",
+        "tests/test_render.py::test_bad_config_exits_2_with_the_config_error",
+        "tests/test_render.py::test_diff_against_an_unknown_revision_exits_2",
+    ),
+    "infra.render.unified": (
+        "tests/test_render_unified.py",
+        "tests/test_render.py::test_the_object_aware_diff_is_a_correct_unified_diff",
+    ),
+    "infra.render.relabel": ("tests/test_render_relabel.py",),
+    "infra.render.review_summary": ("tests/test_render_review_summary.py",),
+    "infra.render.style": (
+        "tests/test_render_style.py",
+        "tests/test_render_unified.py",
+        "tests/test_render_relabel.py",
+        "tests/test_render_summary.py",
+    ),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
