@@ -928,6 +928,17 @@ EQUIVALENT: dict[str, str] = {
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
         "written"
     ),
+    **{
+        f"infra.render.relabel.x__kind__mutmut_{n}": (
+            "another cut of a title: title_of only yields `Kind ns/name` (one space) or "
+            "`pkg:module:Type  name` (two spaces, a type token of three ':'-parts), which "
+            "split(None), any rsplit count and [1] for [-1] cut alike"
+        )
+        for n in (3, 11, 13, 17, 18)
+    },
+    "infra.render.relabel.x_fold_run_id__mutmut_18": (
+        "None for '' as the title before the first: both are false, and `or` replaces either"
+    ),
 }
 
 
