@@ -246,6 +246,40 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_render_relabel.py",
         "tests/test_render_summary.py",
     ),
+    # The sections: their own tests, the render tests that read them (by node id, as above),
+    # the golden reviews, and the one check each of the other files makes of a render.
+    "infra.render.cloud": (
+        "tests/test_render_cloud.py",
+        "tests/test_render_stack.py",
+        "tests/test_render_summary.py",
+        "tests/test_render.py::test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule",
+        "tests/test_render.py::test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out",
+        "tests/test_render.py::test_a_plaintext_kubeconfig_is_refused_by_key_and_not_echoed",
+        "tests/test_render.py::"
+        "test_existing_cluster_summary_says_no_cloud_resources_and_hides_the_kubeconfig",
+        "tests/test_render.py::test_existing_cluster_without_a_kubeconfig_says_which_one_is_used",
+        "tests/test_image_registry.py::test_the_render_shows_the_secret_s_shape_and_no_credential",
+        "tests/test_oss_access.py::test_offline_the_derived_name_shows_where_the_account_id_goes",
+        "tests/test_platform_stacks.py::"
+        "test_the_offline_render_of_a_run_shows_the_platform_as_placeholders",
+    ),
+    "infra.render.kubernetes": (
+        "tests/test_render_stack.py",
+        "tests/test_render_summary.py",
+        "tests/test_sweep_config.py",
+        "tests/test_render.py::test_kubernetes_section_is_exactly_what_the_builders_make",
+        "tests/test_render.py::test_every_object_has_a_title_and_every_env_var_one_line",
+        "tests/test_lifecycle.py::test_the_offline_render_includes_the_supervisor_config_map",
+        "tests/test_platform_stacks.py::"
+        "test_the_offline_render_of_a_run_shows_the_platform_as_placeholders",
+    ),
+    # The docstring reader on text in the SDK's shape, and the summary and table tests that
+    # read the installed SDK (not the whole-program files that check its deprecations).
+    "infra.render.provider_sdk": (
+        "tests/test_render_provider_sdk.py",
+        "tests/test_render_summary.py",
+        "tests/test_force_new_fields.py",
+    ),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
