@@ -238,6 +238,10 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_render_unified.py",
         "tests/test_render.py::test_the_object_aware_diff_is_a_correct_unified_diff",
     ),
+    "infra.render.diff": (
+        "tests/test_render_diff.py",
+        "tests/test_render.py::test_diff_against_an_unknown_revision_exits_2",
+    ),
     "infra.render.relabel": ("tests/test_render_relabel.py",),
     "infra.render.review_summary": ("tests/test_render_review_summary.py",),
     "infra.render.style": (
