@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from infra.config import stack_file
 from infra.config.stack_file import StackFile, read_stack
 from infra.pricing.table import PriceTableError
 from infra.render import review_summary as module
@@ -78,8 +79,16 @@ def test_without_a_secret_change_there_is_no_secrets_note(tmp_path: Path) -> Non
     assert same.startswith("Config changes, r1 → r2: none (the stack file's values are the same)")
 
 
-def test_with_the_price_table_the_cost_block_is_priced(tmp_path: Path) -> None:
-    files = (_file(tmp_path, "a"), _file(tmp_path, "b", rate="0.001"))
-    cost = review_summary("", "", files, "s", ("r1", "r2")).split("\n\n")[2]
-    assert cost.startswith("Cost (Alibaba Cloud list prices, ")
-    assert "not priced" not in cost.splitlines()[0]
+def test_with_the_price_table_each_side_is_priced_old_then_new() -> None:
+    # ack-gpu pays a NAT gateway by the hour (its row in prices.csv is in USD); dev, on an
+    # existing cluster, creates nothing that bills.
+    ack, dev = read_stack(stack_file("ack-gpu")), read_stack(stack_file("dev"))
+    for files, paying in (((ack, dev), 0), ((dev, ack), 1), ((None, ack), 1)):
+        cost = review_summary("", "", files, "s", ("r1", "r2")).split("\n\n")[2]
+        first, *lines = cost.splitlines()
+        assert first.startswith("Cost (Alibaba Cloud list prices, ")
+        assert all(line.startswith("  ") for line in lines), cost
+        hour = next(line for line in lines if line.startswith("  per hour, kept running: "))
+        sides = hour.removeprefix("  per hour, kept running: ").split(" → ")
+        assert ["USD" in side for side in sides] == [paying == 0, paying == 1], hour
+    assert "per hour, kept running: none → " in review_summary("", "", (None, ack), "s", ("a", "b"))
