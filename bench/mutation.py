@@ -977,6 +977,35 @@ EQUIVALENT: dict[str, str] = {
     "infra.render.relabel.x_fold_run_id__mutmut_18": (
         "None for '' as the title before the first: both are false, and `or` replaces either"
     ),
+    "infra.render.unified.x__sections__mutmut_19": (
+        "another stand-in title for the lines before the first title: both sides get the same "
+        "one, and no real title (title_of needs a space) can equal it"
+    ),
+    **{
+        f"infra.render.unified.{name}": (
+            "zip's strict check: ends is starts shifted by one, and an equal opcode pairs "
+            "ranges of one length, so the lengths always match"
+        )
+        for name in (
+            "x__sections__mutmut_22",
+            "x__sections__mutmut_25",
+            "x__sections__mutmut_26",
+            "x__opcodes__mutmut_21",
+            "x__opcodes__mutmut_24",
+            "x__opcodes__mutmut_25",
+        )
+    },
+    **{
+        f"infra.render.unified.x__opcodes__mutmut_{n}": (
+            "autojunk for the titles' matcher: difflib drops as junk only items found more "
+            "than 1 % + 1 times in a sequence of 200 or more, and a render's titles are unique "
+            "but for a lookup made twice at most"
+        )
+        for n in (7, 11, 14)
+    },
+    "infra.render.unified.x__opcodes__mutmut_29": (
+        "autojunk=None for False: SequenceMatcher only tests it for truth"
+    ),
 }
 
 

@@ -84,6 +84,31 @@ def test_an_object_removed_is_removed_whole_and_a_matched_one_diffed_by_line() -
     ]
 
 
+def test_lines_before_the_first_title_are_a_section_of_their_own() -> None:
+    # The header line before the first object changes (a new stack name): one hunk for it.
+    assert unified_diff(_text("# Stack a", *PS), _text("# Stack b", *PS), "o", "n") == [
+        "--- o",
+        "+++ n",
+        "@@ -1,4 +1,4 @@",
+        "-# Stack a",
+        "+# Stack b",
+        " # Job t/ps-0",
+        " image: x",
+        " args: [ps]",
+    ]
+    # And an object added after them is still added whole.
+    assert unified_diff(_text("top", *PS), _text("top", *WORKER, *PS), "o", "n")[2:] == [
+        "@@ -1,4 +1,7 @@",
+        " top",
+        "+# Job t/worker-2",
+        "+image: x",
+        "+args: [worker]",
+        " # Job t/ps-0",
+        " image: x",
+        " args: [ps]",
+    ]
+
+
 def _long_section(name: str, changed: int | None = None) -> list[str]:
     return [f"# Job t/{name}"] + [f"k{i}: {'new' if i == changed else 'old'}" for i in range(1, 10)]
 
