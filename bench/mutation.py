@@ -977,6 +977,14 @@ EQUIVALENT: dict[str, str] = {
     "infra.render.relabel.x_fold_run_id__mutmut_18": (
         "None for '' as the title before the first: both are false, and `or` replaces either"
     ),
+    "infra.render.gpus.x_gpu_pool_lines__mutmut_27": (
+        "another default for a pool without desiredSize: any text that is not digits reads "
+        "as 0 nodes, as '' does"
+    ),
+    "infra.render.gpus.x_gpu_pool_lines__mutmut_28": (
+        "X stripped too from a pool's desiredSize: the render writes it as digits, quoted or "
+        "not, or as <computed>, none of which begins or ends in X"
+    ),
     "infra.render.unified.x__sections__mutmut_19": (
         "another stand-in title for the lines before the first title: both sides get the same "
         "one, and no real title (title_of needs a space) can equal it"
