@@ -4,6 +4,10 @@ REV's side of a diff fails to render."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +94,28 @@ def test_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> Non
     assert out.startswith("usage: tftrain render [-h] [--diff REV] [--stacks-dir DIR]")
     for status in ("0  rendered", "1  the revision REV could not be rendered", "2  bad arguments"):
         assert status in out
+
+
+KUBERNETES = ("--only", "kubernetes")
+
+
+def test_the_render_is_utf_8_whatever_the_locale(tmp_path: Path) -> None:
+    """A value in Chinese reaches stdout as UTF-8 whatever the terminal's encoding."""
+    project = Path(__file__).resolve().parents[1]
+    job = {"env": {"NOTE": "步骤"}}
+    image = "registry.example.com/tftrain/trainer:1"
+    stack = {"config": {"tftrain:image": image, "tftrain:job": job}}
+    (tmp_path / "Pulumi.zh.yaml").write_text(json.dumps(stack))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIO"))}
+    # A Latin-1 terminal: Python's stdout would refuse the characters (the C locale alone is
+    # coerced to UTF-8 by Python, PEP 538).
+    env.update(LC_ALL="C", PYTHONUTF8="0", PYTHONIOENCODING="latin-1", PYTHONPATH=str(project))
+    done = subprocess.run(
+        [sys.executable, "-m", "infra.render", "zh", "--stacks-dir", str(tmp_path), *KUBERNETES],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert "{name: NOTE, value: 步骤}".encode() in done.stdout
