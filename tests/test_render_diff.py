@@ -175,3 +175,111 @@ def test_the_printed_text() -> None:
     changed = StackDiff(stack="s", summary="Consequences: x", diff=["--- a", "+++ b"], notes=[])
     assert changed.changed
     assert changed.text("v1") == "Consequences: x\n--- a\n+++ b\n"
+
+
+def _job_render(run: str, image: str = "t:1") -> str:
+    return (
+        "# Stack s, rendered offline\n---\n# Job t/w-0\napiVersion: batch/v1\nkind: Job\n"
+        f"metadata:\n  labels:\n    tftrain.io/run-id: {run}\n  name: w-0\n  namespace: t\n"
+        f"spec:\n  template:\n    spec:\n      containers:\n      - image: {image}\n"
+    )
+
+
+class _Renders:
+    """The two renders compare_stack asks for, recorded: REV's (a subprocess in real use)
+    and the working tree's."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, old: tuple[str, list[str]], new: str):
+        self.calls: list[tuple] = []
+        self.old, self.new = old, new
+        monkeypatch.setattr(diff, "render_at_revision", self.at_revision)
+        monkeypatch.setattr(diff, "render_stack", self.working_tree)
+
+    def at_revision(self, *args: object) -> tuple[str, list[str]]:
+        self.calls.append(("rev", *args))
+        return self.old[0], list(self.old[1])
+
+    def working_tree(self, *args: object) -> str:
+        self.calls.append(("tree", *args))
+        return self.new
+
+
+def test_compare_stack_opens_with_the_review_then_the_folded_diff(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stacks = repo / "proj" / "stacks"
+    (stacks / "Pulumi.s.yaml").write_text(STACK.format(0.2))
+    renders = _Renders(monkeypatch, (_job_render("r1"), ["note: old"]), _job_render("r2", "t:2"))
+    compared = diff.compare_stack("HEAD", "s", stacks, "kubernetes")
+    assert renders.calls == [
+        ("rev", "HEAD", "s", stacks, "kubernetes"),
+        ("tree", "s", stacks, "kubernetes"),
+    ]
+    assert compared.stack == "s" and compared.notes == ["note: old"]
+    assert compared.summary.startswith(
+        "Config changes, HEAD → working-tree:\n  hyperparams.learningRate: 0.1 → 0.2\n\n"
+        "Consequences for s, HEAD → working-tree:\nRun: r1 is stopped; r2 starts"
+    )
+    assert (
+        compared.diff
+        == [
+            "Run id r1 → r2, folded out of the diff below (labels, names, paths):",
+            "  Job: 1 object, 1 line",
+            "--- s@HEAD",
+            "+++ s@working-tree",
+            "@@ -10,4 +10,4 @@ Job t/w-0",
+            " spec:",
+            "   template:",
+            "     spec:",
+            "       containers:",
+            "-      - image: t:1",
+            "+      - image: t:2",
+        ][:4]
+        + compared.diff[4:]
+    )
+    assert compared.diff[-2:] == ["-      - image: t:1", "+      - image: t:2"]
+    text, notes = diff.diff_stack("HEAD", "s", stacks, "kubernetes")
+    assert text == compared.summary + "\n" + "\n".join(compared.diff) + "\n"
+    assert notes == ["note: old"]
+
+
+def test_a_stack_the_working_tree_deleted_renders_as_empty(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stacks = repo / "proj" / "stacks"
+    (stacks / "Pulumi.s.yaml").unlink()
+    renders = _Renders(monkeypatch, (_job_render("r1"), []), "never rendered")
+    compared = diff.compare_stack("HEAD", "s", stacks, None)
+    assert [call[0] for call in renders.calls] == ["rev"]
+    assert compared.notes == ["note: the working tree has no stack s; it renders as empty"]
+    assert compared.summary.startswith("Config changes, HEAD → working-tree:\n  ")
+    removed = [line for line in compared.diff if line.startswith("-") and line != "--- s@HEAD"]
+    assert removed == [f"-{line}" for line in _job_render("r1").splitlines()]
+    assert not any(line.startswith("+") and line != "+++ s@working-tree" for line in compared.diff)
+
+
+def test_the_same_render_on_both_sides_is_no_change(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stacks = repo / "proj" / "stacks"
+    _Renders(monkeypatch, (_job_render("r1"), []), _job_render("r1"))
+    text, notes = diff.diff_stack("main", "s", stacks, None)
+    assert notes == []
+    assert text.startswith(
+        "Config changes, main → working-tree: none (the stack file's values are the same)\n"
+    )
+    assert text.endswith("\nNo changes: s renders the same at main and in the working tree.\n")
+
+
+def test_a_stack_new_in_the_working_tree_has_no_old_file(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stacks = repo / "proj" / "stacks"
+    (stacks / "Pulumi.n.yaml").write_text(STACK.format(0.5))
+    _Renders(
+        monkeypatch, ("", ["note: HEAD has no stack n; it renders as empty"]), _job_render("r9")
+    )
+    compared = diff.compare_stack("HEAD", "n", stacks, None)
+    assert compared.notes == ["note: HEAD has no stack n; it renders as empty"]
+    assert "  hyperparams.learningRate: (unset) → 0.5" in compared.summary.splitlines()
+    assert compared.diff[:2] == ["--- n@HEAD", "+++ n@working-tree"]
