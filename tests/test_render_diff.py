@@ -220,23 +220,12 @@ def test_compare_stack_opens_with_the_review_then_the_folded_diff(
         "Config changes, HEAD → working-tree:\n  hyperparams.learningRate: 0.1 → 0.2\n\n"
         "Consequences for s, HEAD → working-tree:\nRun: r1 is stopped; r2 starts"
     )
-    assert (
-        compared.diff
-        == [
-            "Run id r1 → r2, folded out of the diff below (labels, names, paths):",
-            "  Job: 1 object, 1 line",
-            "--- s@HEAD",
-            "+++ s@working-tree",
-            "@@ -10,4 +10,4 @@ Job t/w-0",
-            " spec:",
-            "   template:",
-            "     spec:",
-            "       containers:",
-            "-      - image: t:1",
-            "+      - image: t:2",
-        ][:4]
-        + compared.diff[4:]
-    )
+    assert compared.diff[:4] == [
+        "Run id r1 → r2, folded out of the diff below (labels, names, paths):",
+        "  Job: 1 object, 1 line",
+        "--- s@HEAD",
+        "+++ s@working-tree",
+    ]
     assert compared.diff[-2:] == ["-      - image: t:1", "+      - image: t:2"]
     text, notes = diff.diff_stack("HEAD", "s", stacks, "kubernetes")
     assert text == compared.summary + "\n" + "\n".join(compared.diff) + "\n"
