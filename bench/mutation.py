@@ -1011,6 +1011,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (7, 11, 14)
     },
+    **{
+        f"infra.render.unified.x__opcodes__mutmut_{n}": (
+            "another tag for the change between unmatched sections: _merged reads only "
+            "whether a tag is 'equal'"
+        )
+        for n in (59, 60)
+    },
     "infra.render.unified.x__opcodes__mutmut_29": (
         "autojunk=None for False: SequenceMatcher only tests it for truth"
     ),

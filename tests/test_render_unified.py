@@ -184,3 +184,16 @@ def test_gnu_patch_applies_the_diff(case: str, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "render.yaml").read_text() == new
+
+
+def test_a_script_of_many_alike_lines_shows_only_the_line_added() -> None:
+    # A ConfigMap's script repeats lines (`fi`, `done`, blank lines) hundreds of times:
+    # difflib's automatic junk heuristic would stop matching them and replace every line
+    # after the change.
+    script = ["    fi", "    done"] * 150
+    old = _text("# ConfigMap t/scripts", *script)
+    new = _text("# ConfigMap t/scripts", *script[:150], "    exit 1", *script[150:])
+    diff = unified_diff(old, new, "o", "n")
+    assert [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")] == [
+        "+    exit 1"
+    ]
