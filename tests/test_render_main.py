@@ -4,10 +4,9 @@ REV's side of a diff fails to render."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -96,26 +95,31 @@ def test_help_names_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> Non
         assert status in out
 
 
-KUBERNETES = ("--only", "kubernetes")
-
-
-def test_the_render_is_utf_8_whatever_the_locale(tmp_path: Path) -> None:
-    """A value in Chinese reaches stdout as UTF-8 whatever the terminal's encoding."""
-    project = Path(__file__).resolve().parents[1]
+def test_the_render_is_utf_8_whatever_the_terminal_encoding(tmp_path: Path) -> None:
+    """A value in Chinese reaches stdout as UTF-8 on a Latin-1 terminal too, where Python's
+    own stdout would refuse it."""
     job = {"env": {"NOTE": "步骤"}}
     image = "registry.example.com/tftrain/trainer:1"
     stack = {"config": {"tftrain:image": image, "tftrain:job": job}}
     (tmp_path / "Pulumi.zh.yaml").write_text(json.dumps(stack))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIO"))}
-    # A Latin-1 terminal: Python's stdout would refuse the characters (the C locale alone is
-    # coerced to UTF-8 by Python, PEP 538).
-    env.update(LC_ALL="C", PYTHONUTF8="0", PYTHONIOENCODING="latin-1", PYTHONPATH=str(project))
-    done = subprocess.run(
-        [sys.executable, "-m", "infra.render", "zh", "--stacks-dir", str(tmp_path), *KUBERNETES],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    assert "{name: NOTE, value: 步骤}".encode() in done.stdout
+    raw = io.BytesIO()
+    terminal = io.TextIOWrapper(raw, encoding="latin-1")
+    with contextlib.redirect_stdout(terminal):
+        assert cli.main(["zh", "--stacks-dir", str(tmp_path), "--only", "kubernetes"]) == 0
+        terminal.flush()
+    assert "{name: NOTE, value: 步骤}".encode() in raw.getvalue()
+
+
+def test_help_says_what_each_option_does(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())  # as one line, whatever the width
+    for words in (
+        "Render what `pulumi up` on a stack would create (cloud resources and Kubernetes "
+        "objects) offline, for review; or diff it against a git revision.",
+        "STACK stack name: stacks/Pulumi.STACK.yaml",
+        "--diff REV print a unified diff from the stack at git revision REV to the working tree",
+        "--stacks-dir DIR where the stack files are (stacks/)",
+        "--only {kubernetes,cloud} render just one section",
+    ):
+        assert words in text
