@@ -27,11 +27,12 @@ NO_PREVIEW = (
 
 @pytest.fixture
 def stacks(tmp_path: Path) -> Path:
-    """dev (an existing cluster: never previewed) and ack-gpu (previewable)."""
+    """my-dev (dev's existing cluster: never previewed) and my-gpu (ack-gpu: previewable),
+    under names the project's stacks/ does not have."""
     directory = tmp_path / "stacks"
     directory.mkdir()
-    for name in ("dev", "ack-gpu"):
-        shutil.copy(stack_file(name), directory)
+    for name, mine in (("dev", "my-dev"), ("ack-gpu", "my-gpu")):
+        shutil.copy(stack_file(name), directory / f"Pulumi.{mine}.yaml")
     return directory
 
 
@@ -57,20 +58,23 @@ def test_the_comment_in_order(
     stacks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (stacks / "Pulumi.bad.yaml").write_text("config: {}\n")
+    shutil.copy(stack_file("ack-cpu"), stacks / "Pulumi.my-cpu.yaml")
     refused = ConfigError(["tftrain:image: required"])
     compare = _Compare(
         {
-            "ack-gpu": _diff("ack-gpu", "Consequences for ack-gpu", ["--- a", "+++ b", "-x", "+y"]),
+            "my-gpu": _diff("my-gpu", "Consequences for my-gpu", ["--- a", "+++ b", "-x", "+y"]),
             "bad": refused,
-            "dev": _diff("dev"),
+            "my-dev": _diff("my-dev"),
+            "my-cpu": _diff("my-cpu"),
         }
     )
     monkeypatch.setattr(review, "compare_stack", compare)
     previews = tmp_path / "previews"
     previews.mkdir()
-    (previews / "ack-gpu.txt").write_text("  ~ vpc update\n")
+    (previews / "my-gpu.txt").write_text("  ~ vpc update\n")
     text = review.comment("main", stacks, previews)
-    assert compare.calls == [("main", s, stacks, None) for s in ("ack-gpu", "bad", "dev")]
+    names = ("bad", "my-cpu", "my-dev", "my-gpu")
+    assert compare.calls == [("main", s, stacks, None) for s in names]
     assert (
         text
         == "\n\n".join(
@@ -80,13 +84,13 @@ def test_the_comment_in_order(
                 "Rendered offline by `tftrain render <stack> --diff main`: the config change, its "
                 "consequences and cost first, then the objects' diff.",
                 f"### bad: the render failed\n\n```\n{refused}\n```",
-                "### ack-gpu",
-                "```\nConsequences for ack-gpu\n```",
+                "### my-gpu",
+                "```\nConsequences for my-gpu\n```",
                 "<details><summary>Diff</summary>\n\n"
                 "```diff\n--- a\n+++ b\n-x\n+y\n```\n</details>",
                 "<details><summary><code>pulumi preview --diff</code></summary>\n\n"
                 "```diff\n  ~ vpc update\n```\n</details>",
-                "Unchanged: dev (render identical to `main`).",
+                "Unchanged: my-cpu, my-dev (render identical to `main`).",
             ]
         )
         + "\n"
@@ -97,14 +101,15 @@ def test_each_changed_stack_says_why_it_has_no_preview(
     stacks: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (stacks / "Pulumi.bad.yaml").write_text("config: {}\n")
-    compare = _Compare({s: _diff(s, diff=["-a", "+b"]) for s in ("ack-gpu", "bad", "dev")})
+    compare = _Compare({s: _diff(s, diff=["-a", "+b"]) for s in ("my-gpu", "bad", "my-dev")})
     monkeypatch.setattr(review, "compare_stack", compare)
     parts = review.comment("main", stacks, None).split("\n\n")
     assert "Unchanged" not in parts[-1]
     previews = [part for part in parts if part.startswith("`pulumi preview`")]
-    assert previews[0] == NO_PREVIEW  # ack-gpu: previewable, but no output was given
-    assert previews[1].startswith("`pulumi preview`: not run, the stack config is invalid: ")
-    assert previews[2] == EXISTING + "\n"  # the comment's last line
+    # In name order: bad, my-dev, my-gpu (the comment's last line).
+    assert previews[0].startswith("`pulumi preview`: not run, the stack config is invalid: ")
+    assert previews[1] == EXISTING
+    assert previews[2] == NO_PREVIEW + "\n"  # previewable, but no output was given
     # A previews directory without the stack's file: the same reason.
     assert NO_PREVIEW in review.comment("main", stacks, stacks)
 
@@ -113,10 +118,10 @@ def test_each_changed_stack_says_why_it_has_no_preview(
 def test_long_summaries_diffs_and_previews_are_cut_to_fit_one_comment(
     with_previews: bool, stacks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shutil.copy(stack_file("ask-eci"), stacks)
+    shutil.copy(stack_file("ask-eci"), stacks / "Pulumi.my-eci.yaml")
     long_diff = [f"+line {i:06d} " + "x" * 60 for i in range(3_000)]  # ~220 kB each
     summary = "\n".join(f"fact {i:05d}" for i in range(1_000))  # 11 kB
-    changed = ("ack-gpu", "ask-eci", "dev")
+    changed = ("my-gpu", "my-eci", "my-dev")
     compare = _Compare({s: _diff(s, summary, long_diff) for s in changed})
     monkeypatch.setattr(review, "compare_stack", compare)
     previews = tmp_path / "previews"
@@ -126,7 +131,7 @@ def test_long_summaries_diffs_and_previews_are_cut_to_fit_one_comment(
         (previews / f"{stack}.txt").write_text(preview)
     text = review.comment("main", stacks, previews if with_previews else None)
     assert len(text) <= GITHUB_LIMIT
-    # Three summaries and three diffs cut, and two previews (dev is never previewed).
+    # Three summaries and three diffs cut, and two previews (my-dev is never previewed).
     assert text.count(CUT) == 6 + 2 * with_previews
     # Cut at a line's end, never inside one.
     for block in text.split("```")[1::2]:
@@ -138,11 +143,11 @@ def test_a_summary_is_cut_only_when_its_block_would_pass_the_limit(
     stacks: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fits = "y" * (review.SUMMARY_LIMIT - len("```\n\n```"))
-    compare = _Compare({"ack-gpu": _diff("ack-gpu", fits, ["-a"]), "dev": _diff("dev")})
+    compare = _Compare({"my-gpu": _diff("my-gpu", fits, ["-a"]), "my-dev": _diff("my-dev")})
     monkeypatch.setattr(review, "compare_stack", compare)
     assert f"\n\n```\n{fits}\n```\n\n" in review.comment("main", stacks, None)
     lines = "\n".join(f"fact {i:04d}" for i in range(600))  # 6,599 characters
-    compare.answers["ack-gpu"] = _diff("ack-gpu", lines, ["-a"])
+    compare.answers["my-gpu"] = _diff("my-gpu", lines, ["-a"])
     block = review.comment("main", stacks, None).split("\n\n")[4]
     assert len(block) <= review.SUMMARY_LIMIT
     # Whole lines of 9 characters and a newline, as many as fit beside the note and fences.
@@ -155,7 +160,7 @@ def test_previewable_lists_the_stacks_ci_can_preview(
 ) -> None:
     (stacks / "Pulumi.bad.yaml").write_text("config: {}\n")
     assert review.main(["--stacks-dir", str(stacks), "previewable"]) == 0
-    assert capsys.readouterr().out == "ack-gpu\n"
+    assert capsys.readouterr().out == "my-gpu\n"
 
 
 @pytest.mark.parametrize(
@@ -194,3 +199,49 @@ def test_without_a_base_it_reviews_against_where_the_branch_left_the_default_one
     monkeypatch.setattr(review, "default_base", nowhere)
     assert review.main(["comment"]) == 2
     assert capsys.readouterr().err.endswith("error: no default branch to review against\n")
+
+
+def test_a_cut_keeps_every_whole_line_that_fits(
+    stacks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fences = len("```\n\n```")
+    keep = review.SUMMARY_LIMIT - fences - len(CUT) - 1  # the lines kept, a newline, the note
+    summary = "x\n" + "a" * (keep - 2) + "\n" + "m" * 200  # two lines of exactly `keep`
+    compare = _Compare({"my-gpu": _diff("my-gpu", summary, ["-a"]), "my-dev": _diff("my-dev")})
+    monkeypatch.setattr(review, "compare_stack", compare)
+    block = review.comment("main", stacks, None).split("\n\n")[4]
+    assert block == "```\nx\n" + "a" * (keep - 2) + f"\n{CUT}\n```"
+    assert len(block) == review.SUMMARY_LIMIT
+
+
+def test_one_changed_stack_gets_the_whole_rest_of_the_comment(
+    stacks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long_diff = [f"+{i:04d}" for i in range(20_000)]  # 6 characters a line
+    compare = _Compare({"my-gpu": _diff("my-gpu", "s", long_diff), "my-dev": _diff("my-dev")})
+    monkeypatch.setattr(review, "compare_stack", compare)
+    text = review.comment("main", stacks, None)
+    # Cut at a line's end: at most one line short of the comment's own limit.
+    assert review.COMMENT_LIMIT - 6 <= len(text) <= review.COMMENT_LIMIT
+
+
+def test_help_says_what_each_verb_and_option_does(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        review.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.startswith("usage: tftrain review [-h] [--stacks-dir DIR] [--base REV]")
+    for words in (
+        "--stacks-dir DIR default: stacks/",
+        "--base REV the pull request's base (default: where this branch left the default branch)",
+        "--previews DIR `pulumi preview` output per stack",
+        "previewable stacks CI can run `pulumi preview` on",
+        "comment the review comment, as Markdown (the default)",
+        "tftrain review comment --base main the comment for this branch against main",
+        "2 bad arguments",
+    ):
+        assert words in text
+    with pytest.raises(SystemExit):
+        review.main(["comment", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--base REV the pull request's base" in text
+    assert "--previews DIR `pulumi preview` output per stack" in text

@@ -59,7 +59,7 @@ def _fenced(text: str, language: str, limit: int) -> str:
     body = text.rstrip()
     room = limit - len(opening) - len(closing)
     if len(body) > room:
-        cut = body[: max(room - len(CUT_NOTE) - 1, 0)].rsplit("\n", 1)[0]
+        cut = body[: max(room - len(CUT_NOTE), 0)].rsplit("\n", 1)[0]
         body = f"{cut}\n{CUT_NOTE}"
     return f"{opening}{body}{closing}"
 
