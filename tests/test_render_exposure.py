@@ -148,7 +148,12 @@ def test_one_unenforced_policy_among_enforced_ones_asks_for_the_isolation_line()
         "NetworkPolicy t/b": _policy({NOT_ENFORCED: "ECI"}),
     }
     [line] = isolation_lines(Render(objects=objects, cloud={}))
-    assert line.startswith("Isolation: none from this stack on ASK: ECI enforces no NetworkPolicy")
+    # What docs/security.md says of a run stack on an ASK platform, in one line.
+    assert line == (
+        "Isolation: none from this stack on ASK: ECI enforces no NetworkPolicy (any pod in the "
+        "VPC reaches the replicas' TCP 2222) and the platform's NAS access rule admits the "
+        "cluster's vSwitch read-write as root (no_squash); docs/security.md"
+    )
 
 
 def test_a_rule_from_the_stacks_own_group_names_it_and_groups_without_rules_admit_nothing() -> None:

@@ -34,6 +34,7 @@ class WidgetArgs:
                will not force a replacement.
         :param pulumi.Input[builtins.str] old_name: Field 'old_name' has been
                deprecated since v1.2. Use 'name' instead.
+        :param pulumi.Input[builtins.str] legacy_mode: Deprecated since v1.3.
         """
         if old_name is not None:
             warnings.warn("""Field 'old_name' has been deprecated""", DeprecationWarning)
@@ -61,11 +62,13 @@ def test_argument_docs_are_each_params_whole_text_first_one_wins() -> None:
         "vpc_id": "The VPC of the widget. Changing this creates a new resource.",
         "zone_ids": "The zones. It will not force a replacement.",
         "old_name": "Field 'old_name' has been deprecated since v1.2. Use 'name' instead.",
+        "legacy_mode": "Deprecated since v1.3.",
     }
 
 
 def test_deprecated_arguments_are_those_logged_or_documented_so() -> None:
-    assert deprecated_arguments(SOURCE) == {"old_name", "legacy_flag"}
+    # legacy_flag only logged, legacy_mode only documented (in capitals), old_name both.
+    assert deprecated_arguments(SOURCE) == {"old_name", "legacy_flag", "legacy_mode"}
 
 
 def test_a_deprecated_resource_class_warns_first_thing() -> None:

@@ -114,6 +114,13 @@ NONE = _render()
             set(),
             "r1, r2 is stopped; r3 starts, in a directory of its own",
         ),
+        (
+            A,
+            _render(_job("r3"), _job("r2")),
+            0,
+            set(),
+            "r1 is stopped; r2, r3 starts, in a directory of its own",
+        ),
     ],
 )
 def test_what_becomes_of_the_run(
@@ -148,6 +155,12 @@ SUSPEND_NOTE = (
             SUSPENDED,
             SUSPEND_NOTE + " (and: r2 is stopped; r1 starts, in a directory of its own)",
         ),
+        # A sweep's trials, suspended together and kept.
+        (
+            _render(_job("r1", True), _job("r2", True)),
+            _render(_job("r2", True), _job("r1", True)),
+            "r1, r2 stays suspended (job.suspend)",
+        ),
         # A suspended run replaced by a new one that is not: the ordinary line.
         (
             _render(_job("r2", True)),
@@ -167,6 +180,7 @@ SUSPEND_NOTE = (
         "new-run-suspended",
         "first-run-suspended",
         "suspended-to-new-suspended",
+        "trials-stay-suspended",
         "suspended-to-new-running",
         "one-job-false",
         "one-job-unset",

@@ -29,7 +29,7 @@ def test_block_yaml_sorts_keys_and_keeps_insertion_order_out_of_the_text() -> No
 
 
 def test_a_long_value_stays_on_one_line() -> None:
-    long = "x" * 30 + " " + "y" * 300  # PyYAML folds at 80 columns unless told not to
+    long = " ".join(["word"] * 60)  # PyYAML folds at a space past 80 columns unless told not to
     text = block_yaml({"value": long})
     assert text == f"value: {long}\n"
     assert one_line([long]) == f"[{long}]"
