@@ -985,6 +985,13 @@ EQUIVALENT: dict[str, str] = {
         "X stripped too from a pool's desiredSize: the render writes it as digits, quoted or "
         "not, or as <computed>, none of which begins or ends in X"
     ),
+    **{
+        f"infra.render.style.{name}": (
+            "sort_keys=True or default_flow_style=False left out: they are yaml.dump's own "
+            "defaults (PyYAML 5.1 and later)"
+        )
+        for name in ("x_block_yaml__mutmut_9", "x_block_yaml__mutmut_10", "x_one_line__mutmut_10")
+    },
     "infra.render.unified.x__sections__mutmut_19": (
         "another stand-in title for the lines before the first title: both sides get the same "
         "one, and no real title (title_of needs a space) can equal it"
