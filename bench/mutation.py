@@ -992,6 +992,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for name in ("x_block_yaml__mutmut_9", "x_block_yaml__mutmut_10", "x_one_line__mutmut_10")
     },
+    **{
+        f"infra.render.cloud.x__is_cloud_resource__mutmut_{n}": (
+            "another prefix in place of kubernetes: for what is no cloud resource: it is only "
+            "asked of the shown resources, from which the kubernetes: ones were just left out"
+        )
+        for n in (4, 5)
+    },
     "infra.render.unified.x__sections__mutmut_19": (
         "another stand-in title for the lines before the first title: both sides get the same "
         "one, and no real title (title_of needs a space) can equal it"

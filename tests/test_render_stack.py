@@ -54,3 +54,12 @@ def test_a_sweep_the_cluster_cannot_run_is_refused_before_anything_is_rendered(
     stack["config"]["tftrain:sweep"]["parallel"] = 2
     (tmp_path / "Pulumi.narrow.yaml").write_text(yaml.safe_dump(stack))
     assert "# Stack narrow, rendered offline" in render_stack("narrow", tmp_path, "kubernetes")
+
+
+def test_a_platform_stacks_kubernetes_section_says_where_the_run_objects_are() -> None:
+    text = render_stack("platform-ack", only="kubernetes")
+    assert (
+        "# None: a platform stack (cluster.role platform) has no run; its run stacks\n"
+        "# hold the run's objects; it issues each of cluster.runNamespaces these.\n---\n"
+    ) in text
+    assert "kind: Job\n" not in text
