@@ -4,6 +4,8 @@ GitHub's 65,536-character limit for a comment, and the `tftrain review` verbs' o
 
 from __future__ import annotations
 
+import contextlib
+import io
 import shutil
 from pathlib import Path
 
@@ -245,3 +247,43 @@ def test_help_says_what_each_verb_and_option_does(capsys: pytest.CaptureFixture[
     text = " ".join(capsys.readouterr().out.split())
     assert "--base REV the pull request's base" in text
     assert "--previews DIR `pulumi preview` output per stack" in text
+
+
+def test_a_preview_or_a_failure_is_cut_only_past_its_own_limit(
+    stacks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    previews = tmp_path / "previews"
+    previews.mkdir()
+    compare = _Compare({"my-gpu": _diff("my-gpu", "s", ["-a"]), "my-dev": _diff("my-dev")})
+    monkeypatch.setattr(review, "compare_stack", compare)
+    fits = 12_000 - len("```diff\n\n```")  # a preview block is at most 12,000 characters
+    for length, cut in ((fits, False), (fits + 1, True)):
+        (previews / "my-gpu.txt").write_text("x\n" + "y" * (length - 2))
+        text = review.comment("main", stacks, previews)
+        preview = text.split("<code>pulumi preview --diff</code></summary>\n\n")[1]
+        assert (CUT in preview) is cut, length
+    fits = 4_000 - len("```\n\n```")  # a failure's message: at most 4,000
+    for length, cut in ((fits, False), (fits + 1, True)):
+        compare.answers["my-dev"] = DiffError("x\n" + "y" * (length - 2))
+        failure = review.comment("main", stacks, None).split("\n\n")[4]
+        assert (CUT in failure) is cut, length
+
+
+def test_the_comment_is_utf_8_whatever_the_terminal_encoding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(review, "comment", lambda *args: "Run: r1 → r2\n")
+    raw = io.BytesIO()
+    terminal = io.TextIOWrapper(raw, encoding="latin-1")
+    with contextlib.redirect_stdout(terminal):
+        assert review.main(["--base", "main"]) == 0
+        terminal.flush()
+    assert raw.getvalue() == "Run: r1 → r2\n".encode()
+
+
+def test_help_keeps_its_examples_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        review.main(["--help"])
+    out = capsys.readouterr().out
+    assert "The pull request's review comment: every changed stack's consequences" in out
+    assert "\nexit status:\n  0  printed\n  2  bad arguments\n" in out
