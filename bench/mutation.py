@@ -999,6 +999,31 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (4, 5)
     },
+    **{
+        f"infra.render.{name}": "'UTF-8' for 'utf-8': Python's codec names are case-blind"
+        for name in (
+            "__main__.x_main__mutmut_5",
+            "review.x_main__mutmut_5",
+            "review.x__preview_section__mutmut_22",
+        )
+    },
+    "infra.render.__main__.x_main__mutmut_21": (
+        "hang warnings asked of a platform stack too: it may not set job or any replica group "
+        "(refused as a run's keys), and without an evaluator hang_warnings answers none"
+    ),
+    **{
+        f"infra.render.review.x_stack_names__mutmut_{n}": (
+            "another stack name for finding the stacks directory: only the file's parent is read"
+        )
+        for n in (2, 6, 7)
+    },
+    **{
+        f"infra.render.review.x_comment__mutmut_{n}": (
+            "zip's strict check: the sections are made one per changed stack, so the lengths "
+            "always match"
+        )
+        for n in (64, 67, 68)
+    },
     "infra.render.unified.x__sections__mutmut_19": (
         "another stand-in title for the lines before the first title: both sides get the same "
         "one, and no real title (title_of needs a space) can equal it"
