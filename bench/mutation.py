@@ -1024,6 +1024,49 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (64, 67, 68)
     },
+    **{
+        f"infra.render.unified.x__merged__mutmut_{n}": (
+            "another tag for a change: get_grouped_opcodes and unified_diff read only whether "
+            "a tag is 'equal'"
+        )
+        for n in (16, 20, 21)
+    },
+    **{
+        f"infra.render.unified.xǁ_Alignedǁ__init____mutmut_{n}": (
+            "other sequences or autojunk for the aligned matcher: its get_opcodes is given, "
+            "and get_grouped_opcodes reads nothing else (set_seqs with None keeps None)"
+        )
+        for n in range(1, 9)
+    },
+    "infra.render.unified.x_unified_diff__mutmut_11": (
+        "= for += on the still empty list of lines: the same list"
+    ),
+    "infra.render.parsed.x_parse_render__mutmut_9": (
+        "read as a stack reference before the first title: the lines there (the render's "
+        "header and the cloud banner) hold no '#   name: ' line"
+    ),
+    "infra.render.parsed.x_name_of_title__mutmut_1": (
+        "split(None) for split('  ') of a resource title: title_of only yields `type  name`, "
+        "two parts with no other whitespace"
+    ),
+    **{
+        f"infra.render.actions.x_cloud_replace_lines__mutmut_{n}": (
+            "zip's strict check: referring is made one per replacing key, so the lengths match"
+        )
+        for n in (12, 15)
+    },
+    "infra.render.sweep.x__distinct_note__mutmut_3": (
+        "config.sweep read without its None check: only sweep_section calls it, after "
+        "answering '' for no sweep"
+    ),
+    "infra.render.sweep.x_sweep_section__mutmut_2": (
+        "`and` for `or` between no sweep and no trials: a sweep always has a trial (an empty "
+        "one is refused), and no sweep has none"
+    ),
+    "infra.render.review.x__fenced__mutmut_20": (
+        "max(..., 1) for max(..., 0): differs only for a limit shorter than the cut note, and "
+        "every limit is 1,000 characters or more"
+    ),
     "infra.render.unified.x__sections__mutmut_19": (
         "another stand-in title for the lines before the first title: both sides get the same "
         "one, and no real title (title_of needs a space) can equal it"

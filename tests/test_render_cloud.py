@@ -22,8 +22,10 @@ def _depth(line: str) -> int:
     return (len(line) - len(line.lstrip("# ")) - 1) // 2 if line.startswith("#") else -1
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def ack_gpu() -> list[str]:
+    # Per test, not per module: mutmut maps a mutant to the tests that reach it, and a cached
+    # render would reach only the first.
     return render_stack("ack-gpu", only="cloud").splitlines()
 
 

@@ -96,6 +96,24 @@ def test_mixed_shapes_in_one_group_and_a_group_removed() -> None:
     ]
 
 
+def test_a_group_moving_onto_eci_is_two_groups_and_a_job_may_carry_no_labels() -> None:
+    # ACK → ASK: the same workers, now on an ECI GPU spec.
+    old = _render(_job("worker", 1), _job("worker", 1))
+    on_eci = _job("worker", 1, eci="ecs.gn6i-c4g1.xlarge")
+    new = _render(on_eci, on_eci)
+    assert gpu_lines(old, new) == [
+        "GPUs requested: 2, unchanged",
+        "  worker: 2 (2 replicas x 1 GPU) → 0",
+        "  worker on ECI ecs.gn6i-c4g1.xlarge: 0 → 2 (2 replicas x 1 GPU)",
+    ]
+    bare = _job(None, 1)
+    del bare["metadata"]["labels"]
+    assert gpu_lines(_render(), _render(bare)) == [
+        "GPUs requested: 0 → 1",
+        "  ?: 0 → 1 (1 replica x 1 GPU)",
+    ]
+
+
 def _pool(desired: str | None, gpu: bool = True) -> CloudResource:
     inputs = {"instanceTypes": "[ecs.gn6i-c4g1.xlarge]"}
     if gpu:

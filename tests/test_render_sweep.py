@@ -111,6 +111,19 @@ def test_random_draws_that_repeat_a_point_say_how_many_were_distinct() -> None:
     assert "# sweep trials: 1 (5 samples drew 1 distinct points)" in sweep_section(config)
 
 
+def test_random_draws_all_distinct_need_no_note() -> None:
+    # Three draws from a continuous range: three distinct points.
+    sweep = {
+        "method": "random",
+        "samples": 3,
+        "seed": 1,
+        "parameters": {LR: {"min": 0.001, "max": 0.1}},
+        "parallel": 3,
+    }
+    config = parse_config({"image": IMAGE, "cluster": {"kind": "existing"}, "sweep": sweep})
+    assert "# sweep trials: 3\n" in sweep_section(config)
+
+
 def _render(trials: dict[str, str], **facts: str) -> str:
     lines = ["# Stack s", "# ===== Sweep: each trial is a run of its own ====="]
     lines += [f"# sweep {key}: {value}" for key, value in facts.items()]
