@@ -270,6 +270,68 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.local.process": ("tests/test_local_processes.py", "tests/test_local_launcher.py"),
     "infra.local.ports": ("tests/test_local_plan.py", "tests/test_local_launcher.py"),
+    # The render's entry point: its own tests and the golden reviews built on it (not the
+    # ten files that render a stack to look at one object, minutes of stats per run).
+    "infra.render": ("tests/test_render_stack.py", "tests/test_render_summary.py"),
+    # test_render.py's `--diff` tests clone a repository of the project's tracked files, which
+    # mutmut's copy (under the ignored .mutation/) has none of: they fail before any mutant.
+    # Its tests that need no repository, by node id, and each part's own tests.
+    "infra.render.__main__": (
+        "tests/test_render_main.py",
+        "tests/test_local_plan.py::test_a_stack_that_would_hang_is_warned_of_by_render_and_launcher",
+        "tests/test_render.py::test_bad_config_exits_2_with_the_config_error",
+        "tests/test_render.py::test_diff_against_an_unknown_revision_exits_2",
+    ),
+    "infra.render.unified": (
+        "tests/test_render_unified.py",
+        "tests/test_render.py::test_the_object_aware_diff_is_a_correct_unified_diff",
+    ),
+    "infra.render.diff": (
+        "tests/test_render_diff.py",
+        "tests/test_render.py::test_diff_against_an_unknown_revision_exits_2",
+    ),
+    "infra.render.relabel": ("tests/test_render_relabel.py",),
+    "infra.render.review_summary": ("tests/test_render_review_summary.py",),
+    "infra.render.style": (
+        "tests/test_render_style.py",
+        "tests/test_render_unified.py",
+        "tests/test_render_relabel.py",
+        "tests/test_render_summary.py",
+    ),
+    # The sections: their own tests, the render tests that read them (by node id, as above),
+    # the golden reviews, and the one check each of the other files makes of a render.
+    "infra.render.cloud": (
+        "tests/test_render_cloud.py",
+        "tests/test_render_stack.py",
+        "tests/test_render_summary.py",
+        "tests/test_render.py::test_ack_gpu_summary_shows_the_gpu_pool_and_the_nas_rule",
+        "tests/test_render.py::test_no_secret_reaches_the_summary_even_when_the_cloud_hands_one_out",
+        "tests/test_render.py::test_a_plaintext_kubeconfig_is_refused_by_key_and_not_echoed",
+        "tests/test_render.py::"
+        "test_existing_cluster_summary_says_no_cloud_resources_and_hides_the_kubeconfig",
+        "tests/test_render.py::test_existing_cluster_without_a_kubeconfig_says_which_one_is_used",
+        "tests/test_image_registry.py::test_the_render_shows_the_secret_s_shape_and_no_credential",
+        "tests/test_oss_access.py::test_offline_the_derived_name_shows_where_the_account_id_goes",
+        "tests/test_platform_stacks.py::"
+        "test_the_offline_render_of_a_run_shows_the_platform_as_placeholders",
+    ),
+    "infra.render.kubernetes": (
+        "tests/test_render_stack.py",
+        "tests/test_render_summary.py",
+        "tests/test_sweep_config.py",
+        "tests/test_render.py::test_kubernetes_section_is_exactly_what_the_builders_make",
+        "tests/test_render.py::test_every_object_has_a_title_and_every_env_var_one_line",
+        "tests/test_lifecycle.py::test_the_offline_render_includes_the_supervisor_config_map",
+        "tests/test_platform_stacks.py::"
+        "test_the_offline_render_of_a_run_shows_the_platform_as_placeholders",
+    ),
+    # The docstring reader on text in the SDK's shape, and the summary and table tests that
+    # read the installed SDK (not the whole-program files that check its deprecations).
+    "infra.render.provider_sdk": (
+        "tests/test_render_provider_sdk.py",
+        "tests/test_render_summary.py",
+        "tests/test_force_new_fields.py",
+    ),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
@@ -974,6 +1036,143 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (20, 32)
     },
+    **{
+        f"infra.render.relabel.x__kind__mutmut_{n}": (
+            "another cut of a title: title_of only yields `Kind ns/name` (one space) or "
+            "`pkg:module:Type  name` (two spaces, a type token of three ':'-parts), which "
+            "split(None), any rsplit count and [1] for [-1] cut alike"
+        )
+        for n in (3, 11, 13, 17, 18)
+    },
+    "infra.render.relabel.x_fold_run_id__mutmut_18": (
+        "None for '' as the title before the first: both are false, and `or` replaces either"
+    ),
+    "infra.render.gpus.x_gpu_pool_lines__mutmut_27": (
+        "another default for a pool without desiredSize: any text that is not digits reads "
+        "as 0 nodes, as '' does"
+    ),
+    "infra.render.gpus.x_gpu_pool_lines__mutmut_28": (
+        "X stripped too from a pool's desiredSize: the render writes it as digits, quoted or "
+        "not, or as <computed>, none of which begins or ends in X"
+    ),
+    **{
+        f"infra.render.style.{name}": (
+            "sort_keys=True or default_flow_style=False left out: they are yaml.dump's own "
+            "defaults (PyYAML 5.1 and later)"
+        )
+        for name in ("x_block_yaml__mutmut_9", "x_block_yaml__mutmut_10", "x_one_line__mutmut_10")
+    },
+    **{
+        f"infra.render.cloud.x__is_cloud_resource__mutmut_{n}": (
+            "another prefix in place of kubernetes: for what is no cloud resource: it is only "
+            "asked of the shown resources, from which the kubernetes: ones were just left out"
+        )
+        for n in (4, 5)
+    },
+    **{
+        f"infra.render.{name}": "'UTF-8' for 'utf-8': Python's codec names are case-blind"
+        for name in (
+            "__main__.x_main__mutmut_5",
+            "review.x_main__mutmut_5",
+            "review.x__preview_section__mutmut_22",
+        )
+    },
+    "infra.render.__main__.x_main__mutmut_21": (
+        "hang warnings asked of a platform stack too: it may not set job or any replica group "
+        "(refused as a run's keys), and without an evaluator hang_warnings answers none"
+    ),
+    **{
+        f"infra.render.review.x_stack_names__mutmut_{n}": (
+            "another stack name for finding the stacks directory: only the file's parent is read"
+        )
+        for n in (2, 6, 7)
+    },
+    **{
+        f"infra.render.review.x_comment__mutmut_{n}": (
+            "zip's strict check: the sections are made one per changed stack, so the lengths "
+            "always match"
+        )
+        for n in (64, 67, 68)
+    },
+    **{
+        f"infra.render.unified.x__merged__mutmut_{n}": (
+            "another tag for a change: get_grouped_opcodes and unified_diff read only whether "
+            "a tag is 'equal'"
+        )
+        for n in (16, 20, 21)
+    },
+    **{
+        f"infra.render.unified.xǁ_Alignedǁ__init____mutmut_{n}": (
+            "other sequences or autojunk for the aligned matcher: its get_opcodes is given, "
+            "and get_grouped_opcodes reads nothing else (set_seqs with None keeps None)"
+        )
+        for n in range(1, 9)
+    },
+    "infra.render.unified.x_unified_diff__mutmut_11": (
+        "= for += on the still empty list of lines: the same list"
+    ),
+    "infra.render.parsed.x_parse_render__mutmut_9": (
+        "read as a stack reference before the first title: the lines there (the render's "
+        "header and the cloud banner) hold no '#   name: ' line"
+    ),
+    "infra.render.parsed.x_name_of_title__mutmut_1": (
+        "split(None) for split('  ') of a resource title: title_of only yields `type  name`, "
+        "two parts with no other whitespace"
+    ),
+    **{
+        f"infra.render.actions.x_cloud_replace_lines__mutmut_{n}": (
+            "zip's strict check: referring is made one per replacing key, so the lengths match"
+        )
+        for n in (12, 15)
+    },
+    "infra.render.sweep.x__distinct_note__mutmut_3": (
+        "config.sweep read without its None check: only sweep_section calls it, after "
+        "answering '' for no sweep"
+    ),
+    "infra.render.sweep.x_sweep_section__mutmut_2": (
+        "`and` for `or` between no sweep and no trials: a sweep always has a trial (an empty "
+        "one is refused), and no sweep has none"
+    ),
+    "infra.render.review.x__fenced__mutmut_20": (
+        "max(..., 1) for max(..., 0): differs only for a limit shorter than the cut note, and "
+        "every limit is 1,000 characters or more"
+    ),
+    "infra.render.unified.x__sections__mutmut_19": (
+        "another stand-in title for the lines before the first title: both sides get the same "
+        "one, and no real title (title_of needs a space) can equal it"
+    ),
+    **{
+        f"infra.render.unified.{name}": (
+            "zip's strict check: ends is starts shifted by one, and an equal opcode pairs "
+            "ranges of one length, so the lengths always match"
+        )
+        for name in (
+            "x__sections__mutmut_22",
+            "x__sections__mutmut_25",
+            "x__sections__mutmut_26",
+            "x__opcodes__mutmut_21",
+            "x__opcodes__mutmut_24",
+            "x__opcodes__mutmut_25",
+        )
+    },
+    **{
+        f"infra.render.unified.x__opcodes__mutmut_{n}": (
+            "autojunk for the titles' matcher: difflib drops as junk only items found more "
+            "than 1 % + 1 times in a sequence of 200 or more, and a render's titles are unique "
+            "but for a lookup made twice at most"
+        )
+        for n in (7, 11, 14)
+    },
+    **{
+        f"infra.render.unified.x__opcodes__mutmut_{n}": (
+            "another tag for the change between unmatched sections: _merged reads only "
+            "whether a tag is 'equal'"
+        )
+        for n in (59, 60)
+    },
+    "infra.render.unified.x__opcodes__mutmut_29": (
+        "autojunk=None for False: SequenceMatcher only tests it for truth"
+    ),
 }
 
 

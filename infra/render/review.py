@@ -48,11 +48,20 @@ def preview_blocker(stack: str, stacks_dir: Path | None) -> str | None:
     return None
 
 
+CUT_NOTE = "... cut here to fit the comment; run the command in the job log for all"
+_DIFF_OPEN, _DIFF_CLOSE = "<details><summary>Diff</summary>\n\n", "\n</details>"
+
+
 def _fenced(text: str, language: str, limit: int) -> str:
-    if len(text) > limit:
-        cut = text[:limit].rsplit("\n", 1)[0]
-        text = f"{cut}\n... cut here to fit the comment; run the command in the job log for all"
-    return f"```{language}\n{text.rstrip()}\n```"
+    """`text` in a code fence of at most `limit` characters, fences and cut note included,
+    cut at a line's end."""
+    opening, closing = f"```{language}\n", "\n```"
+    body = text.rstrip()
+    room = limit - len(opening) - len(closing)
+    if len(body) > room:
+        cut = body[: max(room - len(CUT_NOTE), 0)].rsplit("\n", 1)[0]
+        body = f"{cut}\n{CUT_NOTE}"
+    return f"{opening}{body}{closing}"
 
 
 def _preview_section(stack: str, stacks_dir: Path | None, previews: Path | None) -> str:
@@ -84,19 +93,25 @@ def comment(base: str, stacks_dir: Path | None, previews: Path | None) -> str:
         "consequences and cost first, then the objects' diff.",
         *failures,
     ]
-    budget = (COMMENT_LIMIT - sum(map(len, parts))) // max(1, len(changed)) - SUMMARY_LIMIT
-    for result in changed:
-        parts += [
+    tail = (
+        [f"Unchanged: {', '.join(unchanged)} (render identical to `{base}`)."] if unchanged else []
+    )
+    sections = [
+        (
             f"### {result.stack}",
             _fenced(result.summary, "", SUMMARY_LIMIT),
-            "<details><summary>Diff</summary>\n\n"
-            + _fenced("\n".join(result.diff), "diff", max(budget, 1_000))
-            + "\n</details>",
             _preview_section(result.stack, stacks_dir, previews),
-        ]
-    if unchanged:
-        parts.append(f"Unchanged: {', '.join(unchanged)} (render identical to `{base}`).")
-    return "\n\n".join(parts) + "\n"
+        )
+        for result in changed
+    ]
+    # The diffs share what the rest leaves: each comes with its wrapper and two separators.
+    rest = len("\n\n".join([*parts, *(part for section in sections for part in section), *tail]))
+    wrapper = len(_DIFF_OPEN) + len(_DIFF_CLOSE) + len("\n\n")
+    budget = (COMMENT_LIMIT - rest - 1) // max(1, len(changed)) - wrapper
+    for result, (heading, summary, preview) in zip(changed, sections, strict=True):
+        diff = _fenced("\n".join(result.diff), "diff", max(budget, 1_000))
+        parts += [heading, summary, _DIFF_OPEN + diff + _DIFF_CLOSE, preview]
+    return "\n\n".join([*parts, *tail]) + "\n"
 
 
 def _comment_options(parser: argparse.ArgumentParser, default: object) -> None:

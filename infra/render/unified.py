@@ -58,17 +58,14 @@ def _opcodes(old: list[str], new: list[str]) -> list[Opcode]:
 
 
 def _merged(codes: list[Opcode]) -> list[Opcode]:
-    """Adjacent opcodes of one kind (equal, or any change) as one, with the tag difflib
-    would give it; grouping into hunks relies on that."""
+    """Adjacent opcodes of one kind (equal, or any change) as one: a change's lines are
+    printed from its ranges, and hunks are grouped by which opcodes are equal (difflib's
+    get_grouped_opcodes reads no other tag), so every change is a "replace"."""
     merged: list[Opcode] = []
     for tag, i1, i2, j1, j2 in codes:
-        if i1 == i2 and j1 == j2:
-            continue
         if merged and (merged[-1][0] == "equal") == (tag == "equal"):
             _, i1, _, j1, _ = merged.pop()
-        if tag != "equal":
-            tag = "replace" if i1 < i2 and j1 < j2 else "delete" if i1 < i2 else "insert"
-        merged.append((tag, i1, i2, j1, j2))
+        merged.append((tag if tag == "equal" else "replace", i1, i2, j1, j2))
     return merged
 
 
