@@ -459,6 +459,24 @@ EQUIVALENT: dict[str, str] = {
         for n in (6, 8, 11)
     },
     **{
+        f"infra.status.causes.x_pod_cause__mutmut_{n}": (
+            "another default for a pod status without a phase: only 'Failed' is compared, "
+            "and no default is it"
+        )
+        for n in (3, 5, 12)
+    },
+    **{
+        f"infra.status.causes.x__pull_cause__mutmut_{n}": (
+            "None for '' as the default of a message: the detail joins only the messages that "
+            "are true, so a missing one is left out either way"
+        )
+        for n in (18, 20, 37, 39)
+    },
+    "infra.status.causes.x__mount_cause__mutmut_25": (
+        "another default for a FailedMount event without a message, read for its volume names: "
+        "neither '' nor XXXX names a volume (`volume \"..\"` or `unmounted volumes=[..]`)"
+    ),
+    **{
         f"infra.status.cloud.{name}": (
             "another backstop for waiting on kubectl (31 s, or none, for 30 s): every call "
             "carries --request-timeout=8s, so kubectl answers or gives up long before"
@@ -784,6 +802,10 @@ EQUIVALENT: dict[str, str] = {
     "infra.pricing.refresh.x_write_atomically__mutmut_22": (
         "unlink(missing_ok=None): the temporary exists whenever it is removed (mkstemp made "
         "it, and only a failed write or rename reaches the removal)"
+    ),
+    "infra.pricing.refresh.x_write_atomically__mutmut_24": (
+        "unlink(missing_ok=False): the temporary exists whenever it is removed (only a failed "
+        "write or rename reaches the removal, and a failed rename leaves it in place)"
     ),
     **{
         f"infra.config.errors.x__locate__mutmut_{n}": (
