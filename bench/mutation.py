@@ -593,6 +593,17 @@ EQUIVALENT: dict[str, str] = {
             "xǁSupervisorǁ_start_due_restarts__mutmut_2",
         )
     },
+    **{
+        f"infra.local.supervisor.xǁSupervisorǁ_restarts_note__mutmut_{n}": (
+            "None for [] as the default of a replica with no earlier exits: both are false, so "
+            "no note either way"
+        )
+        for n in (3, 5)
+    },
+    "infra.local.supervisor.xǁSupervisorǁ__init____mutmut_29": (
+        "None for False as the first value of stopped: it is only tested for truth (the "
+        "launcher's resume hint)"
+    ),
     "infra.status.x__ask_cluster__mutmut_15": (
         "no runs root for the JSON answer of a stack with no cluster: _local reads the root "
         "only for the text it prints without --json"
