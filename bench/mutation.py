@@ -411,6 +411,16 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in numbers
     },
+    "infra.config.sweep_platform.x__pool_nodes__mutmut_4": (
+        "`or 1` for `or 0` for a GPU pool with neither size nor maxSize: a trial with a GPU "
+        "replica on it is refused by parse_config (gpuCount must be 0 ... no GPU nodes), and "
+        "only trials with GPU replicas have their capacity checked"
+    ),
+    "infra.config.sweep_points.x__value_text__mutmut_21": (
+        "repr(None) for repr(value) of a value of no YAML type: a point holds the stack "
+        "reader's plain YAML values (null, booleans, numbers, strings, lists, mappings), each "
+        "answered before"
+    ),
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"
