@@ -814,6 +814,15 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (27, 29)
     },
+    "infra.render.data.x_adoption_lines__mutmut_15": (
+        "another default for a kept resource without a bucket input: only the file system has "
+        "none, and its line names no bucket; the one bucket resource (OssBucket) always sets "
+        "bucket"
+    ),
+    "infra.render.data.x_adoption_lines__mutmut_16": (
+        "strip('XX\\'XX') for strip(\"'\"): an OSS bucket name is lower-case letters, digits "
+        "and hyphens (OSS naming rules, checked by the config), so it never ends in an X"
+    ),
     "infra.pricing.refresh.x_eci_rows__mutmut_2": (
         "another first value of the currency: each of the two probes sets it before it is read"
     ),
