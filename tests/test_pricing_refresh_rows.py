@@ -6,9 +6,8 @@ server). Shapes and prices are written by hand from Alibaba's instance-family pa
 
 from __future__ import annotations
 
+import locale
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -23,7 +22,6 @@ from infra.pricing import refresh as refresh_module
 from infra.pricing.refresh import Endpoints, refresh, refresh_rows
 from infra.pricing.table import PriceRow, load_table, parse_table
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = ("test-id", "test-secret")
 HEADER = (
     "InstanceType,vCPUs,MemoryGiB,AcceleratorName,AcceleratorCount,Region,AvailabilityZone,"
@@ -170,25 +168,22 @@ def test_a_first_refresh_writes_a_table_where_there_was_none(asked: list, tmp_pa
     ]
 
 
-def test_the_table_is_written_in_utf8_whatever_the_locale(tmp_path: Path) -> None:
-    # A source naming a page in Chinese; Python in the C locale (no UTF-8 mode) would write
-    # the locale's ASCII and fail on it.
+@pytest.fixture
+def ascii_locale() -> Iterator[None]:
+    """The C locale, whose files are ASCII unless a program says otherwise (Python outside
+    UTF-8 mode opens text files in the locale's encoding by default)."""
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        yield
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+
+
+def test_the_table_is_written_in_utf8_whatever_the_locale(tmp_path: Path, ascii_locale) -> None:
+    # A source naming a page in Chinese: written as UTF-8, as the table is read.
     table = tmp_path / "prices.csv"
-    code = (
-        "import sys; from pathlib import Path; from infra.pricing.refresh import "
-        "write_atomically; write_atomically(Path(sys.argv[1]), '\\u4ef7\\u683c\\n')"
-    )
-    env = {**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(table)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    refresh_module.write_atomically(table, "价格\n")
     assert table.read_bytes() == "价格\n".encode()
 
 
@@ -201,7 +196,9 @@ def test_the_command_names_what_is_missing_and_describes_itself(monkeypatch, cap
     monkeypatch.setenv("COLUMNS", "300")
     with pytest.raises(SystemExit):
         refresh_module.main(["--help"])
-    # The description is the docstring's first line alone.
-    assert capsys.readouterr().out.split("\n\n")[1] == (
+    # The description is the docstring's first line alone; the command's line, whole.
+    help_text = capsys.readouterr().out
+    assert help_text.split("\n\n")[1] == (
         "`tftrain prices refresh`: today's prices from the user's own account, into a new table."
     )
+    assert "\n    refresh   rewrite the price table from your account's prices\n" in help_text
