@@ -77,7 +77,7 @@ def test_only_the_latest_pull_answer_is_quoted() -> None:
                   waiting("ImagePullBackOff", 'Back-off pulling image "r/t:1"'))  # fmt: skip
     events = [event("Failed", TIMED_OUT, "kubelet"), event("Failed", REFUSED, "kubelet")]
     assert _cause(its_pod, events) == Cause(
-        f'image pull refused: registry credentials (ImagePullBackOff: {REFUSED} Back-off '
+        f"image pull refused: registry credentials (ImagePullBackOff: {REFUSED} Back-off "
         'pulling image "r/t:1")',
         CREDENTIALS_KEY,
     )
