@@ -854,11 +854,12 @@ EQUIVALENT: dict[str, str] = {
     ),
     **{
         f"infra.config.errors.x__allowed__mutmut_{n}": (
-            "the words of the bare fallback: every key a user may write has a description, "
-            "choices or sections of its own (test_every_key_a_user_may_write_says_what_it_takes), "
-            "and the program's keys are refused as unknown before, so no problem shows them"
+            "the bare fallback's words, or `or` for `and` before it: every key a user may write "
+            "without a description or choices holds a section "
+            "(test_every_key_a_user_may_write_says_what_it_takes), and the program's keys are "
+            "refused as unknown before, so only sections get there, which both read alike"
         )
-        for n in (22, 23)
+        for n in (12, 22, 23)
     },
     "infra.config.errors.x_describe__mutmut_3": (
         "errors(include_url=True): the url is a key of each error that describe never reads"

@@ -78,11 +78,13 @@ OLD = HEADER + (
 )
 
 
-def _rows(asked: list) -> dict[tuple[str, str, str], PriceRow]:
+def _refreshed() -> list[PriceRow]:
     old = parse_table(OLD, Path("prices.csv")).rows
-    wanted = {"cn-beijing": {"ecs.gn7i-c8g1.2xlarge"}}
-    rows = refresh_rows(old, wanted, KEY, Endpoints())
-    return {(row.item, row.region, row.zone): row for row in rows}
+    return refresh_rows(old, {"cn-beijing": {"ecs.gn7i-c8g1.2xlarge"}}, KEY, Endpoints())
+
+
+def _rows(asked: list) -> dict[tuple[str, str, str], PriceRow]:
+    return {(row.item, row.region, row.zone): row for row in _refreshed()}
 
 
 def test_each_region_is_asked_at_its_own_endpoints(asked: list) -> None:
@@ -99,8 +101,9 @@ def test_each_region_is_asked_at_its_own_endpoints(asked: list) -> None:
 
 
 def test_old_rows_are_priced_again_replaced_or_kept(asked: list) -> None:
-    rows = _rows(asked)
-    assert sorted(rows) == [
+    refreshed = _refreshed()
+    rows = {(row.item, row.region, row.zone): row for row in refreshed}
+    assert sorted((row.item, row.region, row.zone) for row in refreshed) == [
         ("eci.memory", "cn-beijing", ""),
         ("eci.memory", "cn-shanghai", ""),
         ("eci.vcpu", "cn-beijing", ""),
