@@ -526,6 +526,16 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in numbers
     },
+    "infra.config.sweep_platform.x__pool_nodes__mutmut_4": (
+        "`or 1` for `or 0` for a GPU pool with neither size nor maxSize: a trial with a GPU "
+        "replica on it is refused by parse_config (gpuCount must be 0 ... no GPU nodes), and "
+        "only trials with GPU replicas have their capacity checked"
+    ),
+    "infra.config.sweep_points.x__value_text__mutmut_21": (
+        "repr(None) for repr(value) of a value of no YAML type: a point holds the stack "
+        "reader's plain YAML values (null, booleans, numbers, strings, lists, mappings), each "
+        "answered before"
+    ),
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"
@@ -573,6 +583,24 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (6, 8, 11)
     },
+    **{
+        f"infra.status.causes.x_pod_cause__mutmut_{n}": (
+            "another default for a pod status without a phase: only 'Failed' is compared, "
+            "and no default is it"
+        )
+        for n in (3, 5, 12)
+    },
+    **{
+        f"infra.status.causes.x__pull_cause__mutmut_{n}": (
+            "None for '' as the default of a message: the detail joins only the messages that "
+            "are true, so a missing one is left out either way"
+        )
+        for n in (18, 20, 37, 39)
+    },
+    "infra.status.causes.x__mount_cause__mutmut_25": (
+        "another default for a FailedMount event without a message, read for its volume names: "
+        "neither '' nor XXXX names a volume (`volume \"..\"` or `unmounted volumes=[..]`)"
+    ),
     **{
         f"infra.status.cloud.{name}": (
             "another backstop for waiting on kubectl (31 s, or none, for 30 s): every call "
@@ -690,6 +718,17 @@ EQUIVALENT: dict[str, str] = {
             "xǁSupervisorǁ_start_due_restarts__mutmut_2",
         )
     },
+    **{
+        f"infra.local.supervisor.xǁSupervisorǁ_restarts_note__mutmut_{n}": (
+            "None for [] as the default of a replica with no earlier exits: both are false, so "
+            "no note either way"
+        )
+        for n in (3, 5)
+    },
+    "infra.local.supervisor.xǁSupervisorǁ__init____mutmut_29": (
+        "None for False as the first value of stopped: it is only tested for truth (the "
+        "launcher's resume hint)"
+    ),
     "infra.status.x__ask_cluster__mutmut_15": (
         "no runs root for the JSON answer of a stack with no cluster: _local reads the root "
         "only for the text it prints without --json"
@@ -890,6 +929,15 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (27, 29)
     },
+    "infra.render.data.x_adoption_lines__mutmut_15": (
+        "another default for a kept resource without a bucket input: only the file system has "
+        "none, and its line names no bucket; the one bucket resource (OssBucket) always sets "
+        "bucket"
+    ),
+    "infra.render.data.x_adoption_lines__mutmut_16": (
+        "strip('XX\\'XX') for strip(\"'\"): an OSS bucket name is lower-case letters, digits "
+        "and hyphens (OSS naming rules, checked by the config), so it never ends in an X"
+    ),
     "infra.pricing.refresh.x_eci_rows__mutmut_2": (
         "another first value of the currency: each of the two probes sets it before it is read"
     ),
@@ -899,6 +947,10 @@ EQUIVALENT: dict[str, str] = {
     "infra.pricing.refresh.x_write_atomically__mutmut_22": (
         "unlink(missing_ok=None): the temporary exists whenever it is removed (mkstemp made "
         "it, and only a failed write or rename reaches the removal)"
+    ),
+    "infra.pricing.refresh.x_write_atomically__mutmut_24": (
+        "unlink(missing_ok=False): the temporary exists whenever it is removed (only a failed "
+        "write or rename reaches the removal, and a failed rename leaves it in place)"
     ),
     **{
         f"infra.config.errors.x__locate__mutmut_{n}": (
@@ -915,6 +967,15 @@ EQUIVALENT: dict[str, str] = {
         "steps into that section, skips the entry's name and returns the same fields, no "
         "field and the whole loc's length"
     ),
+    **{
+        f"infra.config.errors.x__allowed__mutmut_{n}": (
+            "the bare fallback's words, or `or` for `and` before it: every key a user may write "
+            "without a description or choices holds a section "
+            "(test_every_key_a_user_may_write_says_what_it_takes), and the program's keys are "
+            "refused as unknown before, so only sections get there, which both read alike"
+        )
+        for n in (12, 22, 23)
+    },
     "infra.config.errors.x_describe__mutmut_3": (
         "errors(include_url=True): the url is a key of each error that describe never reads"
     ),

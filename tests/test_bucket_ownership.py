@@ -78,6 +78,11 @@ def test_an_empty_listing_is_an_answer_not_a_skip() -> None:
     run = run_program(raw, cloud=NoBuckets(), raise_errors=False)
     assert "this account has no bucket of that name" in error_of(run)
     assert run.resources == []
+    # The lookup asks for that name exactly (the provider's name_regex is RE2: a pattern
+    # anchored at both ends, its `-` plain).
+    assert [args for token, args in run.calls if token == GET_BUCKETS] == [
+        {"nameRegex": "^team-data-01$"}
+    ]
 
 
 def test_another_accounts_bucket_is_not_looked_up_and_the_grant_is_published() -> None:

@@ -91,3 +91,59 @@ def test_an_unknown_top_key_lists_the_keys_a_user_may_write() -> None:
         "hyperparams, image, imageRegistry, job, master, network, ps, storage, sweep, "
         "tensorboard, worker"
     ]
+
+
+def test_a_number_given_true_is_told_the_keys_range_not_the_validators_aside() -> None:
+    # The validator refuses a boolean in its own words; at the key itself the key's whole
+    # description is what a user needs.
+    assert problems(worker={"number": True}) == [
+        "tftrain:worker.number = true: must be an integer from 0 to 1000"
+    ]
+
+
+def test_a_mapping_of_sections_given_a_value_is_told_what_it_maps() -> None:
+    assert problems(sweep={"parameters": 5}) == [
+        "tftrain:sweep.parameters = 5: must be a non-empty mapping of stack key paths "
+        "(hyperparams.learningRate) to {values: [...]} or {min, max, distribution}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ({"job": {"args": 5}}, "tftrain:job.args = 5: must be a list of strings"),
+        ({"job": {"args": ["--x", 1]}}, "tftrain:job.args[1] = 1: must be a list of strings"),
+        ({"job": {"initCheckpoint": 5}}, "tftrain:job.initCheckpoint = 5: must be a string: "
+                                         "the checkpoint a new run's weights start from, or empty"),
+        ({"data": {"localInputDir": 5}}, "tftrain:data.localInputDir = 5: must be a string: a "
+                                         "directory on this machine, or empty"),
+        ({"data": {"localExportDir": []}}, "tftrain:data.localExportDir = []: must be a string: a "
+                                           "directory on this machine, or empty"),
+        ({"tensorboard": {"allowedSourceRanges": "203.0.113.0/24"}},
+         'tftrain:tensorboard.allowedSourceRanges = "203.0.113.0/24": must be a list of IPv4 CIDR '
+         "blocks such as 203.0.113.0/24"),
+    ],
+)  # fmt: skip
+def test_a_plain_key_given_the_wrong_type_says_what_it_takes(config: dict, said: str) -> None:
+    assert problems(**config) == [said]
+
+
+def test_every_key_a_user_may_write_says_what_it_takes() -> None:
+    """No problem falls back to the bare "must be valid here": each key has a description,
+    a fixed set of choices or sections of its own."""
+    from infra.config.errors import _allowed, fields_of, section_of
+    from infra.config.model import StackConfig
+
+    vague, sections, seen = [], [("", StackConfig)], set()
+    while sections:
+        path, section = sections.pop()
+        seen.add(section)
+        for key, info in fields_of(section).items():
+            if info.exclude:
+                continue  # the program's own keys (a trial's point)
+            inner, _ = section_of(info.annotation)
+            if inner is not None and inner not in seen:
+                sections.append((f"{path}.{key}", inner))
+            if _allowed(info) == "valid here":
+                vague.append(f"{path}.{key}")
+    assert vague == []

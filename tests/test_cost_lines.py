@@ -157,3 +157,16 @@ def test_the_side_after_the_change_is_named_when_it_cannot_be_priced() -> None:
     assert cost_lines(side(1800), broken, TABLE, TODAY)[1] == (
         "  after: not priced: its stack file does not validate here (x)"
     )
+
+
+@pytest.mark.parametrize("region", ["", "  alicloud:region: ''\n", "  alicloud:region: 5\n"])
+def test_a_stack_without_a_region_is_named_and_not_priced(tmp_path: Path, region: str) -> None:
+    # Alibaba's prices are per region: without alicloud:region (or with an empty or a
+    # non-text one) there is nothing to look up.
+    path = tmp_path / "Pulumi.noregion.yaml"
+    path.write_text(f"config:\n{region}  tftrain:image: {IMAGE}\n")
+    unpriced = price_side(read_stack(path), TABLE)
+    assert unpriced.problem == "its stack file sets no alicloud:region, whose prices apply"
+    assert cost_lines(side(1800), unpriced, TABLE, TODAY)[1] == (
+        "  after: not priced: its stack file sets no alicloud:region, whose prices apply"
+    )

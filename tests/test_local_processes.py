@@ -159,3 +159,25 @@ def test_kill_kills_the_whole_group_and_reaps(tmp_path: Path) -> None:
     assert child.returncode == -signal.SIGKILL and child.stopped_by_launcher
     assert child.ended is not None
     assert wait_until(lambda: not alive(inner), 10)
+
+
+def test_a_child_reads_nothing_from_the_launchers_terminal(tmp_path: Path) -> None:
+    # What the user types at the launcher (fd 0) is not a replica's: a replica that reads its
+    # stdin sees end of file at once, rather than taking the keys or waiting on them.
+    typed_r, typed_w = os.pipe()
+    os.write(typed_w, b"typed by the user\n")
+    os.close(typed_w)
+    saved = os.dup(0)
+    os.dup2(typed_r, 0)
+    try:
+        out = io.StringIO()
+        probe = "import sys; print(repr(sys.stdin.read()))"
+        child = spawn("r-ps-0", [sys.executable, "-c", probe], dict(os.environ), tmp_path,
+                      PrefixedOutput(["r-ps-0"], out))  # fmt: skip
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
+        os.close(typed_r)
+    assert child.popen.wait(timeout=30) == 0
+    child.reader.join(timeout=30)
+    assert out.getvalue() == "[r-ps-0] ''\n"

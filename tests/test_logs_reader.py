@@ -371,3 +371,29 @@ def test_a_stack_from_another_directory_and_ctrl_c(
 
     monkeypatch.setattr(module, "local_logs", interrupted)
     assert main(args) == 130
+
+
+def test_logs_follow_reads_on_into_the_replicas_next_attempt(tmp_path: Path) -> None:
+    """`tftrain logs dev chief-0 -f`: the chief's first attempt failed; as its log is printed
+    the second starts and the run succeeds: both are printed, the second after the first."""
+    from infra.status.logs import local_logs, parse_args
+
+    run = tmp_path / "mnist" / "run-aaaa1111"
+    now = time.time()
+    attempt(run, "mnist-chief-0", 1, ["first"], 1, now - 60, now - 50)
+
+    class Terminal(io.BytesIO):
+        def write(self, data: bytes) -> int:  # type: ignore[override]
+            if b"first" in data:  # the second attempt starts and succeeds meanwhile
+                attempt(run, "mnist-chief-0", 2, ["second"], None, now, now)
+                (run / ".tftrain-run" / f"succeeded.{KEY}").write_text("mnist-chief-0\n")
+            return super().write(data)
+
+    out = Terminal()
+    args = parse_args(["dev", "chief-0", "-f", "--runs-dir", str(tmp_path)])
+    assert local_logs(args, tmp_path, out, read_run(run, with_scalars=False)) == 0
+    assert out.getvalue().decode().splitlines() == [
+        "first",
+        "tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 1",
+        "second",
+    ]

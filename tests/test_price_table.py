@@ -74,3 +74,20 @@ def test_a_table_with_another_header_or_no_file_is_refused(tmp_path: Path) -> No
     assert str(caught.value) == (
         f"{missing}: cannot read the price table: No such file or directory"
     )
+
+
+def test_the_table_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    # A source naming Alibaba's Chinese price page. In the C locale, Python outside UTF-8 mode
+    # reads text files as ASCII by default and would refuse it.
+    import locale
+
+    table = tmp_path / "prices.csv"
+    row = GOOD.replace("https://example.com/a", "阿里云价格页")
+    table.write_bytes((HEADER + row).encode())
+    saved = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        [read] = load_table(table).rows
+    finally:
+        locale.setlocale(locale.LC_CTYPE, saved)
+    assert read.source == "阿里云价格页"

@@ -517,3 +517,176 @@ def test_replicas_join_the_private_network_and_get_their_port_sidecars_do_not(
     supervisor._start(replica)
     assert spawned == [("tensorboard", tmp_path / "tb", None), (CHIEF, tmp_path / "work", enter)]
     assert released == ["tensorboard", CHIEF]
+
+
+class _Clock:
+    """The supervisor's clock, advanced by its own polls: each sleep runs the next step of the
+    run (exits, records) and moves time on by the sleep."""
+
+    def __init__(self, steps: list) -> None:
+        self.now, self._steps = 1000.0, steps
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+        if self._steps:
+            self._steps.pop(0)()
+
+
+def _clocked(monkeypatch: pytest.MonkeyPatch, steps: list) -> _Clock:
+    from infra.local import supervisor as module
+
+    clock = _Clock(steps)
+    monkeypatch.setattr(module, "time", clock)
+    return clock
+
+
+def _ends(child: FakeChild, code: int) -> None:
+    child.returncode = code
+
+
+def test_the_success_is_timed_from_its_record_seen_before_the_primary_exits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The chief publishes the success, then waits 0.1 s (an evaluator) before it exits: the
+    # record's time is the first poll's, 1000.0, and stays so; the exit is seen at 1000.1.
+    supervisor, _ = _supervisor(tmp_path, names=(CHIEF, WORKER))
+    (tmp_path / ".tftrain-run" / f"succeeded.{KEY}").write_text("r-chief-0\n")
+    chief, worker = supervisor.replicas[CHIEF], supervisor.replicas[WORKER]
+    _clocked(monkeypatch, [lambda: (_ends(worker, 0), _ends(chief, 0))])
+    assert supervisor._supervise(1000.0) == 0
+    assert (supervisor.published_at, supervisor.succeeded_at) == (1000.0, 1000.1)
+
+
+def test_replicas_left_after_a_failure_are_ended_after_the_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worker fails at once (limit 0); the ps never exits by itself: 50 s later (the
+    # grace) the launcher ends the run, naming it.
+    supervisor, out = _supervisor(tmp_path, limit=0, names=(CHIEF, WORKER, PS))
+    supervisor._timing = Timing(grace=50.0, stop_grace=5.0, timeout=500.0)
+    supervisor.replicas[WORKER].returncode = 3
+    _clocked(monkeypatch, [lambda: _ends(supervisor.replicas[CHIEF], 2)])
+    assert supervisor._supervise(1000.0) == 3
+    assert out.getvalue().splitlines() == [
+        "[launcher] FAILED: r-worker-0 exit 3 (job.backoffLimit 0: no restarts); the others "
+        "end with the run: r-chief-0, r-ps-0",
+        "[launcher] still running 50s after the job failed, terminating: r-ps-0",
+    ]
+
+
+def test_a_run_past_its_timeout_is_said_and_ends_124(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    supervisor, out = _supervisor(tmp_path, names=(CHIEF, WORKER))
+    supervisor._timing = Timing(grace=50.0, stop_grace=5.0, timeout=30.0)
+    clock = _clocked(monkeypatch, [])
+    assert supervisor._supervise(1000.0) == 124
+    assert 1030.0 < clock.now < 1030.2  # the first poll past 30 s
+    assert supervisor.outcome == "timed out after 30s"
+    assert out.getvalue() == "[launcher] --timeout: timed out after 30s; stopping every replica\n"
+
+
+def test_a_failure_with_every_replica_gone_says_none_left(tmp_path: Path) -> None:
+    supervisor, out = _supervisor(tmp_path, limit=0)
+    for child in supervisor.replicas.values():
+        child.returncode = 1
+    supervisor._handle_exits()
+    assert out.getvalue().splitlines() == [
+        "[launcher] FAILED: r-chief-0 exit 1 (job.backoffLimit 0: no restarts); the others end "
+        "with the run: none left"
+    ]
+
+
+def test_a_sidecars_end_is_said_once(tmp_path: Path) -> None:
+    supervisor, out = _supervisor(tmp_path)
+    supervisor.sidecars = {"tensorboard": FakeChild("tensorboard", returncode=1)}  # type: ignore[dict-item]
+    supervisor._handle_exits()
+    supervisor._handle_exits()
+    assert out.getvalue() == "[launcher] tensorboard exit 1; training goes on\n"
+
+
+def test_the_sidecar_is_started_first_and_stopped_with_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.local import supervisor as module
+    from infra.local.supervisor import Stopped
+
+    calls = _stops(monkeypatch)
+    out = io.StringIO()
+    supervisor = Supervisor(
+        [_spec(CHIEF), _spec(WORKER)],
+        CHIEF,
+        PrefixedOutput(["launcher"], out),
+        PortReservation([]),
+        Timing(grace=50.0, stop_grace=5.0),
+        sidecars=[_spec("tensorboard")],
+    )
+    monkeypatch.setattr(module.process, "spawn", lambda name, *args: FakeChild(name))
+
+    def interrupted(started_at: float) -> int:
+        raise Stopped(signal.SIGTERM)
+
+    monkeypatch.setattr(supervisor, "_supervise", interrupted)
+    assert supervisor.run() == 128 + signal.SIGTERM
+    assert list(supervisor.sidecars) == ["tensorboard"]
+    assert calls[1:] == [(["tensorboard", CHIEF, WORKER], 5.0)] * 2
+    assert out.getvalue().splitlines()[:3] == [
+        "[launcher] started tensorboard (pid 4242)",
+        "[launcher] started r-chief-0 (pid 4242)",
+        "[launcher] started r-worker-0 (pid 4242)",
+    ]
+
+
+def test_the_summary_has_the_sidecar_and_every_replica_after_one_not_started(
+    tmp_path: Path,
+) -> None:
+    supervisor, _ = _supervisor(tmp_path, names=(CHIEF, WORKER, PS))
+    supervisor._sidecar_specs = [_spec("tensorboard")]
+    supervisor.sidecars = {  # type: ignore[dict-item]
+        "tensorboard": FakeChild("tensorboard", returncode=-15, ended=170.0,
+                                 stopped_by_launcher=True),
+    }  # fmt: skip
+    chief, ps = supervisor.replicas[CHIEF], supervisor.replicas[PS]
+    chief.returncode, chief.ended = 0, 160.0
+    ps.returncode, ps.ended = 0, 160.5  # half a second after the success: still "after"
+    del supervisor.replicas[WORKER]
+    supervisor.published_at = 160.0
+    assert supervisor.summary(71.0, Path("/out")) == [
+        "  tensorboard  killed by SIGTERM     70.0s (stopped by the launcher) (ended 10.0s after "
+        "the run's success was published)",
+        "  r-chief-0    exit 0                60.0s",
+        "  r-worker-0   not started",
+        "  r-ps-0       exit 0                60.5s (ended 0.5s after the run's success was "
+        "published)",
+        "  total 71.0s; output dir /out",
+    ]
+
+
+def test_a_replica_ending_as_the_success_is_published_ended_after_it(tmp_path: Path) -> None:
+    supervisor, _ = _supervisor(tmp_path, names=(CHIEF, WORKER))
+    chief, worker = supervisor.replicas[CHIEF], supervisor.replicas[WORKER]
+    chief.returncode, chief.ended = 0, 160.0
+    worker.returncode, worker.ended = 0, 160.0
+    supervisor.published_at = 160.0
+    assert supervisor.summary(60.0, Path("/out"))[1] == (
+        "  r-worker-0  exit 0                60.0s (ended 0.0s after the run's success was "
+        "published)"
+    )
+
+
+def test_a_run_that_ends_by_itself_is_not_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `stopped` is what makes the launcher say how to continue the run: only after a signal.
+    from infra.local import supervisor as module
+
+    calls = _stops(monkeypatch)
+    supervisor, _ = _supervisor(tmp_path, names=(CHIEF,))
+    monkeypatch.setattr(module.process, "spawn", lambda name, *args: FakeChild(name))
+    monkeypatch.setattr(supervisor, "_supervise", lambda started_at: 0)
+    assert supervisor.run() == 0
+    assert supervisor.stopped is False and supervisor.outcome == ""
+    assert calls == [([CHIEF], 5.0)]  # the safety net alone

@@ -361,3 +361,13 @@ def test_points_that_differ_only_in_a_job_env_value_are_different_runs() -> None
     first, second = config.trials
     assert (first.job.env, second.job.env) == ({"MODE": "a"}, {"MODE": "b"})
     assert first.job.run_id != second.job.run_id
+
+
+def test_trials_without_gpu_replicas_give_the_gpu_pool_no_nodes_whatever_its_min_size() -> None:
+    # As for one run (the model's rule): no GPU replica, no GPU node; minSize does not make
+    # one. A sweep of two CPU-only trials derives the same maxSize 0 as each trial alone.
+    cpu_only = {**ACK_GPU, "worker": {"number": 2, "gpuCount": 0}}
+    cluster = {**ACK_GPU["cluster"], "gpuPool": {"minSize": 1}}
+    config = parse_config({**grid(0.001, 0.01, parallel=2), **cpu_only, "cluster": cluster})
+    assert config.cluster.gpu_pool.max_size == 0
+    assert [trial.cluster.gpu_pool.max_size for trial in config.trials] == [0, 0]

@@ -146,7 +146,7 @@ def require_usable_bucket(config: StackConfig, region: str | None) -> None:
     if data.bucket_owner == "another-account":
         pulumi.log.warn(grant_needed(data, config.oss_credentials == "rrsa"))
         return
-    found = listed(GET_BUCKETS, {"nameRegex": f"^{re.escape(data.bucket)}$"}, "buckets")
+    found = listed(GET_BUCKETS, {"nameRegex": f"^{re2_literal(data.bucket)}$"}, "buckets")
     check_existing_bucket(data, region, found)
 
 

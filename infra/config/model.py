@@ -43,11 +43,13 @@ class JobConfig:
         description="unset (the bundled trainer: python -m trainer, in tftrain's trainer image) "
         "or a non-empty list of non-blank strings",
     )
-    args: tuple[str, ...] = ()
+    args: tuple[str, ...] = Field((), description="a list of strings")
     env: t.EnvMap = Field(default_factory=dict)  # every replica's, under each group's own env
     data_dir: t.DataDir = ""
     # Fine-tuning: start a new run's weights from this checkpoint (issue 21; docs/data.md).
-    init_checkpoint: str = ""
+    init_checkpoint: str = Field(
+        "", description="a string: the checkpoint a new run's weights start from, or empty"
+    )
     # Never only: podFailurePolicy (fail at once on exit 2, ignore preemptions) requires it;
     # a failed replica still gets a new pod, up to backoffLimit.
     restart_policy: Literal["Never"] = "Never"
@@ -144,7 +146,10 @@ class TensorBoardConfig:
     image: t.Image = ""  # defaults to the stack's `image` if that is tftrain's trainer image
     service_type: Literal["ClusterIP", "LoadBalancer"] = "LoadBalancer"
     public: t.Bool = False
-    allowed_source_ranges: tuple[t.SourceRange, ...] = ()  # who may reach a public TensorBoard
+    # Who may reach a public TensorBoard.
+    allowed_source_ranges: tuple[t.SourceRange, ...] = Field(
+        (), description="a list of IPv4 CIDR blocks such as 203.0.113.0/24"
+    )
     cpu: t.Cpu = "500m"
     memory: t.Memory = "1Gi"
 
@@ -282,8 +287,9 @@ class DataConfig:
     export_prefix: t.ObjectPrefix = "exports/"  # a run's results: <exportPrefix><job>/<runId>/
     # The input on this machine: the local launcher's stand-in for the input prefix, and what a
     # stack that creates its bucket uploads there before any pod mounts it.
-    local_input_dir: str = ""
-    local_export_dir: str = ""  # the local launcher's stand-in for the bucket's export prefix
+    local_input_dir: str = Field("", description="a string: a directory on this machine, or empty")
+    # The local launcher's stand-in for the bucket's export prefix.
+    local_export_dir: str = Field("", description="a string: a directory on this machine, or empty")
     # How the CSI OSS plugin authenticates: auto is rrsa on ack (a RAM role the stack makes,
     # assumed through the cluster's OIDC provider), secret elsewhere.
     credentials: Literal["auto", "rrsa", "secret"] = "auto"

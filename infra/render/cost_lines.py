@@ -40,7 +40,10 @@ def price_side(stack: StackFile | None, table: PriceTable, project: Path = PROJE
         config = parse_config(stack.config)
     except ConfigError as error:
         return Side(problem=f"its stack file does not validate here ({error.problems[0]})")
-    region = str(stack.entries.get(REGION_KEY, ""))
+    region = stack.entries.get(REGION_KEY)
+    if not isinstance(region, str) or not region:
+        # Prices are per region: without one every item would read "no price ... in  in".
+        return Side(problem=f"its stack file sets no {REGION_KEY}, whose prices apply")
     return Side(config, stack_cost(config, table, region, project))
 
 

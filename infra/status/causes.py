@@ -111,7 +111,7 @@ def oom_cause(pod: Obj, group: str) -> Cause | None:
     return None
 
 
-def _pull_cause(pod: Obj, events: Sequence[Obj], config: StackConfig, group: str) -> Cause | None:
+def _pull_cause(pod: Obj, events: Sequence[Obj], group: str) -> Cause | None:
     for status in _container_statuses(pod):
         waiting = (status.get("state") or {}).get("waiting") or {}
         if waiting.get("reason") not in _PULL_WAITING:
@@ -219,7 +219,7 @@ def pod_cause(pod: Obj, events: Sequence[Obj], config: StackConfig, group: str) 
     if phase == "Failed":
         return oom_cause(pod, group)
     return (
-        _pull_cause(pod, events, config, group)
+        _pull_cause(pod, events, group)
         or _stock_cause(events)
         or _mount_cause(events)
         or (_scheduling_cause(events, config, group) if not _scheduled(pod) else None)
