@@ -222,6 +222,69 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.local.process": ("tests/test_local_processes.py", "tests/test_local_launcher.py"),
     "infra.local.ports": ("tests/test_local_plan.py", "tests/test_local_launcher.py"),
+    # The manifests: each builder's own tests, the OpenAPI schema check of every stack's
+    # objects, and each builder's module-named tests (the whole program's stack tests reach
+    # them too, at minutes per survivor, and hold nothing these do not).
+    "infra.manifests": ("tests/test_manifests_schema.py",),
+    "infra.manifests.common": (
+        "tests/test_manifests_schema.py",
+        "tests/test_network_policy.py",
+    ),
+    "infra.manifests.image_cache": (
+        "tests/test_manifests_schema.py",
+        "tests/test_image_registry.py",
+    ),
+    "infra.manifests.issued_names": (
+        "tests/test_manifests_schema.py",
+        "tests/test_run_namespaces.py",
+    ),
+    "infra.manifests.lifecycle": (
+        "tests/test_lifecycle.py",
+        "tests/test_manifests_schema.py",
+    ),
+    "infra.manifests.network_policy": (
+        "tests/test_manifests_schema.py",
+        "tests/test_network_policy.py",
+    ),
+    "infra.manifests.oss": (
+        "tests/test_manifests_schema.py",
+        "tests/test_oss_data.py",
+        "tests/test_run_namespaces.py",
+    ),
+    "infra.manifests.registry": (
+        "tests/test_image_registry.py",
+        "tests/test_manifests_schema.py",
+    ),
+    "infra.manifests.run_access": (
+        "tests/test_manifests_schema.py",
+        "tests/test_run_namespaces.py",
+    ),
+    "infra.manifests.secret_env": (
+        "tests/test_manifests_schema.py",
+        "tests/test_secret_env.py",
+    ),
+    "infra.manifests.security": ("tests/test_manifests_schema.py",),
+    "infra.manifests.storage": (
+        "tests/test_manifests_schema.py",
+        "tests/test_run_namespaces.py",
+    ),
+    "infra.manifests.tensorboard": (
+        "tests/test_manifests_schema.py",
+        "tests/test_network_policy.py",
+    ),
+    "infra.manifests.workloads": (
+        "tests/test_job_await.py",
+        "tests/test_job_suspend.py",
+        "tests/test_lifecycle.py",
+        "tests/test_manifests_schema.py",
+        "tests/test_replica_plan.py",
+        "tests/test_secret_env.py",
+    ),
+    # The registration rule: the platform's issued objects and a run's Secrets under mocks.
+    "infra.kube_resources": (
+        "tests/test_image_registry.py",
+        "tests/test_run_namespaces.py",
+    ),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
