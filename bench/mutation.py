@@ -280,6 +280,11 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_replica_plan.py",
         "tests/test_secret_env.py",
     ),
+    # What a platform issues its run namespaces, and the order the engine creates it in.
+    "infra.run_namespaces": (
+        "tests/test_run_namespaces.py",
+        "tests/test_run_namespaces_order.py",
+    ),
     # The registration rule: the platform's issued objects and a run's Secrets under mocks.
     "infra.kube_resources": (
         "tests/test_image_registry.py",
