@@ -288,6 +288,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     # The registration rule: the platform's issued objects and a run's Secrets under mocks.
     "infra.kube_resources": (
         "tests/test_image_registry.py",
+        "tests/test_kube_resources.py",
         "tests/test_run_namespaces.py",
     ),
 }
