@@ -18,17 +18,29 @@ The expected orderings are worked out by hand from what each object needs to exi
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
 
 from infra.config import read_stack_file, stack_file
 from infra.mock_deploy import Recorded, Registration
+from infra.platform.outputs import RUN_OSS_ROLE_NAMES
 from tests.pulumi_mocks import run_program
 from tests.test_platform_stacks import PLATFORM_ASK
 
-TEAMS = ("team-a", "team-b")
+# Two namespaces either side of where a RAM name (`tftrain-test-oss-access-<namespace>`, 24
+# characters before the namespace, at most 63) would cut a namespace off: 39 characters fit,
+# 40 do not, and the role is named after a digest of the namespace instead.
+TEAMS = ("team-a-" + "x" * 32, "team-b-" + "x" * 33)
 DEPLOYER = "tftrain-deployer"
+
+
+def role_component(team: str) -> str:
+    """The namespace's `OssRrsaAccess`, worked out by hand for the two TEAMS."""
+    if len(team) == 39:
+        return f"oss-access-{team}"
+    return f"oss-access-{hashlib.sha256(team.encode()).hexdigest()[:12]}"
 
 
 def _platform(raw: dict[str, Any]) -> Recorded:
@@ -86,12 +98,13 @@ def test_each_issued_volume_comes_after_the_storage_it_mounts_and_its_namespaces
     team: str,
 ) -> None:
     run = platform("platform-ack")
+    component = role_component(team)
     role = {
-        ("Role", f"oss-access-{team}-role"),
-        ("Policy", f"oss-access-{team}-policy"),
-        ("RolePolicyAttachment", f"oss-access-{team}-attachment"),
+        ("Role", f"{component}-role"),
+        ("Policy", f"{component}-policy"),
+        ("RolePolicyAttachment", f"{component}-attachment"),
     }
-    other = next(t for t in TEAMS if t != team)
+    other = role_component(next(t for t in TEAMS if t != team))
     storage = {
         ("MountTarget", "nas-mount-target"),
         ("AccessRule", "nas-access-rule"),
@@ -103,11 +116,27 @@ def test_each_issued_volume_comes_after_the_storage_it_mounts_and_its_namespaces
         assert storage | role <= deps, volume
         # Not the other namespace's role, and no namespace: a volume is cluster-scoped.
         assert not {name for _, name in deps} & {
-            f"oss-access-{other}-role",
-            f"oss-access-{other}-attachment",
-            team,
-            other,
+            f"{other}-role",
+            f"{other}-attachment",
+            *TEAMS,
         }
+
+
+def test_each_namespaces_role_is_made_once_the_bucket_is_there_and_named_for_it() -> None:
+    """A bucket name is global: when another account holds it, `up` stops there, before any
+    RAM role or policy of a namespace exists."""
+    run = platform("platform-ack")
+    for team in TEAMS:
+        deps = after(run, "OssRrsaAccess", role_component(team))
+        assert {
+            ("Bucket", "data-bucket"),
+            ("BucketPublicAccessBlock", "data-public-access-block"),
+        } <= deps
+    assert run.outputs[RUN_OSS_ROLE_NAMES] == {
+        TEAMS[0]: f"tftrain-test-oss-access-{TEAMS[0]}",
+        TEAMS[1]: f"tftrain-test-{role_component(TEAMS[1])}",
+    }
+    assert len(run.outputs[RUN_OSS_ROLE_NAMES][TEAMS[0]]) == 63
 
 
 def test_without_rrsa_the_volumes_come_after_the_nas_and_no_role() -> None:
