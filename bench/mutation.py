@@ -263,7 +263,10 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_manifests_schema.py",
         "tests/test_secret_env.py",
     ),
-    "infra.manifests.security": ("tests/test_manifests_schema.py",),
+    "infra.manifests.security": (
+        "tests/test_manifests_schema.py",
+        "tests/test_manifests_security.py",
+    ),
     "infra.manifests.storage": (
         "tests/test_manifests_schema.py",
         "tests/test_run_namespaces.py",
@@ -480,6 +483,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in numbers
     },
+    "infra.run_namespaces.x__component__mutmut_7": (
+        "the component's prefix in capitals: physical_name keeps a letter's case, so the name "
+        "is as long and the namespace is cut at the same place"
+    ),
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "
         "is copied again before it is set, so the stack's own config is never written to"
