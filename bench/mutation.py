@@ -227,6 +227,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     # them too, at minutes per survivor, and hold nothing these do not).
     "infra.manifests": ("tests/test_manifests_schema.py",),
     "infra.manifests.common": (
+        "tests/test_manifests_common.py",
         "tests/test_manifests_schema.py",
         "tests/test_network_policy.py",
     ),
