@@ -241,6 +241,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.manifests.lifecycle": (
         "tests/test_lifecycle.py",
+        "tests/test_manifests_lifecycle.py",
         "tests/test_manifests_schema.py",
     ),
     "infra.manifests.network_policy": (
