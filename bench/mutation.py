@@ -271,7 +271,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.manifests.storage": (
         "tests/test_manifests_schema.py",
-        "tests/test_run_namespaces.py",
+        "tests/test_manifests_storage.py",
     ),
     "infra.manifests.tensorboard": (
         "tests/test_manifests_schema.py",
