@@ -275,6 +275,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.manifests.tensorboard": (
         "tests/test_manifests_schema.py",
+        "tests/test_manifests_tensorboard.py",
         "tests/test_network_policy.py",
     ),
     "infra.manifests.workloads": (
