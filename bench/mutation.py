@@ -249,9 +249,9 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_network_policy.py",
     ),
     "infra.manifests.oss": (
+        "tests/test_manifests_oss.py",
         "tests/test_manifests_schema.py",
         "tests/test_oss_data.py",
-        "tests/test_run_namespaces.py",
     ),
     "infra.manifests.registry": (
         "tests/test_image_registry.py",
