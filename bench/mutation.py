@@ -283,6 +283,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_job_suspend.py",
         "tests/test_lifecycle.py",
         "tests/test_manifests_schema.py",
+        "tests/test_manifests_workloads.py",
         "tests/test_replica_plan.py",
         "tests/test_secret_env.py",
     ),
