@@ -19,14 +19,13 @@ The expected orderings are worked out by hand from what each object needs to exi
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
-import pytest
+import yaml
 
 from infra.config import read_stack_file, stack_file
 from infra.mock_deploy import Recorded, Registration
-from infra.platform.outputs import RUN_OSS_ROLE_NAMES
-from tests.pulumi_mocks import run_program
+from infra.platform.outputs import RUN_KUBECONFIGS, RUN_OSS_ROLE_NAMES
+from tests.pulumi_mocks import MOCK_SA_TOKEN, run_program
 from tests.test_platform_stacks import PLATFORM_ASK
 
 # Two namespaces either side of where a RAM name (`tftrain-test-oss-access-<namespace>`, 24
@@ -43,26 +42,13 @@ def role_component(team: str) -> str:
     return f"oss-access-{hashlib.sha256(team.encode()).hexdigest()[:12]}"
 
 
-def _platform(raw: dict[str, Any]) -> Recorded:
+def platform(name: str) -> Recorded:
+    """The platform deployed with TEAMS as its run namespaces. Each test deploys its own
+    (no cache): mutmut counts a test as reaching the code only if it runs it itself."""
+    raw = PLATFORM_ASK if name == "platform-ask" else read_stack_file(stack_file(name))
     run = run_program({**raw, "cluster": {**raw["cluster"], "runNamespaces": list(TEAMS)}})
     assert run.error is None, run.error
     return run
-
-
-# Deployed once per test session (mutmut forks a session per mutant: no module cache).
-_RUNS: dict[str, Recorded] = {}
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _deploy_afresh_per_session() -> None:
-    _RUNS.clear()
-
-
-def platform(name: str) -> Recorded:
-    if name not in _RUNS:
-        raw = PLATFORM_ASK if name == "platform-ask" else read_stack_file(stack_file(name))
-        _RUNS[name] = _platform(raw)
-    return _RUNS[name]
 
 
 def kind_of(registration: Registration) -> str:
@@ -76,9 +62,7 @@ def after(run: Recorded, kind: str, name: str) -> set[tuple[str, str]]:
     return {(kind_of(by_urn[urn]), by_urn[urn].name) for urn in resource.dependencies}
 
 
-@pytest.mark.parametrize("team", TEAMS)
-def test_each_namespaced_object_is_created_after_its_own_namespace_only(team: str) -> None:
-    run = platform("platform-ack")
+def namespaced_order(run: Recorded, team: str) -> None:
     namespace = ("Namespace", team)
     assert after(run, "Namespace", team) == set()
     assert after(run, "ServiceAccount", f"{team}/{DEPLOYER}") == {namespace}
@@ -93,11 +77,7 @@ def test_each_namespaced_object_is_created_after_its_own_namespace_only(team: st
     }
 
 
-@pytest.mark.parametrize("team", TEAMS)
-def test_each_issued_volume_comes_after_the_storage_it_mounts_and_its_namespaces_role(
-    team: str,
-) -> None:
-    run = platform("platform-ack")
+def volume_order(run: Recorded, team: str) -> None:
     component = role_component(team)
     role = {
         ("Role", f"{component}-role"),
@@ -122,10 +102,13 @@ def test_each_issued_volume_comes_after_the_storage_it_mounts_and_its_namespaces
         }
 
 
-def test_each_namespaces_role_is_made_once_the_bucket_is_there_and_named_for_it() -> None:
-    """A bucket name is global: when another account holds it, `up` stops there, before any
-    RAM role or policy of a namespace exists."""
+def test_on_ack_each_object_comes_after_what_it_needs_and_only_that() -> None:
     run = platform("platform-ack")
+    for team in TEAMS:
+        namespaced_order(run, team)
+        volume_order(run, team)
+    # A bucket name is global: when another account holds it, `up` stops there, before any
+    # RAM role or policy of a namespace exists.
     for team in TEAMS:
         deps = after(run, "OssRrsaAccess", role_component(team))
         assert {
@@ -137,12 +120,27 @@ def test_each_namespaces_role_is_made_once_the_bucket_is_there_and_named_for_it(
         TEAMS[1]: f"tftrain-test-{role_component(TEAMS[1])}",
     }
     assert len(run.outputs[RUN_OSS_ROLE_NAMES][TEAMS[0]]) == 63
+    kubeconfigs_name_their_own_tokens(run)
+
+
+def kubeconfigs_name_their_own_tokens(run: Recorded) -> None:
+    """Each namespace's kubeconfig, a secret output: the token the cluster put in that
+    namespace's ServiceAccount Secret, that namespace as the default."""
+    assert RUN_KUBECONFIGS in run.secret_outputs
+    assert sorted(run.outputs[RUN_KUBECONFIGS]) == sorted(TEAMS)
+    for team in TEAMS:
+        issued = yaml.safe_load(run.outputs[RUN_KUBECONFIGS][team])
+        assert issued["users"][0]["user"] == {"token": f"{MOCK_SA_TOKEN}-{team}"}
+        assert issued["contexts"][0]["context"]["namespace"] == team
 
 
 def test_without_rrsa_the_volumes_come_after_the_nas_and_no_role() -> None:
     """ASK: no RRSA, so no RAM role; the runs bring an AccessKey."""
     run = platform("platform-ask")
     for team in TEAMS:
+        namespaced_order(run, team)
         deps = after(run, "PersistentVolume", f"tftrain-{team}-data")
         assert {("MountTarget", "nas-mount-target"), ("AccessRule", "nas-access-rule")} <= deps
         assert not any(kind in ("Role", "RolePolicyAttachment") for kind, _ in deps)
+    assert RUN_OSS_ROLE_NAMES not in run.outputs
+    kubeconfigs_name_their_own_tokens(run)
