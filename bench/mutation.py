@@ -225,7 +225,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     # The manifests: each builder's own tests, the OpenAPI schema check of every stack's
     # objects, and each builder's module-named tests (the whole program's stack tests reach
     # them too, at minutes per survivor, and hold nothing these do not).
-    "infra.manifests": ("tests/test_manifests_schema.py",),
+    "infra.manifests": ("tests/test_manifests_objects.py", "tests/test_manifests_schema.py"),
     "infra.manifests.common": (
         "tests/test_manifests_common.py",
         "tests/test_manifests_schema.py",
