@@ -232,8 +232,9 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_network_policy.py",
     ),
     "infra.manifests.image_cache": (
-        "tests/test_manifests_schema.py",
         "tests/test_image_registry.py",
+        "tests/test_manifests_image_cache.py",
+        "tests/test_manifests_schema.py",
     ),
     "infra.manifests.issued_names": (
         "tests/test_manifests_schema.py",
