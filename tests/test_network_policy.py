@@ -9,7 +9,6 @@ labels are exactly what such a pod would carry.
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
 from typing import Any
 
 import pytest
@@ -75,8 +74,9 @@ def _replicas(pods: list[Pod]) -> list[Pod]:
     return [p for p in pods if REPLICA_TYPE_LABEL in p.labels]
 
 
-@cache
 def world(name: str) -> World:
+    """Not cached: under mutmut a test that reused another's world would neither run the
+    mutated builders nor be counted as reaching them."""
     config = config_for(name)
     objects = _render(config)
     elsewhere = _variant(config, namespace=OTHER_NAMESPACE)
