@@ -293,11 +293,11 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_run_namespaces.py",
         "tests/test_run_namespaces_order.py",
     ),
-    # The registration rule: the platform's issued objects and a run's Secrets under mocks.
+    # The registration rule: every kind in one fake runtime, and a platform's issued objects
+    # as the whole program registers them.
     "infra.kube_resources": (
-        "tests/test_image_registry.py",
         "tests/test_kube_resources.py",
-        "tests/test_run_namespaces.py",
+        "tests/test_run_namespaces_order.py",
     ),
 }
 
