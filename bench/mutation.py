@@ -488,6 +488,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in numbers
     },
+    "infra.run_namespaces.x__register__mutmut_51": (
+        "`=` for `+=` on a PersistentVolume's dependencies: a volume is cluster-scoped, so "
+        "nothing was added before (no Namespace to wait for)"
+    ),
     "infra.run_namespaces.x__component__mutmut_7": (
         "the component's prefix in capitals: physical_name keeps a letter's case, so the name "
         "is as long and the namespace is cut at the same place"

@@ -76,6 +76,14 @@ def test_credentials_and_secret_env_come_first_in_their_namespace() -> None:
     assert names[1:3] == ["mnist-registry", "mnist-env"]
     assert "ImageCache" not in [k for k, _ in kinds]
     assert kinds[-1] == ("Job", REPLICAS)  # no TensorBoard
+    # The value reaches the Jobs by reference only: nowhere in clear (the Secret holds it
+    # base64-encoded, "dDBrZW4=").
+    secret_objects = objects_of(config, ("job",))
+    assert "t0ken" not in json.dumps(secret_objects)
+    for job in (o for o in secret_objects if o["kind"] == "Job"):
+        (container,) = job["spec"]["template"]["spec"]["containers"]
+        (token,) = [var for var in container["env"] if var["name"] == "TOKEN"]
+        assert token["valueFrom"]["secretKeyRef"]["name"] == "mnist-env"
     # Not marked secret: no env Secret.
     assert "mnist-env" not in {o["metadata"]["name"] for o in objects_of(config)}
 

@@ -63,6 +63,11 @@ def after(run: Recorded, kind: str, name: str) -> set[tuple[str, str]]:
 
 
 def namespaced_order(run: Recorded, team: str) -> None:
+    # Registered with the platform's own provider (its admin kubeconfig), not an ambient one.
+    (provider,) = run.of_type("pulumi:providers:kubernetes")
+    for resource in run.resources:
+        if resource.type.startswith("kubernetes:") and resource.type != provider.type:
+            assert resource.provider.startswith(f"{provider.urn}::"), resource.name
     namespace = ("Namespace", team)
     assert after(run, "Namespace", team) == set()
     assert after(run, "ServiceAccount", f"{team}/{DEPLOYER}") == {namespace}
