@@ -488,6 +488,14 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in numbers
     },
+    **{
+        f"infra.kube_resources.x_kube_resource__mutmut_{n}": (
+            "our own secret wrap of a Secret's data skipped: pulumi-kubernetes' typed Secret "
+            "wraps `data` in pulumi.Output.secret itself (core/v1/Secret.py), so the engine "
+            "gets the same secret input"
+        )
+        for n in (19, 20, 21, 22, 23)
+    },
     "infra.run_namespaces.x__register__mutmut_51": (
         "`=` for `+=` on a PersistentVolume's dependencies: a volume is cluster-scoped, so "
         "nothing was added before (no Namespace to wait for)"
