@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from infra.config import parse_config, read_stack_file, stack_file
 from infra.kube_resources import kube_resource
@@ -20,6 +21,7 @@ from infra.manifests import build_objects
 from infra.manifests.run_access import IssuedStorage, issued_objects
 from infra.mock_deploy import RecordingMocks
 from infra.platform.cluster_facts import cluster_facts
+from tests.pulumi_mocks import FAKE_KUBECONFIG
 from tests.test_cloud_components import deploy
 from tests.test_image_registry import with_credentials
 
@@ -59,11 +61,14 @@ def every_kind() -> list[dict[str, Any]]:
 
 
 def register(objects: list[dict[str, Any]]) -> RecordingMocks:
+    """Every object through `kube_resource`, with the options the program passes (its
+    cluster's provider)."""
     mocks = RecordingMocks(answers=None, redact=False)
 
     def build() -> dict[str, pulumi.Output[Any]]:
+        provider = k8s.Provider("k8s", kubeconfig=FAKE_KUBECONFIG)
         for obj in objects:
-            kube_resource(obj, pulumi.ResourceOptions())
+            kube_resource(obj, pulumi.ResourceOptions(provider=provider))
         return {}
 
     deploy(build, mocks=mocks)  # type: ignore[arg-type]
@@ -74,13 +79,15 @@ def test_every_kind_is_registered_as_its_resource_under_its_namespaced_name() ->
     objects = every_kind()
     assert {(o["apiVersion"], o["kind"]) for o in objects} == TOKENS.keys()
     registered = {(r.type, r.name): r for r in register(objects).resources}
-    assert len(registered) == len(objects)
+    assert len(registered) == len(objects) + 1  # and the provider
     for obj in objects:
         meta = obj["metadata"]
         # Namespaced objects as `<namespace>/<name>`: each team's `tftrain-deployer` is a
         # resource of its own; cluster-scoped ones (Namespace, volumes, the cache) by name.
         name = f"{meta['namespace']}/{meta['name']}" if "namespace" in meta else meta["name"]
         resource = registered[(TOKENS[(obj["apiVersion"], obj["kind"])], name)]
+        # On the cluster the options name, custom resources too.
+        assert "pulumi:providers:kubernetes::k8s::" in resource.provider, name
         # What the provider sends the API server: the object as the API spells it.
         assert resource.inputs == obj, name
 

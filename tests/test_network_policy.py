@@ -253,3 +253,26 @@ def test_evaluator_ip_blocks_expressions_and_egress() -> None:
     # Without policyTypes, a policy with egress rules isolates both directions.
     implicit = _policy("a", {"podSelector": {}, "egress": [{}]})
     assert isolated([implicit], WEB, "Ingress") and isolated([implicit], WEB, "Egress")
+
+
+def test_the_policies_are_named_after_the_job_and_each_trial() -> None:
+    """`<job>-<purpose>`; a sweep's training policy per trial, `<job>-<run id>-training`."""
+    from infra.config import load_stack
+    from infra.manifests.network_policy import network_policies
+
+    single = load_stack("ask-eci")
+    assert [p["metadata"]["name"] for p in network_policies(single)] == [
+        "mnist-default-deny",
+        "mnist-training",
+        "mnist-egress",
+        "mnist-tensorboard",
+    ]
+    sweep = load_stack("dev-sweep")
+    trials = [f"mnist-{run.job.run_id}-training" for run in sweep.runs]
+    assert len(trials) == 2
+    assert [p["metadata"]["name"] for p in network_policies(sweep)] == [
+        "mnist-default-deny",
+        *trials,
+        "mnist-egress",
+        "mnist-tensorboard",
+    ]
