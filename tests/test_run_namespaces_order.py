@@ -149,3 +149,39 @@ def test_without_rrsa_the_volumes_come_after_the_nas_and_no_role() -> None:
         assert not any(kind in ("Role", "RolePolicyAttachment") for kind, _ in deps)
     assert RUN_OSS_ROLE_NAMES not in run.outputs
     kubeconfigs_name_their_own_tokens(run)
+
+
+def test_a_token_the_cluster_did_not_fill_fails_naming_its_namespace() -> None:
+    """A cluster whose token controller left the ServiceAccount's Secret empty: `up` fails
+    naming that namespace's Secret, and says what to do."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+    import pytest
+
+    from infra.config import parse_config
+    from infra.manifests.run_access import IssuedStorage, issued_objects
+    from infra.run_namespaces import issue_namespaces
+    from tests.pulumi_mocks import FAKE_KUBECONFIG, CloudMocks
+    from tests.test_cloud_components import deploy
+
+    class NoTokens(CloudMocks):
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict]:
+            resource_id, outputs = super().new_resource(args)
+            if args.typ == "kubernetes:core/v1:Secret":
+                outputs = {**outputs, "data": {}}
+            return resource_id, outputs
+
+    raw = read_stack_file(stack_file("platform-ack"))
+    raw["cluster"]["runNamespaces"] = ["team-a"]
+    config = parse_config(raw)
+    storage = IssuedStorage(cluster_kind="ack")
+
+    def build() -> dict[str, pulumi.Output]:
+        provider = k8s.Provider("k8s", kubeconfig=FAKE_KUBECONFIG)
+        admin = (provider, pulumi.Output.from_input(FAKE_KUBECONFIG))
+        objects = issued_objects("team-a", storage)
+        exports = issue_namespaces(config, admin, objects, {}, [])
+        return {RUN_KUBECONFIGS: exports[RUN_KUBECONFIGS]}
+
+    with pytest.raises(Exception, match=r"token Secret of team-a/tftrain-deployer has no token"):
+        deploy(build, mocks=NoTokens())
