@@ -218,3 +218,17 @@ def test_a_run_stack_makes_only_the_claims_of_its_issued_volumes() -> None:
             "tftrain.io/namespace": namespace,
             "tftrain.io/volume": role,
         }
+
+
+def test_a_run_stack_on_ask_names_its_key_secret_as_its_platforms_volumes_do() -> None:
+    """Its platform issued the volumes naming `tftrain-oss-credentials` in the run's
+    namespace (`run_access.py`): the run's Secret must have exactly that name."""
+    from tests.test_platform_stacks import RUN_ASK
+
+    raw = {**RUN_ASK, "data": {"inputPrefix": "mnist/", "accessKeyId": "LTAI-run",
+                               "accessKeySecret": "s"}}  # fmt: skip
+    config = parse_config(raw, ("data",))
+    ref = {"name": "tftrain-oss-credentials", "namespace": config.job.namespace}
+    assert credentials_secret_ref(config) == ref
+    (secret,) = [o for o in oss_objects(config, cluster_facts(config)) if o["kind"] == "Secret"]
+    assert secret["metadata"]["name"] == "tftrain-oss-credentials"
