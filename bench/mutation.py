@@ -496,6 +496,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (19, 20, 21, 22, 23)
     },
+    "infra.manifests.oss.x_credentials_secret_ref__mutmut_15": (
+        "split('/') for split('/', 1) of data.credentialsSecret: the config accepts only "
+        "<namespace>/<name> (one /), which both split alike"
+    ),
     "infra.run_namespaces.x__register__mutmut_51": (
         "`=` for `+=` on a PersistentVolume's dependencies: a volume is cluster-scoped, so "
         "nothing was added before (no Namespace to wait for)"
