@@ -496,10 +496,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (19, 20, 21, 22, 23)
     },
-    "infra.manifests.oss.x_credentials_secret_ref__mutmut_15": (
-        "split('/') for split('/', 1) of data.credentialsSecret: the config accepts only "
-        "<namespace>/<name> (one /), which both split alike"
-    ),
+    **{
+        f"infra.manifests.oss.x_credentials_secret_ref__mutmut_{n}": (
+            "another cut of data.credentialsSecret (no limit, 2, from the right): the config "
+            "accepts only <namespace>/<name> (one /), which every cut splits alike"
+        )
+        for n in (15, 16, 18)
+    },
     "infra.run_namespaces.x__register__mutmut_51": (
         "`=` for `+=` on a PersistentVolume's dependencies: a volume is cluster-scoped, so "
         "nothing was added before (no Namespace to wait for)"
