@@ -503,6 +503,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (15, 16, 18)
     },
+    "infra.manifests.network_policy.x__policy__mutmut_3": (
+        "run_name for job.name in every policy's name: only the training policy is made from "
+        "a trial; the others from the stack's own config, whose run_name is the job name"
+    ),
     "infra.run_namespaces.x__register__mutmut_51": (
         "`=` for `+=` on a PersistentVolume's dependencies: a volume is cluster-scoped, so "
         "nothing was added before (no Namespace to wait for)"
