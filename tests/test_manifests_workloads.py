@@ -185,3 +185,14 @@ def test_a_secret_env_value_is_read_from_the_stacks_secret_and_never_written() -
     # Not marked secret by the engine: a plain value.
     (container,) = jobs_of(config)["mnist-chief-0"]["spec"]["template"]["spec"]["containers"]
     assert {"name": "TOKEN", "value": "t0ken"} in container["env"]
+
+
+def test_every_replica_starts_from_the_named_runs_checkpoints() -> None:
+    """`job.initCheckpoint: run:<id>`: that run's checkpoints on the volume, in every pod
+    (`<mountPath>/<job>/<run id>/checkpoints`)."""
+    for made in jobs_of(stack({"initCheckpoint": "run:r0"})).values():
+        (container,) = made["spec"]["template"]["spec"]["containers"]
+        assert {
+            "name": "TFTRAIN_INIT_CHECKPOINT",
+            "value": "/data/mnist/r0/checkpoints",
+        } in container["env"]
