@@ -258,9 +258,12 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_image_registry.py",
         "tests/test_manifests_schema.py",
     ),
+    # test_run_namespaces.py deploys each platform once per session: mutmut credits only the
+    # first test with reaching the builders, so the uncached whole-platform tests hold them.
     "infra.manifests.run_access": (
         "tests/test_manifests_schema.py",
         "tests/test_run_namespaces.py",
+        "tests/test_run_namespaces_order.py",
     ),
     "infra.manifests.secret_env": (
         "tests/test_manifests_schema.py",
