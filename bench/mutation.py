@@ -332,6 +332,86 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_render_summary.py",
         "tests/test_force_new_fields.py",
     ),
+    # The manifests: each builder's own tests, the OpenAPI schema check of every stack's
+    # objects, and each builder's module-named tests (the whole program's stack tests reach
+    # them too, at minutes per survivor, and hold nothing these do not).
+    "infra.manifests": ("tests/test_manifests_objects.py", "tests/test_manifests_schema.py"),
+    "infra.manifests.common": (
+        "tests/test_manifests_common.py",
+        "tests/test_manifests_schema.py",
+        "tests/test_network_policy.py",
+    ),
+    "infra.manifests.image_cache": (
+        "tests/test_image_registry.py",
+        "tests/test_manifests_image_cache.py",
+        "tests/test_manifests_schema.py",
+    ),
+    "infra.manifests.issued_names": (
+        "tests/test_manifests_schema.py",
+        "tests/test_run_namespaces.py",
+    ),
+    "infra.manifests.lifecycle": (
+        "tests/test_lifecycle.py",
+        "tests/test_manifests_lifecycle.py",
+        "tests/test_manifests_schema.py",
+    ),
+    "infra.manifests.network_policy": (
+        "tests/test_manifests_schema.py",
+        "tests/test_network_policy.py",
+    ),
+    "infra.manifests.oss": (
+        "tests/test_manifests_oss.py",
+        "tests/test_manifests_schema.py",
+        "tests/test_oss_data.py",
+    ),
+    "infra.manifests.registry": (
+        "tests/test_image_registry.py",
+        "tests/test_manifests_schema.py",
+    ),
+    # test_run_namespaces.py deploys each platform once per session: mutmut credits only the
+    # first test with reaching the builders, so the uncached whole-platform tests hold them.
+    "infra.manifests.run_access": (
+        "tests/test_manifests_schema.py",
+        "tests/test_run_namespaces.py",
+        "tests/test_run_namespaces_order.py",
+    ),
+    "infra.manifests.secret_env": (
+        "tests/test_manifests_schema.py",
+        "tests/test_secret_env.py",
+    ),
+    "infra.manifests.security": (
+        "tests/test_manifests_schema.py",
+        "tests/test_manifests_security.py",
+    ),
+    "infra.manifests.storage": (
+        "tests/test_manifests_schema.py",
+        "tests/test_manifests_storage.py",
+    ),
+    "infra.manifests.tensorboard": (
+        "tests/test_manifests_schema.py",
+        "tests/test_manifests_tensorboard.py",
+        "tests/test_network_policy.py",
+    ),
+    "infra.manifests.workloads": (
+        "tests/test_job_await.py",
+        "tests/test_job_suspend.py",
+        "tests/test_lifecycle.py",
+        "tests/test_manifests_schema.py",
+        "tests/test_manifests_workloads.py",
+        "tests/test_replica_plan.py",
+        "tests/test_secret_env.py",
+    ),
+    # What a platform issues its run namespaces, and the order the engine creates it in.
+    "infra.run_namespaces": (
+        "tests/test_run_namespaces.py",
+        "tests/test_run_namespaces_order.py",
+    ),
+    # The registration rule: every kind in one fake runtime, and a platform's issued objects
+    # as the whole program registers them.
+    "infra.kube_resources": (
+        "tests/test_kube_resources.py",
+        "tests/test_run_namespaces_order.py",
+    ),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
@@ -535,6 +615,33 @@ EQUIVALENT: dict[str, str] = {
         "repr(None) for repr(value) of a value of no YAML type: a point holds the stack "
         "reader's plain YAML values (null, booleans, numbers, strings, lists, mappings), each "
         "answered before"
+    ),
+    **{
+        f"infra.kube_resources.x_kube_resource__mutmut_{n}": (
+            "our own secret wrap of a Secret's data skipped: pulumi-kubernetes' typed Secret "
+            "wraps `data` in pulumi.Output.secret itself (core/v1/Secret.py), so the engine "
+            "gets the same secret input"
+        )
+        for n in (19, 20, 21, 22, 23)
+    },
+    **{
+        f"infra.manifests.oss.x_credentials_secret_ref__mutmut_{n}": (
+            "another cut of data.credentialsSecret (no limit, 2, from the right): the config "
+            "accepts only <namespace>/<name> (one /), which every cut splits alike"
+        )
+        for n in (15, 16, 18)
+    },
+    "infra.manifests.network_policy.x__policy__mutmut_3": (
+        "run_name for job.name in every policy's name: only the training policy is made from "
+        "a trial; the others from the stack's own config, whose run_name is the job name"
+    ),
+    "infra.run_namespaces.x__register__mutmut_51": (
+        "`=` for `+=` on a PersistentVolume's dependencies: a volume is cluster-scoped, so "
+        "nothing was added before (no Namespace to wait for)"
+    ),
+    "infra.run_namespaces.x__component__mutmut_7": (
+        "the component's prefix in capitals: physical_name keeps a letter's case, so the name "
+        "is as long and the namespace is cut at the same place"
     ),
     "infra.config.sweep.x_with_point__mutmut_3": (
         "a shallow copy of the raw config for a trial: every mapping on a swept key's path "

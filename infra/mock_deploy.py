@@ -116,6 +116,9 @@ class Registration:
     parent: str = ""  # the parent's URN; the root Stack's for top-level resources
     ignore_changes: tuple[str, ...] = ()  # the resource option, as the engine receives it
     import_id: str = ""  # the `import_` resource option: adopt this existing resource
+    # The URNs the engine orders it after: its `depends_on` and the resources its inputs
+    # came from (what `pulumi up` creates first and `destroy` deletes last).
+    dependencies: tuple[str, ...] = ()
 
 
 @dataclass
@@ -198,35 +201,48 @@ class _RecordingMonitor(MockMonitor):
     def __init__(self, mocks: RecordingMocks) -> None:
         super().__init__(mocks)
         self.recording = mocks
-        # (type, name) → (urn, parent, ignore_changes, import id)
-        self.tree: dict[tuple[str, str], tuple[str, str, tuple[str, ...], str]] = {}
+        # (type, name) → (urn, parent, ignore_changes, import id, dependencies)
+        self.tree: dict[
+            tuple[str, str], tuple[str, str, tuple[str, ...], str, tuple[str, ...]]
+        ] = {}
         # A cloud resource read by id (`Resource.get`): a lookup, not something the stack owns.
         self.reads: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
-        self._place(request, tuple(request.ignoreChanges), request.importId)
+        self._place(
+            request, tuple(request.ignoreChanges), request.importId, tuple(request.dependencies)
+        )
         return super().RegisterResource(request)
 
     def ReadResource(self, request: Any) -> Any:  # a StackReference is read, not registered
-        self._place(request, (), "")
+        self._place(request, (), "", tuple(request.dependencies))
         # A Kubernetes object read by name stays with the objects (the render shows it there).
         if request.type != STACK_REFERENCE and not request.type.startswith("kubernetes:"):
             with self._lock:
                 self.reads[(request.type, request.name)] = request.id
         return super().ReadResource(request)
 
-    def _place(self, request: Any, ignored: tuple[str, ...], import_id: str) -> None:
+    def _place(
+        self, request: Any, ignored: tuple[str, ...], import_id: str, after: tuple[str, ...]
+    ) -> None:
         urn = self.make_urn(request.parent, request.type, request.name)
         with self._lock:
-            self.tree[(request.type, request.name)] = (urn, request.parent, ignored, import_id)
+            self.tree[(request.type, request.name)] = (
+                urn, request.parent, ignored, import_id, after
+            )  # fmt: skip
 
     def placed(self, registration: Registration) -> Registration:
-        urn, parent, ignored, import_id = self.tree.get(
-            (registration.type, registration.name), ("", "", (), "")
+        urn, parent, ignored, import_id, after = self.tree.get(
+            (registration.type, registration.name), ("", "", (), "", ())
         )
         return replace(
-            registration, urn=urn, parent=parent, ignore_changes=ignored, import_id=import_id
+            registration,
+            urn=urn,
+            parent=parent,
+            ignore_changes=ignored,
+            import_id=import_id,
+            dependencies=after,
         )
 
     def settle(self, recorded: Recorded) -> None:

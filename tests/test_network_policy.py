@@ -9,7 +9,6 @@ labels are exactly what such a pod would carry.
 from __future__ import annotations
 
 import dataclasses
-from functools import cache
 from typing import Any
 
 import pytest
@@ -75,8 +74,9 @@ def _replicas(pods: list[Pod]) -> list[Pod]:
     return [p for p in pods if REPLICA_TYPE_LABEL in p.labels]
 
 
-@cache
 def world(name: str) -> World:
+    """Not cached: under mutmut a test that reused another's world would neither run the
+    mutated builders nor be counted as reaching them."""
     config = config_for(name)
     objects = _render(config)
     elsewhere = _variant(config, namespace=OTHER_NAMESPACE)
@@ -253,3 +253,26 @@ def test_evaluator_ip_blocks_expressions_and_egress() -> None:
     # Without policyTypes, a policy with egress rules isolates both directions.
     implicit = _policy("a", {"podSelector": {}, "egress": [{}]})
     assert isolated([implicit], WEB, "Ingress") and isolated([implicit], WEB, "Egress")
+
+
+def test_the_policies_are_named_after_the_job_and_each_trial() -> None:
+    """`<job>-<purpose>`; a sweep's training policy per trial, `<job>-<run id>-training`."""
+    from infra.config import load_stack
+    from infra.manifests.network_policy import network_policies
+
+    single = load_stack("ask-eci")
+    assert [p["metadata"]["name"] for p in network_policies(single)] == [
+        "mnist-default-deny",
+        "mnist-training",
+        "mnist-egress",
+        "mnist-tensorboard",
+    ]
+    sweep = load_stack("dev-sweep")
+    trials = [f"mnist-{run.job.run_id}-training" for run in sweep.runs]
+    assert len(trials) == 2
+    assert [p["metadata"]["name"] for p in network_policies(sweep)] == [
+        "mnist-default-deny",
+        *trials,
+        "mnist-egress",
+        "mnist-tensorboard",
+    ]
