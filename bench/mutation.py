@@ -222,6 +222,24 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.local.process": ("tests/test_local_processes.py", "tests/test_local_launcher.py"),
     "infra.local.ports": ("tests/test_local_plan.py", "tests/test_local_launcher.py"),
+    # Package `__init__`s and entry points: no function of their own (mutmut mutates
+    # functions only), run against a test that imports or starts them, for a real row.
+    "infra.__main__": ("tests/test_engine_cwd.py",),
+    "infra.local": ("tests/test_local_noise.py",),
+    "infra.local.__main__": ("tests/test_local_plan.py",),  # `python -m infra.local --dry-run`
+    "infra.platform": ("tests/test_cluster_facts.py",),
+    "infra.records": ("tests/test_run_state_records.py",),
+    "infra.replica_plan": ("tests/test_replica_plan.py",),
+    "infra.sweep": ("tests/test_sweep_results.py",),
+    "infra.sweep.__main__": ("tests/test_sweep_local.py",),  # the sweep's comparison
+    # The supervisor's arguments and timing, and the plans that wrap every replica in it (the
+    # script's own runs, which read those arguments, have their own run: shell_mutation.py).
+    "infra.lifecycle": (
+        "tests/test_lifecycle.py",
+        "tests/test_lifecycle_supervision.py",
+        "tests/test_local_plan.py",
+        "tests/test_replica_plan.py",
+    ),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
