@@ -124,7 +124,7 @@ def test_the_final_exit_codes_are_read_from_the_scripts_one_line(tmp_path: Path)
     script = tmp_path / "s.sh"
     script.write_text("# FINAL_EXIT_CODES='9'\nFINAL_EXIT_CODES='3 64 126'\nexit 0\n")
     assert _final_exit_codes(script) == (3, 64, 126)
-    script.write_text("FINAL_EXIT_CODES=\"3\"\n")
+    script.write_text('FINAL_EXIT_CODES="3"\n')
     with pytest.raises(RuntimeError, match="does not define FINAL_EXIT_CODES"):
         _final_exit_codes(script)
 
