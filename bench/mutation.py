@@ -240,6 +240,14 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_local_plan.py",
         "tests/test_replica_plan.py",
     ),
+    # Its checks one by one, and the bundled trainer's checkpoint rule (not the file's
+    # launches, which train).
+    "infra.local.data": (
+        "tests/test_local_data.py",
+        "tests/test_bring_your_data.py::test_the_bundled_trainers_checkpoint_naming_binds_it_alone",
+        "tests/test_replica_plan.py",
+    ),
+    "infra.local.sweep": ("tests/test_local_sweep.py", "tests/test_sweep_local.py"),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the

@@ -1,0 +1,107 @@
+"""A local sweep's parts that decide without starting anything (infra/local/sweep.py): each
+trial's launcher command line, its env, where the trials' runs go, which trials are done and
+how the machine's cores are shared out. The sweep run itself: tests/test_sweep_local.py."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from infra.config import parse_config
+from infra.lifecycle import run_key
+from infra.local.cli import parse_args
+from infra.local.plan import REPO
+from infra.local.sweep import (
+    core_slices,
+    refused_options,
+    runs_dir,
+    succeeded,
+    trial_argv,
+    trial_environ,
+)
+
+SWEPT = {
+    "image": "registry.example.com/tftrain/trainer:1",
+    "sweep": {"parameters": {"hyperparams.learningRate": {"values": [0.01, 0.05]}}},
+}
+
+
+def test_a_trial_runs_the_launcher_with_this_launchs_options(tmp_path: Path) -> None:
+    args = parse_args(["sw", "--set", "a=1", "--set", "b=2"])
+    assert trial_argv(args, tmp_path / "run-1", "run-1") == [
+        sys.executable, "-P", "-m", "infra.local", "sw", "--trial", "run-1",
+        "--output-dir", str(tmp_path / "run-1"), "--set", "a=1", "--set", "b=2",
+        "--stop-grace", "45.0",
+    ]  # fmt: skip
+
+
+def test_every_option_a_trial_takes_is_passed_on_as_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = parse_args(
+        ["sw", "--stacks-dir", "st", "--input", "in", "--export", "ex", "--timeout", "90",
+         "--grace", "7", "--stop-grace", "3", "--fresh"]
+    )  # fmt: skip
+    argv = trial_argv(args, Path("/r/run-2"), "run-2")
+    assert argv[3:] == [
+        "infra.local", "sw", "--trial", "run-2", "--output-dir", "/r/run-2",
+        "--stacks-dir", str(tmp_path / "st"), "--input", str(tmp_path / "in"),
+        "--export", str(tmp_path / "ex"), "--timeout", "90.0", "--grace", "7.0",
+        "--stop-grace", "3.0", "--fresh",
+    ]  # fmt: skip
+
+
+def test_a_trials_launcher_finds_the_checkout_first_and_keeps_the_callers_path() -> None:
+    env = trial_environ({"HOME": "/h", "PYTHONPATH": "/mine"})
+    assert env == {"HOME": "/h", "PYTHONPATH": f"{REPO}{os.pathsep}/mine"}
+    assert trial_environ({"PYTHONPATH": ""})["PYTHONPATH"] == str(REPO)
+    assert trial_environ({}) == {"PYTHONPATH": str(REPO)}
+
+
+def test_the_trials_runs_go_under_the_output_dir_or_the_jobs_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = parse_config(SWEPT)
+    monkeypatch.chdir(tmp_path)
+    assert runs_dir(parse_args(["sw", "--output-dir", "out"]), config) == tmp_path / "out"
+    assert runs_dir(parse_args(["sw"]), config) == REPO / "runs" / "sw" / "mnist"
+
+
+def test_a_trial_is_done_once_its_own_success_is_recorded(tmp_path: Path) -> None:
+    [trial, other] = parse_config(SWEPT).trials
+    outcomes = tmp_path / ".tftrain-run"
+    assert not succeeded(tmp_path, trial)
+    outcomes.mkdir()
+    (outcomes / f"succeeded.{run_key(other)}").write_text("")
+    assert not succeeded(tmp_path, trial)
+    (outcomes / f"failed.{run_key(trial)}.g").write_text("")
+    assert not succeeded(tmp_path, trial)
+    (outcomes / f"succeeded.{run_key(trial)}").write_text("")
+    assert succeeded(tmp_path, trial)
+
+
+@pytest.mark.parametrize(
+    ("cores", "parallel", "slices"),
+    [
+        ([0], 1, [{0}]),
+        ([0, 1, 2, 3, 4], 2, [{0, 1, 2}, {3, 4}]),
+        ([2, 5, 7], 3, [{2}, {5}, {7}]),
+        ([0, 1, 2, 3, 4, 5, 6], 3, [{0, 1, 2}, {3, 4}, {5, 6}]),
+        ([4, 6], 5, [{4}, {6}, {4}, {6}, {4}]),
+    ],
+)
+def test_cores_are_split_evenly_the_first_slices_taking_the_rest(
+    cores: list[int], parallel: int, slices: list[set[int]]
+) -> None:
+    assert core_slices(cores, parallel) == slices
+
+
+def test_a_sweep_refuses_tensorboard_and_says_how_to_serve_its_runs() -> None:
+    assert refused_options(parse_args(["sw"])) is None
+    assert refused_options(parse_args(["sw", "--tensorboard"])) == (
+        "--tensorboard: serve the sweep's runs with python -m tensorboard.main --logdir runs/sw"
+    )
