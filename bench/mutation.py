@@ -248,6 +248,18 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_replica_plan.py",
     ),
     "infra.local.sweep": ("tests/test_local_sweep.py", "tests/test_sweep_local.py"),
+    # Its decisions in process first (refusals, --dry-run, limits), then the launches.
+    "infra.local.cli": (
+        "tests/test_job_suspend.py",
+        "tests/test_local_cli.py",
+        "tests/test_local_isolation.py",
+        "tests/test_local_launcher.py",
+        "tests/test_local_plan.py",
+        "tests/test_local_sweep.py",
+        "tests/test_secret_env.py",
+    ),
+    # The network seen from a child that joins it, then from the launcher's replicas.
+    "infra.local.netns": ("tests/test_local_netns.py", "tests/test_local_isolation.py"),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the

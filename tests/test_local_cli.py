@@ -1,0 +1,228 @@
+"""The launcher's decisions before anything starts (infra/local/cli.py), in process: what it
+refuses and how (exit 2, one line on stderr, nothing created), what --dry-run shows, the
+opening lines, the time limits it derives, and the output dir it accepts. The runs
+themselves: tests/test_local_launcher.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.config import parse_config
+from infra.local import cli
+from infra.local.cli import check_owned, main, opening_lines, parse_args
+from trainer.output_dir import OutputDirError
+
+IMAGE = "registry.example.com/tftrain/trainer:1"
+SWEEP = {"parameters": {"hyperparams.learningRate": {"values": [0.01, 0.05]}}}
+
+
+def stacks(tmp_path: Path, **config: Any) -> Path:
+    run_id = {} if "sweep" in config else {"job": {"runId": "r1"}}
+    values = {"image": IMAGE, **run_id, **config}
+    document = {"config": {f"tftrain:{key}": value for key, value in values.items()}}
+    (tmp_path / "Pulumi.s.yaml").write_text(yaml.safe_dump(document))
+    return tmp_path
+
+
+def launch(tmp_path: Path, *options: str) -> int:
+    return main(["s", "--stacks-dir", str(tmp_path), "--output-dir", str(tmp_path / "out"),
+                 *options])  # fmt: skip
+
+
+def test_the_defaults_are_the_dev_stack_and_a_pods_grace() -> None:
+    args = parse_args([])
+    assert (args.stack, args.set, args.stop_grace, args.timeout, args.grace) == (
+        "dev", [], 45.0, None, None,
+    )  # fmt: skip
+    assert not (args.tensorboard or args.fresh or args.dry_run)
+
+
+def test_input_and_export_become_their_keys_as_absolute_json_strings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    args = parse_args(["s", "--input", "my data:1", "--export", "out"])
+    assert cli._data_overrides(args) == [
+        f"data.localInputDir={json.dumps(str(tmp_path / 'my data:1'))}",
+        f"data.localExportDir={json.dumps(str(tmp_path / 'out'))}",
+    ]
+    assert cli._data_overrides(parse_args(["s"])) == []
+
+
+def test_a_bad_config_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert launch(stacks(tmp_path), "--set", "worker.numbr=3") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tftrain run: ") and "tftrain:worker.numbr" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_suspended_stack_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert launch(stacks(tmp_path, job={"runId": "r1", "suspend": True}), "--dry-run") == 2
+    assert capsys.readouterr().err.startswith(
+        "tftrain run: s is suspended (tftrain:job.suspend true): it runs nowhere until that "
+        "is false; to run it here anyway: --set job.suspend=false"
+    )
+
+
+def test_a_platform_stack_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["platform-ack", "--dry-run", "--output-dir", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.startswith(
+        "tftrain run: platform-ack is a platform stack (tftrain:cluster.role platform): it has "
+        "no run to launch"
+    )
+
+
+def test_trial_options_are_checked_against_the_stacks_sweep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert launch(stacks(tmp_path), "--trial", "x") == 2
+    assert capsys.readouterr().err == "tftrain run: --trial: s has no sweep\n"
+    stacks(tmp_path, sweep=SWEEP)
+    assert launch(tmp_path, "--trial", "x", "--dry-run") == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(
+        r"tftrain run: --trial x: not a trial of s "
+        r"\(its trials: run-[0-9a-f]{8}, run-[0-9a-f]{8}\)\n",
+        err,
+    )
+    assert launch(tmp_path, "--tensorboard") == 2
+    assert capsys.readouterr().err.startswith("tftrain run: a sweep cannot take --tensorboard")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_sweeps_dry_run_lists_its_trials_and_one_trial_its_replicas(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert launch(stacks(tmp_path, sweep=SWEEP), "--dry-run") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[1] for line in lines] == [
+        " hyperparams.learningRate=0.01",
+        " hyperparams.learningRate=0.05",
+    ]
+    trial = lines[1].split()[1].rstrip(":")
+    assert launch(tmp_path, "--trial", trial, "--dry-run") == 0
+    out = capsys.readouterr().out
+    # The second trial's point, shared by its replicas, and the trial's run id in their names.
+    assert "\n  TFTRAIN_LEARNING_RATE=0.05\n" in out.split(f"mnist-{trial}-chief-0:")[0]
+    assert out.startswith(f"output dir: {tmp_path / 'out'}\nenv of every replica:\n")
+    assert not (tmp_path / "out").exists()  # a dry run creates nothing
+
+
+def test_a_dry_run_shows_each_replica_once_and_the_shared_env_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert launch(stacks(tmp_path, job={"runId": "r1", "env": {"SHARED": "yes"}}), "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert out.count("  SHARED=yes\n") == 1
+    assert out.index("env of every replica:") < out.index("  SHARED=yes") < out.index("mnist-")
+    for name in ("mnist-chief-0:", "mnist-worker-0:", "mnist-worker-1:", "mnist-ps-0:"):
+        assert out.count(f"\n{name}\n") == 1, name
+    assert "TF_CONFIG" in out.split("mnist-ps-0:\n")[1]
+
+
+def test_the_opening_lines_say_what_this_launch_trains_with() -> None:
+    config = parse_config(
+        {"image": IMAGE, "job": {"name": "j", "runId": "r"}, "worker": {"number": 3},
+         "hyperparams": {"learningRate": 0.0005, "batchSize": 64, "epochs": 2, "maxSteps": 9}}
+    )  # fmt: skip
+    assert opening_lines("dev", config) == [
+        "stack dev: job j, run r",
+        "replicas: 1 chief, 3 worker, 1 ps",
+        "hyperparameters: learning rate 0.0005, batch size 64, epochs 2, max steps 9, "
+        f"strategy {config.effective_strategy}",
+    ]
+    plain = parse_config({"image": IMAGE, "hyperparams": {"epochs": 1}})
+    assert opening_lines("dev", plain)[2].split(", ")[2] == "epochs 1"
+    assert "max steps" not in opening_lines("dev", plain)[2]
+
+
+def test_the_deadline_and_grace_come_from_the_flags_else_the_stack() -> None:
+    plan: Any = SimpleNamespace(config=parse_config({"image": IMAGE}))
+    plan.topology = SimpleNamespace(replicas=())
+    assert cli._timeout(parse_args(["s"]), plan) is None
+    assert cli._timeout(parse_args(["s", "--timeout", "12"]), plan) == 12.0
+    timed = parse_config({"image": IMAGE, "job": {"activeDeadlineSeconds": 600}})
+    assert cli._timeout(parse_args(["s"]), SimpleNamespace(config=timed)) == 600.0
+    assert cli._timeout(parse_args(["s", "--timeout", "5"]), SimpleNamespace(config=timed)) == 5
+    assert cli._grace(parse_args(["s", "--grace", "3"]), plan) == 3.0
+    # No evaluator: a silent death's bound (30 s + a 5 s beat + 2 s grace), plus 5.
+    assert cli._grace(parse_args(["s"]), plan) == 42.0
+
+
+def test_the_data_lines_name_the_export_target_and_the_fine_tuning() -> None:
+    config = parse_config(
+        {"image": IMAGE, "job": {"name": "j", "runId": "r", "initCheckpoint": "run:old"},
+         "data": {"localInputDir": "/in", "localExportDir": "/ex"}}
+    )  # fmt: skip
+    assert cli._data_lines(config) == [
+        "input: /in",
+        "export: /ex/j/r once the run succeeds",
+        "fine-tuning from run:old (job.initCheckpoint)",
+    ]
+    assert cli._data_lines(parse_config({"image": IMAGE})) == []
+
+
+def test_commands_are_listed_once_per_distinct_command() -> None:
+    config = parse_config(
+        {"image": IMAGE, "job": {"command": ["python", "t.py"], "args": ["--a"]},
+         "ps": {"command": ["python", "ps.py"]}}
+    )  # fmt: skip
+    assert cli._commands(SimpleNamespace(config=config)) == [  # type: ignore[arg-type]
+        "chief/worker: python t.py --a",
+        "ps: python ps.py --a",
+    ]
+
+
+def test_an_output_dir_others_may_write_is_refused(tmp_path: Path) -> None:
+    run = tmp_path / "job" / "run"
+    run.mkdir(parents=True)
+    check_owned(run)
+    run.chmod(0o777)
+    with pytest.raises(OutputDirError, match=r"writable by every user \(mode 0777\): chmod o-w"):
+        check_owned(run)
+    run.chmod(0o755)
+    run.parent.chmod(0o777)
+    with pytest.raises(OutputDirError, match=f"output dir {run.parent} is writable"):
+        check_owned(run)
+    run.parent.chmod(0o777 | stat.S_ISVTX)  # like /tmp: nobody may rename our entries
+    check_owned(run)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory away needs root")
+def test_an_output_dir_of_another_user_is_refused(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    os.chown(run, 12345, -1)
+    with pytest.raises(OutputDirError, match="owned by uid 12345, not by you"):
+        check_owned(run)
+    os.chown(run, 0, -1)
+    os.chown(tmp_path, 12345, -1)  # the job dir: root's or ours only
+    with pytest.raises(OutputDirError, match=f"output dir {tmp_path} is owned by uid 12345"):
+        check_owned(run)
+
+
+def test_fresh_moves_the_earlier_output_aside_never_deletes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run-1"
+    cli._move_aside(run)  # nothing there: nothing to keep
+    assert list(tmp_path.iterdir()) == []
+    run.mkdir()
+    (run / "ckpt").write_text("kept")
+    cli._move_aside(run)
+    [aside] = tmp_path.iterdir()
+    assert aside.name.startswith("run-1.before-") and aside.name.endswith("Z")
+    assert len(aside.name.removeprefix("run-1.before-")) == len("20260101T000000Z")
+    assert (aside / "ckpt").read_text() == "kept"
+    assert capsys.readouterr().out == f"tftrain run: --fresh: the earlier output is now {aside}\n"
