@@ -23,6 +23,9 @@ A mutant counts as caught when a test fails or it times out (a loop that no long
 Under a mutant, tests/conftest.py runs the files that launch processes last (mutmut stops at
 the first failure) and fails a test still running after 240 s (a launcher that never handles
 an exit sleeps, which mutmut's CPU-time limit does not end).
+A function that runs only in a child process the tests start (CHILD_PROCESS_TESTS) is
+invisible to mutmut's record of which tests call what: its mutants are run against the
+tests named there, directly.
 EQUIVALENT lists mutants no test can catch because they change nothing observable, each
 with the reason; they are left out of the score. The shell scripts (supervise.sh,
 export.sh) have their own run: bench/shell_mutation.py. Not part of ./scripts/test.sh.
@@ -33,6 +36,8 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -268,6 +273,21 @@ TESTS: dict[str, tuple[str, ...]] = {
 DESELECT = (
     "tests/test_local_launcher.py::test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout",
 )
+
+# Functions that run only in a child process the tests start. mutmut learns which tests reach
+# a function from the calls it records in the test process, so it finds none for these and
+# marks their mutants "no tests". Each such mutant is run here against these tests, with
+# MUTANT_UNDER_TEST set as mutmut sets it (the child inherits it, and the copy's trampolines
+# run the mutant there), and its verdict is stored where mutmut keeps its own.
+CHILD_PROCESS_TESTS: dict[str, tuple[str, ...]] = {
+    # The namespace holder, `python -I netns.py`, which PrivateNetwork.create starts.
+    **dict.fromkeys(
+        ("infra.local.netns.x__hold", "infra.local.netns.x_bring_loopback_up"),
+        ("tests/test_local_netns.py",),
+    ),
+}
+CHILD_PROCESS_TIMEOUT = 600  # seconds for one mutant's tests; past it: mutmut's "timeout"
+TIMEOUT_EXIT_CODE = 36  # mutmut's code for a mutant that timed out
 
 # Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's
 # worker from the process that ran the stats pass, TensorFlow's thread pools included, and a
@@ -1092,6 +1112,7 @@ def run(module: str, tests: Sequence[str], jobs: int) -> None:
     with (work / "mutation-run.log").open("w") as out:
         # mutmut exits non-zero when mutants survive; the score says how many.
         subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+    run_child_process_mutants(module)
 
 
 def rerun_survivors(module: str, jobs: int) -> None:
@@ -1117,6 +1138,44 @@ def rerun_survivors(module: str, jobs: int) -> None:
     command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
     with (work / "survivors-run.log").open("w") as out:
         subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+    run_child_process_mutants(module)
+
+
+def run_child_process_mutants(module: str) -> None:
+    """The mutants of CHILD_PROCESS_TESTS' functions that mutmut found no test for, each
+    against its tests (stopping at the first failure, as mutmut does)."""
+    work = WORK / module
+    pending = [
+        name
+        for name, status in results(work).items()
+        if status == "no tests" and name.rpartition("__mutmut_")[0] in CHILD_PROCESS_TESTS
+    ]
+    if not pending:
+        return
+    meta_path = work / "mutants" / f"{module_path(module)}.meta"
+    meta = json.loads(meta_path.read_text())
+    with (work / "child-process-run.log").open("w") as out:
+        for name in pending:
+            tests = CHILD_PROCESS_TESTS[name.rpartition("__mutmut_")[0]]
+            command = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q",
+                       "-p", "no:cacheprovider", "-p", "no:randomly", *tests]  # fmt: skip
+            out.write(f"{name}:\n")
+            out.flush()
+            try:
+                done = subprocess.run(
+                    command,
+                    cwd=work / "mutants",
+                    env={**os.environ, "MUTANT_UNDER_TEST": name},
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=CHILD_PROCESS_TIMEOUT,
+                    check=False,
+                )
+                code = done.returncode  # pytest's: 0 all passed (survived), 1 a test failed
+            except subprocess.TimeoutExpired:
+                code = TIMEOUT_EXIT_CODE
+            meta["exit_code_by_key"][name] = code
+    meta_path.write_text(json.dumps(meta, indent=4))
 
 
 def results(work: Path) -> dict[str, str]:
