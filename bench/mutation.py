@@ -216,6 +216,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     # of the 20-odd files that import infra.local.plan train, at minutes per survivor).
     "infra.local.plan": (
         "tests/test_local_plan.py",
+        "tests/test_local_plan_parts.py",
         "tests/test_local_launcher.py",
         "tests/test_secret_env.py",
         "tests/test_bring_your_data.py",
