@@ -958,6 +958,22 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 16, 20)
     },
+    "infra.lifecycle.x_settle_seconds__mutmut_15": (
+        "`else 1` for `else 0` as the finish window without an evaluator: the larger of it "
+        "and lost_bound (at least 30 + 5 + 2 s) is taken, so the bound wins either way"
+    ),
+    "infra.lifecycle.x_run_key__mutmut_4": (
+        "settings_fingerprint(env_values=None) for False: it is only tested for truth"
+    ),
+    "infra.lifecycle.x__derived__mutmut_3": (
+        "the env sections of groups without replicas tried too: more combinations of "
+        "secret sections, among which the one the id was derived with still matches (another "
+        "would need a digest collision)"
+    ),
+    "infra.lifecycle.x__derived__mutmut_12": (
+        "one combination size more than there are sections: combinations() of a size larger "
+        "than its input yields nothing"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

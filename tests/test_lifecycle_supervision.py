@@ -15,6 +15,7 @@ from infra.lifecycle import (
     _final_exit_codes,
     deploy_generation,
     lost_bound,
+    run_key,
     settle_seconds,
     supervision,
 )
@@ -77,13 +78,13 @@ def test_the_replica_that_ends_the_run_exports_after_awaiting_the_evaluator() ->
         stop_grace=2,
         peers=("c", "e"),
         on_success="/x/export.sh",
-        awaited=("e",),
+        awaited=("e", "e2"),
         await_limit=635,
     )
     assert ender.wrap("s.sh", ["t"], "g") == [
         "/bin/sh", "s.sh", "--ends-run", "--outcomes", "/o", "--run", "k", "--generation", "g",
         "--replica", "c", "--backoff-limit", "0", "--peers", "c e", "--lost-after", "30",
-        "--on-success", "/x/export.sh", "--await", "e", "--await-limit", "635", "--", "t",
+        "--on-success", "/x/export.sh", "--await", "e e2", "--await-limit", "635", "--", "t",
     ]  # fmt: skip
     # Nothing to await without an export: --await is only read before --on-success runs.
     plain = Supervision(True, "/o", "k", "c", 0, 2, ("c",), awaited=("e",), await_limit=9)
@@ -114,6 +115,7 @@ def test_each_replica_gets_its_part_grace_and_export() -> None:
     assert (evaluator.ends_run, evaluator.stop_grace, evaluator.finish_grace) == (False, 30, 600)
     assert (evaluator.on_success, evaluator.awaited) == ("", ())
     assert evaluator.outcomes == "/runs/r/.tftrain-run"
+    assert supervision(config, topology, by_type["ps"], "/X/").outcomes == "/X/.tftrain-run"
     worker = supervision(config, topology, by_type["worker"], "/runs/r")
     assert (worker.ends_run, worker.stop_grace, worker.finish_grace) == (False, 2, 0)
     # Without an export the run's end awaits nobody.
@@ -135,3 +137,28 @@ def test_a_deploy_generation_names_the_templates_not_their_key_order() -> None:
     assert one == deploy_generation([{"spec": {"b": [1, 2], "a": 1}}, {"image": Path("/x")}])
     assert one != deploy_generation([{"spec": {"a": 2, "b": [1, 2]}}, {"image": Path("/x")}])
     assert one != deploy_generation([{"spec": {"a": 1, "b": [1, 2]}}, {"image": Path("/y")}])
+
+
+def test_a_pinned_run_id_is_keyed_by_env_names_not_values() -> None:
+    # A secret's value may be decrypted where the key is made, and the key is in every Job's
+    # args: only the names count (for a derived id, see below).
+    def pinned(env: dict[str, str]) -> str:
+        return run_key(parse_config({**IMAGE, "job": {"runId": "base", "env": env}}))
+
+    assert pinned({"TOKEN": "a"}) == pinned({"TOKEN": "b"}) != pinned({"OTHER": "a"})
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [["job"], ["worker"], ["job", "worker"]],
+)
+def test_a_derived_run_id_with_secret_env_is_the_runs_key(secret: list[str]) -> None:
+    # The engine marks a section holding a secret; the id was derived with its env values
+    # left out, which the key must recognise as derived (no fingerprint appended).
+    raw = {
+        **IMAGE,
+        "job": {"env": {"TOKEN": "t0k3n"}},
+        "worker": {"number": 2, "env": {"WORKER_TOKEN": "w"}},
+    }
+    config = parse_config(raw, secret_keys=secret)
+    assert run_key(config) == config.job.run_id
