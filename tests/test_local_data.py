@@ -13,7 +13,13 @@ from infra.config import parse_config
 from infra.local.data import LocalData, LocalDataError, local_data
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
-USERS_TRAINER = ["python", "-m", "trainer.task"]  # not the bundled trainer: any checkpoint kind
+USERS_TRAINER = ["python", "-m", "trainer.task"]
+BUCKET = {
+    "bucket": "my-bucket",
+    "inputPrefix": "mnist/",
+    "endpoint": "oss-cn-hangzhou-internal.aliyuncs.com",
+    "credentialsSecret": "kube-system/oss",
+}  # not the bundled trainer: any checkpoint kind
 
 
 def config(data: dict[str, Any] | None = None, job: dict[str, Any] | None = None) -> Any:
@@ -62,9 +68,10 @@ def test_input_and_export_must_lie_apart(tmp_path: Path, input_dir: str, export_
     raw = {"localInputDir": str(tmp_path / input_dir), "localExportDir": str(tmp_path / export_dir)}
     with pytest.raises(LocalDataError) as raised:
         local_data(config(raw), output(tmp_path))
-    assert str(raised.value).startswith(
+    assert str(raised.value) == (
         f"tftrain:data.localExportDir (--export) = {str(tmp_path / export_dir)!r} and the "
-        f"input {str(tmp_path / input_dir)!r}: allowed: directories apart"
+        f"input {str(tmp_path / input_dir)!r}: allowed: directories apart (neither inside the "
+        "other), so that a run's export never changes what the next run reads"
     )
 
 
@@ -109,3 +116,35 @@ def test_a_users_missing_checkpoint_is_one_line(tmp_path: Path) -> None:
     assert str(raised.value) == (
         f"tftrain:job.initCheckpoint = '/data/keep/m[1]' (here {here}): {here} does not exist"
     )
+
+
+def test_a_checkpoint_under_the_input_path_is_read_from_the_local_input(tmp_path: Path) -> None:
+    # data.inputPath (default /input) is where the input prefix is mounted in a pod; here the
+    # local input directory stands in for it.
+    (tmp_path / "in" / "m").mkdir(parents=True)
+    (tmp_path / "in" / "m" / "ckpt.index").write_bytes(b"i")
+    job = {"command": USERS_TRAINER, "initCheckpoint": "/input/m/ckpt"}
+    got = local_data(config({"localInputDir": str(tmp_path / "in")}, job), output(tmp_path))
+    assert got.init_checkpoint == str(tmp_path / "in" / "m" / "ckpt")
+
+
+def test_without_a_local_input_a_checkpoint_under_the_input_path_stays_the_pods(
+    tmp_path: Path,
+) -> None:
+    job = {"command": USERS_TRAINER, "initCheckpoint": "/input/m/ckpt"}
+    with pytest.raises(LocalDataError) as raised:
+        local_data(config(BUCKET, job), output(tmp_path))
+    assert "(here /input/m/ckpt): /input/m/ckpt does not exist" in str(raised.value)
+
+
+def test_a_run_with_published_checkpoints_resumes_them_unchecked(tmp_path: Path) -> None:
+    # Its own checkpoints win over job.initCheckpoint, which may be gone by now.
+    checkpoints = output(tmp_path) / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    (checkpoints / "ckpt-100.sha256").write_text("")  # a published step's manifest
+    job = {"command": USERS_TRAINER, "initCheckpoint": "/data/gone/ckpt"}
+    got = local_data(config(job=job), output(tmp_path))
+    assert got.init_checkpoint == str(tmp_path / "volume" / "gone" / "ckpt")
+    (checkpoints / "ckpt-100.sha256").unlink()  # unpublished: checked again
+    with pytest.raises(LocalDataError, match="does not exist"):
+        local_data(config(job=job), output(tmp_path))
