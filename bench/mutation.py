@@ -273,6 +273,8 @@ TESTS: dict[str, tuple[str, ...]] = {
 # trampolines cannot find their mutmut config, so it fails with or without a mutant.
 DESELECT = (
     "tests/test_local_launcher.py::test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout",
+    # The same for a sweep started in the user's project: its trials' launchers start there.
+    "tests/test_sweep_local.py::test_trials_start_where_the_users_single_runs_start",
 )
 
 # Functions that run only in a child process the tests start. mutmut learns which tests reach
