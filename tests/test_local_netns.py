@@ -9,6 +9,7 @@ import ctypes
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from infra.local import netns
 from infra.local.netns import NetworkUnavailable, PrivateNetwork, _check
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux namespaces")
@@ -46,12 +48,24 @@ print(json.dumps({
 """
 
 
+def kernel_allows_namespaces() -> bool:
+    """Whether this kernel lets this user make a user and a network namespace, asked of
+    util-linux's unshare(1), not of the code under test."""
+    if shutil.which("unshare") is None:
+        return True  # nothing to ask: the tests then say what create() does
+    done = subprocess.run(["unshare", "--user", "--net", "--map-current-user", "true"],
+                          capture_output=True, timeout=60)  # fmt: skip
+    return done.returncode == 0
+
+
+NAMESPACES = pytest.mark.skipif(
+    not kernel_allows_namespaces(), reason="this kernel refuses user namespaces"
+)
+
+
 @pytest.fixture
 def network() -> Iterator[PrivateNetwork]:
-    try:
-        made = PrivateNetwork.create()
-    except NetworkUnavailable as error:  # a kernel or policy without user namespaces
-        pytest.skip(str(error))
+    made = PrivateNetwork.create()
     try:
         yield made
     finally:
@@ -70,6 +84,7 @@ def look_from_inside(network: PrivateNetwork) -> dict[str, object]:
     return json.loads(done.stdout)
 
 
+@NAMESPACES
 def test_a_replica_sees_only_loopback_up_and_its_own_ids(network: PrivateNetwork) -> None:
     seen = look_from_inside(network)
     uid, gid = str(os.geteuid()), str(os.getegid())
@@ -81,31 +96,32 @@ def test_a_replica_sees_only_loopback_up_and_its_own_ids(network: PrivateNetwork
     assert seen["net"] != str(Path("/proc/self/ns/net").readlink())
 
 
+@NAMESPACES
 def test_every_replica_of_a_run_shares_one_network(network: PrivateNetwork) -> None:
     assert look_from_inside(network)["net"] == look_from_inside(network)["net"]
 
 
-def held_namespaces() -> list[str]:
-    """The namespaces this process holds a descriptor of, as `<kind>:[<inode>]`."""
-    held = []
+def held_namespaces() -> dict[int, str]:
+    """The namespaces this process holds a descriptor of: fd → `<kind>:[<inode>]`."""
+    held = {}
     for fd in os.listdir("/proc/self/fd"):
         try:
             target = os.readlink(f"/proc/self/fd/{fd}")
         except FileNotFoundError:  # the listing's own descriptor, closed since
             continue
         if target.startswith(("user:[", "net:[")):
-            held.append(target)
+            held[int(fd)] = target
     return held
 
 
+@NAMESPACES
 def test_close_releases_both_namespaces() -> None:
     before = held_namespaces()
-    try:
-        network = PrivateNetwork.create()
-    except NetworkUnavailable as error:
-        pytest.skip(str(error))
-    new = [target for target in held_namespaces() if target not in before]
-    assert sorted(target.split(":")[0] for target in new) == ["net", "user"]
+    network = PrivateNetwork.create()
+    new = {fd: target for fd, target in held_namespaces().items() if fd not in before}
+    assert sorted(target.split(":")[0] for target in new.values()) == ["net", "user"]
+    # Held for the replicas' preexec only: no program the launcher execs inherits them.
+    assert not any(os.get_inheritable(fd) for fd in new)
     network.close()
     assert held_namespaces() == before
 
@@ -140,3 +156,37 @@ def test_a_failed_system_call_is_an_oserror_with_the_kernels_reason() -> None:
         errno.EPERM,
         f"unshare: {os.strerror(errno.EPERM)}",
     )
+
+
+@NAMESPACES
+def test_the_holder_ignores_the_callers_python_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A user's PYTHONPATH (or project directory) with a module named like the stdlib's must
+    # not run in the holder: it starts isolated (-I).
+    (tmp_path / "socket.py").write_text("raise SystemExit('shadowed')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    PrivateNetwork.create().close()
+
+
+@pytest.mark.parametrize(
+    ("holder", "said"),
+    [
+        ("print('unshare: Operation not permitted', flush=True)\nraise SystemExit(1)\n",
+         "unshare: Operation not permitted"),
+        ("import sys\nsys.stderr.write('Fatal Python error\\n')\nraise SystemExit(1)\n",
+         "Fatal Python error"),
+    ],
+)  # fmt: skip
+def test_a_refusal_is_reported_with_what_the_holder_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, holder: str, said: str
+) -> None:
+    # A holder that cannot make the namespaces says why on its output (its own message, or
+    # Python's on stderr) and exits: the launcher is told that, and starts no replica in it.
+    script = tmp_path / "holder.py"
+    script.write_text(holder)
+    monkeypatch.setattr(netns, "__file__", str(script))
+    with pytest.raises(NetworkUnavailable) as raised:
+        PrivateNetwork.create()
+    assert str(raised.value) == f"the kernel refused a network namespace ({said})"
