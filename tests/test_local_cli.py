@@ -5,10 +5,14 @@ themselves: tests/test_local_launcher.py."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
+import signal
 import stat
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -19,6 +23,10 @@ import yaml
 from infra.config import parse_config
 from infra.local import cli
 from infra.local.cli import check_owned, main, opening_lines, parse_args
+from infra.local.netns import NetworkUnavailable, PrivateNetwork
+from infra.local.plan import ProcessSpec
+from infra.local.supervisor import STOP_SIGNALS, Stopped
+from tests.test_run_report import failed_run
 from trainer.output_dir import OutputDirError
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
@@ -226,3 +234,129 @@ def test_fresh_moves_the_earlier_output_aside_never_deletes_it(
     assert len(aside.name.removeprefix("run-1.before-")) == len("20260101T000000Z")
     assert (aside / "ckpt").read_text() == "kept"
     assert capsys.readouterr().out == f"tftrain run: --fresh: the earlier output is now {aside}\n"
+
+
+class _Interrupted:
+    """A supervisor whose run is cut short by a second signal while stopping the replicas."""
+
+    def __init__(self) -> None:
+        self.killed = 0
+
+    def run(self) -> int:
+        raise Stopped(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.killed += 1
+
+
+def test_a_second_signal_ends_the_launch_with_its_status_and_kills_everything(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at_exit: list[Any] = []  # what would run at interpreter exit
+    monkeypatch.setattr(atexit, "register", at_exit.append)
+    monkeypatch.setattr(atexit, "unregister", at_exit.remove)
+    supervisor = _Interrupted()
+    handlers = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    assert cli._supervise(supervisor) == 128 + 15  # type: ignore[arg-type]
+    assert supervisor.killed == 1
+    # Its last resort is no longer registered for exit, and the handlers are the caller's.
+    assert at_exit == []
+    assert {signum: signal.getsignal(signum) for signum in STOP_SIGNALS} == handlers
+
+
+def test_a_secret_is_masked_whole_even_inside_a_longer_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    specs = (
+        ProcessSpec("a", ("run", "--key=abcdef", "--short=bcd"), {"K": "abcdef", "S": "bcd"}),
+        ProcessSpec("b", ("run",), {"K": "abcdef", "S": "bcd", "OWN": "abcdefbcd"}),
+    )
+    plan: Any = SimpleNamespace(output_dir=tmp_path, replicas=specs)
+    cli._print_plan(plan, frozenset({"K", "S"}))
+    assert capsys.readouterr().out == (
+        f"output dir: {tmp_path}\nenv of every replica:\n  K=[secret]\n  S=[secret]\n"
+        "a:\n  run --key=[secret] --short=[secret]\n"
+        "b:\n  OWN=[secret][secret]\n  run\n"
+    )
+    cli._print_plan(SimpleNamespace(output_dir=tmp_path, replicas=()))  # type: ignore[arg-type]
+    assert capsys.readouterr().out == f"output dir: {tmp_path}\nenv of every replica:\n"
+
+
+def test_the_report_line_names_the_written_report_or_says_why_none(tmp_path: Path) -> None:
+    config = parse_config({"image": IMAGE, "job": {"runId": "r9"}})
+    empty: Any = SimpleNamespace(output_dir=tmp_path / "nothing", config=config)
+    assert cli._report(empty, config, "dev") == "report: none (no replica started)"
+    run = failed_run(tmp_path)
+    line = cli._report(SimpleNamespace(output_dir=run, config=config), config, "dev")  # type: ignore[arg-type]
+    path = Path(line.removeprefix("report: "))
+    assert line.startswith("report: ") and path.is_file()
+    assert "Run r9 of stack dev: failed" in path.read_text()
+
+
+def test_without_a_private_network_the_warning_says_what_it_costs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse() -> PrivateNetwork:
+        raise NetworkUnavailable("the kernel refused a network namespace (EPERM)")
+
+    monkeypatch.setattr(PrivateNetwork, "create", staticmethod(refuse))
+    assert cli._private_network() == (
+        None,
+        "WARNING: no private network for the replicas (the kernel refused a network "
+        "namespace (EPERM)): their TensorFlow servers listen on every interface of this "
+        "machine, unauthenticated, while the run lasts (see docs/run-locally.md)",
+    )
+
+
+def test_a_sweep_is_run_with_this_launchs_options_and_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = []
+
+    def sweep(args: Any, config: Any, overrides: list[str]) -> int:
+        calls.append((args.stack, len(config.trials), overrides))
+        return 7
+
+    monkeypatch.setattr(cli, "run_sweep", sweep)
+    monkeypatch.chdir(tmp_path)
+    assert launch(stacks(tmp_path, sweep=SWEEP), "--set", "hyperparams.epochs=1",
+                  "--input", "data") == 7  # fmt: skip
+    assert calls == [
+        (
+            "s",
+            2,
+            ["hyperparams.epochs=1", f"data.localInputDir={json.dumps(str(tmp_path / 'data'))}"],
+        )
+    ]
+
+
+def test_a_trials_secret_env_comes_from_this_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(tmp_path, sweep=SWEEP)
+    stack = tmp_path / "Pulumi.s.yaml"
+    stack.write_text(
+        stack.read_text() + "  tftrain:job:\n    env:\n      TOKEN:\n        secure: v1:AAAA\n"
+    )
+    monkeypatch.setenv("TOKEN", "t0k3n")
+    assert launch(tmp_path, "--dry-run") == 0
+    trial = capsys.readouterr().out.split()[1].rstrip(":")
+    assert launch(tmp_path, "--trial", trial, "--dry-run") == 0
+    out = capsys.readouterr().out
+    assert "  TOKEN=[secret]\n" in out and "t0k3n" not in out
+
+
+def test_fresh_stamps_the_kept_output_in_utc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Etc/GMT-14")  # 14 h ahead of UTC: a local stamp would show it
+    time.tzset()
+    try:
+        (tmp_path / "run").mkdir()
+        cli._move_aside(tmp_path / "run")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    [aside] = tmp_path.iterdir()
+    stamp = datetime.strptime(aside.name.removeprefix("run.before-"), "%Y%m%dT%H%M%SZ")
+    assert abs(stamp.replace(tzinfo=UTC) - datetime.now(UTC)) < timedelta(minutes=5)
