@@ -26,6 +26,7 @@ from infra.local.cli import check_owned, main, opening_lines, parse_args
 from infra.local.netns import NetworkUnavailable, PrivateNetwork
 from infra.local.plan import ProcessSpec
 from infra.local.supervisor import STOP_SIGNALS, Stopped
+from tests.test_local_netns import NAMESPACES
 from tests.test_run_report import failed_run
 from trainer.output_dir import OutputDirError
 
@@ -360,3 +361,20 @@ def test_fresh_stamps_the_kept_output_in_utc(
     [aside] = tmp_path.iterdir()
     stamp = datetime.strptime(aside.name.removeprefix("run.before-"), "%Y%m%dT%H%M%SZ")
     assert abs(stamp.replace(tzinfo=UTC) - datetime.now(UTC)) < timedelta(minutes=5)
+
+
+NET = "import os; print('net', os.readlink('/proc/self/ns/net'))"
+
+
+@NAMESPACES
+def test_every_replica_runs_in_the_runs_private_network(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stacks(tmp_path, job={"runId": "r1", "command": ["python", "-c", NET], "backoffLimit": 0})
+    assert launch(tmp_path, "--timeout", "120") == 0
+    out = capsys.readouterr().out
+    assert "network: the replicas share a private network namespace, loopback only" in out
+    seen = set(re.findall(r"\] net (net:\[\d+\])$", out, re.MULTILINE))
+    # One network for the whole run, and not this machine's.
+    assert len(seen) == 1, out
+    assert seen != {os.readlink("/proc/self/ns/net")}
