@@ -161,14 +161,13 @@ def test_a_failed_system_call_is_an_oserror_with_the_kernels_reason() -> None:
 
 
 @NAMESPACES
-def test_the_holder_ignores_the_callers_python_path(
+def test_the_holder_ignores_the_users_python_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A user's PYTHONPATH (or project directory) with a module named like the stdlib's must
-    # not run in the holder: it starts isolated (-I).
+    # A user's PYTHONPATH with a module named like the stdlib's must not run in the holder:
+    # it starts isolated (-I).
     (tmp_path / "socket.py").write_text("raise SystemExit('shadowed')\n")
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
     PrivateNetwork.create().close()
 
 
