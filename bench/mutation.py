@@ -976,6 +976,24 @@ EQUIVALENT: dict[str, str] = {
         "one combination size more than there are sections: combinations() of a size larger "
         "than its input yields nothing"
     ),
+    **{
+        f"infra.local.netns.xǁPrivateNetworkǁcreate__mutmut_{n}": (
+            "O_RDONLY & O_CLOEXEC (0) for O_RDONLY | O_CLOEXEC: os.open makes every "
+            "descriptor non-inheritable anyway (PEP 446), so it is close-on-exec either way"
+        )
+        for n in (31, 37)
+    },
+    "infra.local.netns.xǁPrivateNetworkǁcreate__mutmut_20": (
+        "`or` for `and` in the assert that the holder's pipes exist: Popen makes both "
+        "(stdin and stdout are PIPE), so both forms hold"
+    ),
+    **{
+        f"infra.local.netns.xǁPrivateNetworkǁentering__mutmut_{n}": (
+            "setns with nstype 0 (None) for CLONE_NEWUSER or CLONE_NEWNET: 0 joins a namespace "
+            "of any type (setns(2)), and each descriptor is of the type named"
+        )
+        for n in (5, 11)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

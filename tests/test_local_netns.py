@@ -191,3 +191,13 @@ def test_a_refusal_is_reported_with_what_the_holder_said(
     with pytest.raises(NetworkUnavailable) as raised:
         PrivateNetwork.create()
     assert str(raised.value) == f"the kernel refused a network namespace ({said})"
+
+
+def test_a_failed_call_through_libc_reports_the_kernels_errno() -> None:
+    # setns on a descriptor that is not open: EBADF (setns(2)), read back as the reason.
+    with pytest.raises(OSError) as raised:
+        _check(netns._libc().setns(-1, netns.CLONE_NEWNET), "setns")
+    assert (raised.value.errno, raised.value.strerror) == (
+        errno.EBADF,
+        f"setns: {os.strerror(errno.EBADF)}",
+    )
