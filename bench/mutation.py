@@ -994,6 +994,14 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (5, 11)
     },
+    **{
+        f"infra.local.sweep.xǁSweepRunǁ__init____mutmut_{n}": (
+            "`trial 0` added to, or `trial 1` left out of, the output's names: they only set "
+            "the prefix width, which the longest name decides, and neither is the longest "
+            "(`launcher` is one character longer)"
+        )
+        for n in (11, 13)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -5,8 +5,11 @@ how the machine's cores are shared out. The sweep run itself: tests/test_sweep_l
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -14,7 +17,10 @@ from infra.config import parse_config
 from infra.lifecycle import run_key
 from infra.local.cli import parse_args
 from infra.local.plan import REPO
+from infra.local.process import kill, spawn
 from infra.local.sweep import (
+    SweepRun,
+    _pin,
     core_slices,
     refused_options,
     runs_dir,
@@ -23,8 +29,9 @@ from infra.local.sweep import (
     trial_environ,
 )
 
+IMAGE = "registry.example.com/tftrain/trainer:1"
 SWEPT = {
-    "image": "registry.example.com/tftrain/trainer:1",
+    "image": IMAGE,
     "sweep": {"parameters": {"hyperparams.learningRate": {"values": [0.01, 0.05]}}},
 }
 
@@ -105,3 +112,53 @@ def test_a_sweep_refuses_tensorboard_and_says_how_to_serve_its_runs() -> None:
     assert refused_options(parse_args(["sw", "--tensorboard"])) == (
         "--tensorboard: serve the sweep's runs with python -m tensorboard.main --logdir runs/sw"
     )
+
+
+def swept(values: int) -> Any:
+    rates = [round(0.001 * (n + 1), 3) for n in range(values)]
+    return parse_config(
+        {"image": IMAGE, "sweep": {"parameters": {"hyperparams.learningRate": {"values": rates}}}}
+    )
+
+
+def test_the_sweeps_runs_go_where_a_single_runs_would(tmp_path: Path) -> None:
+    assert SweepRun(parse_args(["sw"]), swept(2)).root == REPO / "runs" / "sw" / "mnist"
+    out = tmp_path / "out"
+    assert SweepRun(parse_args(["sw", "--output-dir", str(out)]), swept(2)).root == out
+
+
+@pytest.mark.parametrize(("trials", "width"), [(99, len("[launcher]")), (100, len("[trial 100]"))])
+def test_the_launchers_lines_line_up_with_every_trials(
+    capsys: pytest.CaptureFixture[str], trials: int, width: int
+) -> None:
+    sweep = SweepRun(parse_args(["sw"]), swept(trials))
+    sweep.say("hello")
+    sweep.output.line(f"trial {trials}", "last")
+    assert capsys.readouterr().out == (
+        f"{'[launcher]':<{width}} hello\n{f'[trial {trials}]':<{width}} last\n"
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity: Linux")
+def test_a_trial_is_pinned_to_its_cores_and_a_gone_one_is_let_be() -> None:
+    [first, *_] = sorted(os.sched_getaffinity(0))
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as child:
+        try:
+            _pin(SimpleNamespace(pid=child.pid), {first})  # type: ignore[arg-type]
+            assert os.sched_getaffinity(child.pid) == {first}
+        finally:
+            child.kill()
+    _pin(SimpleNamespace(pid=child.pid), {first})  # type: ignore[arg-type]  # reaped: no error
+
+
+def test_stopping_a_sweep_stops_its_running_trials(capsys: pytest.CaptureFixture[str]) -> None:
+    sweep = SweepRun(parse_args(["sw", "--stop-grace", "1"]), swept(2))
+    child = spawn("trial 1", [sys.executable, "-c", "import time; time.sleep(60)"],
+                  dict(os.environ), Path.cwd(), sweep.output)  # fmt: skip
+    sweep.running[1] = (child, {0})
+    try:
+        sweep._stop()
+        assert child.poll() is not None
+        assert child.stopped_by_launcher
+    finally:
+        kill([child])
