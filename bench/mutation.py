@@ -1002,6 +1002,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (11, 13)
     },
+    "infra.local.plan.x_build_plan__mutmut_26": (
+        "LocalData(None, None, None) for LocalData(None, None, '') as the stand-in without "
+        "local data: its init checkpoint is only tested for truth (init_checkpoint_env)"
+    ),
+    "infra.local.plan.x_data_env__mutmut_17": (
+        "export_env(images=None) for images=False: it is only tested for truth"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
