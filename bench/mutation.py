@@ -967,12 +967,15 @@ EQUIVALENT: dict[str, str] = {
     "infra.lifecycle.x_run_key__mutmut_4": (
         "settings_fingerprint(env_values=None) for False: it is only tested for truth"
     ),
-    "infra.lifecycle.x__derived__mutmut_3": (
-        "the env sections of groups without replicas tried too: more combinations of "
-        "secret sections, among which the one the id was derived with still matches (another "
-        "would need a digest collision)"
-    ),
-    "infra.lifecycle.x__derived__mutmut_12": (
+    **{
+        f"infra.lifecycle.x__derived__mutmut_{n}": (
+            "sections without replicas or without env tried too: more combinations of secret "
+            "sections, among which the one the id was derived with still matches (another "
+            "would need a digest collision)"
+        )
+        for n in (3, 5)
+    },
+    "infra.lifecycle.x__derived__mutmut_16": (
         "one combination size more than there are sections: combinations() of a size larger "
         "than its input yields nothing"
     ),
