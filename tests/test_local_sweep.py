@@ -5,6 +5,7 @@ how the machine's cores are shared out. The sweep run itself: tests/test_sweep_l
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 
 from infra.config import parse_config
 from infra.lifecycle import run_key
+from infra.local import sweep as sweep_module
 from infra.local.cli import parse_args
 from infra.local.plan import REPO
 from infra.local.process import kill, spawn
@@ -162,3 +164,62 @@ def test_stopping_a_sweep_stops_its_running_trials(capsys: pytest.CaptureFixture
         assert child.stopped_by_launcher
     finally:
         kill([child])
+
+
+# A trial's launcher stood in by a tiny program: where it started, then its exit status (the
+# trial's run id picks it: the second trial fails).
+TRIAL = """
+import os, sys
+print("cwd", os.getcwd(), flush=True)
+sys.exit(3 if sys.argv[1] == "{failing}" else 0)
+"""
+
+
+def test_trials_run_one_slot_at_a_time_and_a_failed_one_fails_the_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = swept(2)  # parallel unset: one trial at a time
+    first, second = (trial.job.run_id for trial in config.trials)
+    program = TRIAL.format(failing=second)
+    monkeypatch.setattr(
+        sweep_module,
+        "trial_argv",
+        lambda args, run_dir, run_id: [sys.executable, "-c", program, run_id],
+    )
+    monkeypatch.chdir(tmp_path)
+    sweep = SweepRun(parse_args(["sw"]), config)
+    assert sweep.run(list(enumerate(config.trials, 1))) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"[launcher] started trial 1: {first} (hyperparams.learningRate=0.001)"
+    assert f"[trial 1]  cwd {tmp_path}" in lines  # where the user started the sweep
+    assert lines.index("[launcher] trial 1 ended: exit 0") < lines.index(
+        f"[launcher] started trial 2: {second} (hyperparams.learningRate=0.002)"
+    )
+    assert lines[-1] == "[launcher] trial 2 ended: exit 3"
+    assert sweep.ended == {1: 0, 2: 3}
+
+
+@pytest.mark.skipif(
+    len(getattr(os, "sched_getaffinity", lambda _: ())(0)) < 2, reason="needs two cores"
+)
+def test_trials_at_once_each_get_a_core_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each trial waits (at most 60 s) until the sweep has pinned it, then says where.
+    cores = sorted(os.sched_getaffinity(0))
+    program = (
+        "import os, time\n"
+        "deadline = time.monotonic() + 60\n"
+        f"while len(os.sched_getaffinity(0)) == {len(cores)} and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
+        "print('cores', sorted(os.sched_getaffinity(0)), flush=True)\n"
+    )
+    monkeypatch.setattr(
+        sweep_module, "trial_argv", lambda args, run_dir, run_id: [sys.executable, "-c", program]
+    )
+    config = parse_config({**SWEPT, "sweep": {**SWEPT["sweep"], "parallel": len(cores)}})
+    sweep = SweepRun(parse_args(["sw", "--output-dir", str(tmp_path)]), config)
+    assert sweep.run(list(enumerate(config.trials, 1))) == 0
+    said = re.findall(r"cores \[(.*)\]", capsys.readouterr().out)
+    expected = [set(s) for s in core_slices(cores, len(cores))][: len(config.trials)]
+    assert sorted(said) == sorted(", ".join(map(str, sorted(s))) for s in expected)
