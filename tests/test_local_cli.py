@@ -378,3 +378,50 @@ def test_every_replica_runs_in_the_runs_private_network(
     # One network for the whole run, and not this machine's.
     assert len(seen) == 1, out
     assert seen != {os.readlink("/proc/self/ns/net")}
+
+
+def test_a_trial_that_would_put_a_secret_on_its_command_line_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The stack's own args name no secret; one trial's swept args do.
+    args_sweep = {"parameters": {"job.args": {"values": [["--a"], ["--t=$(TOKEN)"]]}}}
+    stacks(tmp_path, sweep=args_sweep)
+    stack = tmp_path / "Pulumi.s.yaml"
+    stack.write_text(
+        stack.read_text() + "  tftrain:job:\n    env:\n      TOKEN:\n        secure: v1:AAAA\n"
+    )
+    monkeypatch.setenv("TOKEN", "t0k3n")
+    assert launch(tmp_path, "--dry-run") == 0
+    trial = capsys.readouterr().out.splitlines()[1].split()[1].rstrip(":")
+    assert launch(tmp_path, "--trial", trial, "--dry-run") == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "tftrain run: tftrain:job.args: $(TOKEN) is a Pulumi secret; on this machine it would "
+        "be on the replica's command line, visible to every user in ps: read TOKEN from the "
+        "environment in the trainer instead\n"
+    )
+
+
+def test_tensorboard_serves_the_jobs_runs_on_its_own_port(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = []
+
+    def tensorboard(logdir: Path, port: int, base_env: Any, scratch_root: Path) -> Any:
+        served.append((logdir, port, base_env, scratch_root))
+        return real(logdir, port, base_env, scratch_root)
+
+    real = cli.tensorboard_process
+    monkeypatch.setattr(cli, "tensorboard_process", tensorboard)
+    stacks(tmp_path, job={"runId": "r1", "command": ["python", "-c", "pass"], "backoffLimit": 0})
+    assert launch(tmp_path, "--tensorboard", "--timeout", "120") == 0
+    out = capsys.readouterr().out
+    [(logdir, port, base_env, scratch_root)] = served
+    # Every run of the job (the parent of this run's dir), on the port the launcher names.
+    assert logdir == tmp_path
+    assert re.findall(r"^\[launcher\] +TensorBoard: http://127\.0\.0\.1:(\d+)/$", out, re.M) == [
+        str(port)
+    ]
+    assert base_env is os.environ
+    assert scratch_root.name.startswith("tftrain-")  # the launch's scratch root
