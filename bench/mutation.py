@@ -280,13 +280,14 @@ DESELECT = (
 # Functions that run only in a child process the tests start. mutmut learns which tests reach
 # a function from the calls it records in the test process, so it finds none for these and
 # marks their mutants "no tests". Each such mutant is run here against these tests, with
-# MUTANT_UNDER_TEST set as mutmut sets it (the child inherits it, and the copy's trampolines
-# run the mutant there), and its verdict is stored where mutmut keeps its own.
-CHILD_PROCESS_TESTS: dict[str, tuple[str, ...]] = {
+# MUTANT_UNDER_TEST naming it as the child knows the module (the child inherits it, and the
+# copy's trampolines run the mutant there: a file run as a script is module __main__), and
+# its verdict is stored where mutmut keeps its own.
+CHILD_PROCESS_TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     # The namespace holder, `python -I netns.py`, which PrivateNetwork.create starts.
     **dict.fromkeys(
         ("infra.local.netns.x__hold", "infra.local.netns.x_bring_loopback_up"),
-        ("tests/test_local_netns.py",),
+        ("__main__", ("tests/test_local_netns.py",)),
     ),
 }
 CHILD_PROCESS_TIMEOUT = 600  # seconds for one mutant's tests; past it: mutmut's "timeout"
@@ -1211,16 +1212,17 @@ def run_child_process_mutants(module: str) -> None:
     meta = json.loads(meta_path.read_text())
     with (work / "child-process-run.log").open("w") as out:
         for name in pending:
-            tests = CHILD_PROCESS_TESTS[name.rpartition("__mutmut_")[0]]
+            in_child, tests = CHILD_PROCESS_TESTS[name.rpartition("__mutmut_")[0]]
             command = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q",
                        "-p", "no:cacheprovider", "-p", "no:randomly", *tests]  # fmt: skip
+            local_name = name.removeprefix(f"{module}.")
             out.write(f"{name}:\n")
             out.flush()
             try:
                 done = subprocess.run(
                     command,
                     cwd=work / "mutants",
-                    env={**os.environ, "MUTANT_UNDER_TEST": name},
+                    env={**os.environ, "MUTANT_UNDER_TEST": f"{in_child}.{local_name}"},
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     timeout=CHILD_PROCESS_TIMEOUT,
