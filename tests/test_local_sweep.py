@@ -25,6 +25,7 @@ from infra.local.sweep import (
     _pin,
     core_slices,
     refused_options,
+    run_sweep,
     runs_dir,
     succeeded,
     trial_argv,
@@ -223,3 +224,31 @@ def test_trials_at_once_each_get_a_core_of_their_own(
     said = re.findall(r"cores \[(.*)\]", capsys.readouterr().out)
     expected = [set(s) for s in core_slices(cores, len(cores))][: len(config.trials)]
     assert sorted(said) == sorted(", ".join(map(str, sorted(s))) for s in expected)
+
+
+def test_a_sweep_says_its_plan_skips_succeeded_trials_and_ends_with_its_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = swept(2)
+    first, second = config.trials
+    done = tmp_path / "runs" / first.job.run_id / ".tftrain-run"
+    done.mkdir(parents=True)
+    (done / f"succeeded.{run_key(first)}").write_text("")
+    started = []
+    monkeypatch.setattr(
+        sweep_module,
+        "trial_argv",
+        lambda args, run_dir, run_id: started.append(run_id) or [sys.executable, "-c", "pass"],
+    )
+    monkeypatch.setattr(sweep_module, "compare_trials", lambda args, overrides, root: None)
+    args = parse_args(["sw", "--output-dir", str(tmp_path / "runs")])
+    assert run_sweep(args, config, []) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [
+        "[launcher] stack sw: sweep of 2 trials (grid), 1 at a time (sweep.parallel)",
+        f"[launcher] trial 1: {first.job.run_id} hyperparams.learningRate=0.001 (succeeded "
+        "before: not run again)",
+        f"[launcher] trial 2: {second.job.run_id} hyperparams.learningRate=0.002",
+    ]
+    assert started == [second.job.run_id]
+    assert lines[-1] == "[launcher] exit status 0"
