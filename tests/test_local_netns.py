@@ -194,7 +194,9 @@ def test_a_refusal_is_reported_with_what_the_holder_said(
 
 
 def test_a_failed_call_through_libc_reports_the_kernels_errno() -> None:
-    # setns on a descriptor that is not open: EBADF (setns(2)), read back as the reason.
+    # setns on a descriptor that is not open: EBADF (setns(2)), read back as the reason (not
+    # a value left over from an earlier call).
+    ctypes.set_errno(0)
     with pytest.raises(OSError) as raised:
         _check(netns._libc().setns(-1, netns.CLONE_NEWNET), "setns")
     assert (raised.value.errno, raised.value.strerror) == (
