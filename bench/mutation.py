@@ -1013,6 +1013,13 @@ EQUIVALENT: dict[str, str] = {
     "infra.local.plan.x_data_env__mutmut_17": (
         "export_env(images=None) for images=False: it is only tested for truth"
     ),
+    **{
+        f"infra.local.sweep.x_run_sweep__mutmut_{n}": (
+            "> 128 or >= 129 for >= 128 after the trials: the status is 0, 1 or 128 + a "
+            "signal's number, never 128"
+        )
+        for n in (53, 54)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from infra.local import sweep as sweep_module
 from infra.local.cli import parse_args
 from infra.local.plan import REPO
 from infra.local.process import kill, spawn
+from infra.local.supervisor import Stopped
 from infra.local.sweep import (
     SweepRun,
     _pin,
@@ -252,3 +254,23 @@ def test_a_sweep_says_its_plan_skips_succeeded_trials_and_ends_with_its_status(
     ]
     assert started == [second.job.run_id]
     assert lines[-1] == "[launcher] exit status 0"
+
+
+def test_a_second_signal_while_stopping_ends_the_sweep_with_its_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def interrupted(self: SweepRun, pending: list[Any]) -> int:
+        raise Stopped(signal.SIGINT)
+
+    compared = []
+    monkeypatch.setattr(SweepRun, "run", interrupted)
+    monkeypatch.setattr(sweep_module, "compare_trials", lambda *args: compared.append(args))
+    (tmp_path / "runs").mkdir()
+    args = parse_args(["sw", "--output-dir", str(tmp_path / "runs")])
+    assert run_sweep(args, swept(2), []) == 128 + 2
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2:] == [
+        "[launcher] stopped: run the same command again to continue with the trials not done",
+        "[launcher] exit status 130",
+    ]
+    assert compared == []  # no comparison of a sweep cut short
