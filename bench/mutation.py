@@ -1020,6 +1020,25 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (53, 54)
     },
+    **{
+        f"infra.local.netns.x_bring_loopback_up__mutmut_{n}": (
+            "another socket for the interface ioctls (SOCK_DGRAM's value 2 is AF_INET's, and a "
+            "stream socket is the default type): SIOCGIFFLAGS and SIOCSIFFLAGS take any "
+            "AF_INET socket (netdevice(7))"
+        )
+        for n in (3, 4)
+    },
+    **{
+        f"infra.local.netns.x_bring_loopback_up__mutmut_{n}": (
+            "the flags packed or read as a signed short ('h' for 'H'): lo's flags (IFF_UP, "
+            "IFF_LOOPBACK, IFF_RUNNING: 0x49) are below 0x8000, the same bytes either way"
+        )
+        for n in (13, 24, 46)
+    },
+    "infra.local.netns.x_bring_loopback_up__mutmut_17": (
+        "flags 1 for 0 in the SIOCGIFFLAGS request: the kernel writes the interface's flags "
+        "over them (netdevice(7)), so the same flags are read"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
