@@ -1039,6 +1039,16 @@ EQUIVALENT: dict[str, str] = {
         "flags 1 for 0 in the SIOCGIFFLAGS request: the kernel writes the interface's flags "
         "over them (netdevice(7)), so the same flags are read"
     ),
+    "infra.local.sweep.xǁSweepRunǁ_start__mutmut_14": (
+        "cwd None for Path.cwd() when starting a trial: a child started without one inherits "
+        "the launcher's working directory, which Path.cwd() names"
+    ),
+    **{
+        f"infra.local.sweep.x_compare_trials__mutmut_{n}": (
+            "subprocess.run's check None or left out for False: both are false"
+        )
+        for n in (20, 23)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
