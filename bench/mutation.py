@@ -23,6 +23,9 @@ A mutant counts as caught when a test fails or it times out (a loop that no long
 Under a mutant, tests/conftest.py runs the files that launch processes last (mutmut stops at
 the first failure) and fails a test still running after 240 s (a launcher that never handles
 an exit sleeps, which mutmut's CPU-time limit does not end).
+A function that runs only in a child process the tests start (CHILD_PROCESS_TESTS) is
+invisible to mutmut's record of which tests call what: its mutants are run against the
+tests named there, directly.
 EQUIVALENT lists mutants no test can catch because they change nothing observable, each
 with the reason; they are left out of the score. The shell scripts (supervise.sh,
 export.sh) have their own run: bench/shell_mutation.py. Not part of ./scripts/test.sh.
@@ -33,6 +36,8 @@ from __future__ import annotations
 import argparse
 import ast
 import fnmatch
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -259,6 +264,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     # of the 20-odd files that import infra.local.plan train, at minutes per survivor).
     "infra.local.plan": (
         "tests/test_local_plan.py",
+        "tests/test_local_plan_parts.py",
         "tests/test_local_launcher.py",
         "tests/test_secret_env.py",
         "tests/test_bring_your_data.py",
@@ -412,6 +418,44 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_kube_resources.py",
         "tests/test_run_namespaces_order.py",
     ),
+    # Package `__init__`s and entry points: no function of their own (mutmut mutates
+    # functions only), run against a test that imports or starts them, for a real row.
+    "infra.__main__": ("tests/test_engine_cwd.py",),
+    "infra.local": ("tests/test_local_noise.py",),
+    "infra.local.__main__": ("tests/test_local_plan.py",),  # `python -m infra.local --dry-run`
+    "infra.platform": ("tests/test_cluster_facts.py",),
+    "infra.records": ("tests/test_run_state_records.py",),
+    "infra.replica_plan": ("tests/test_replica_plan.py",),
+    "infra.sweep": ("tests/test_sweep_results.py",),
+    "infra.sweep.__main__": ("tests/test_sweep_local.py",),  # the sweep's comparison
+    # The supervisor's arguments and timing, and the plans that wrap every replica in it (the
+    # script's own runs, which read those arguments, have their own run: shell_mutation.py).
+    "infra.lifecycle": (
+        "tests/test_lifecycle.py",
+        "tests/test_lifecycle_supervision.py",
+        "tests/test_local_plan.py",
+        "tests/test_replica_plan.py",
+    ),
+    # Its checks one by one, and the bundled trainer's checkpoint rule (not the file's
+    # launches, which train).
+    "infra.local.data": (
+        "tests/test_local_data.py",
+        "tests/test_bring_your_data.py::test_the_bundled_trainers_checkpoint_naming_binds_it_alone",
+        "tests/test_replica_plan.py",
+    ),
+    "infra.local.sweep": ("tests/test_local_sweep.py", "tests/test_sweep_local.py"),
+    # Its decisions in process first (refusals, --dry-run, limits), then the launches.
+    "infra.local.cli": (
+        "tests/test_job_suspend.py",
+        "tests/test_local_cli.py",
+        "tests/test_local_isolation.py",
+        "tests/test_local_launcher.py",
+        "tests/test_local_plan.py",
+        "tests/test_local_sweep.py",
+        "tests/test_secret_env.py",
+    ),
+    # The network seen from a child that joins it, then from the launcher's replicas.
+    "infra.local.netns": ("tests/test_local_netns.py", "tests/test_local_isolation.py"),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
@@ -424,7 +468,25 @@ DESELECT = (
     "tests/test_api_server_reach.py::test_an_unreachable_existing_cluster_stops_up_before_any_kubernetes_object",
     # It checks the checkout's own .venv-program, which the mutated copy does not hold.
     "tests/test_engine_cwd.py::test_the_program_venv_resolves_from_the_project_root_not_from_main",
+    # The same for a sweep started in the user's project: its trials' launchers start there.
+    "tests/test_sweep_local.py::test_trials_start_where_the_users_single_runs_start",
 )
+
+# Functions that run only in a child process the tests start. mutmut learns which tests reach
+# a function from the calls it records in the test process, so it finds none for these and
+# marks their mutants "no tests". Each such mutant is run here against these tests, with
+# MUTANT_UNDER_TEST naming it as the child knows the module (the child inherits it, and the
+# copy's trampolines run the mutant there: a file run as a script is module __main__), and
+# its verdict is stored where mutmut keeps its own.
+CHILD_PROCESS_TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # The namespace holder, `python -I netns.py`, which PrivateNetwork.create starts.
+    **dict.fromkeys(
+        ("infra.local.netns.x__hold", "infra.local.netns.x_bring_loopback_up"),
+        ("__main__", ("tests/test_local_netns.py",)),
+    ),
+}
+CHILD_PROCESS_TIMEOUT = 600  # seconds for one mutant's tests; past it: mutmut's "timeout"
+TIMEOUT_EXIT_CODE = 36  # mutmut's code for a mutant that timed out
 
 # Modules whose tests run TensorFlow in the test process. mutmut's default forks each mutant's
 # worker from the process that ran the stats pass, TensorFlow's thread pools included, and a
@@ -1182,6 +1244,94 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 16, 20)
     },
+    "infra.lifecycle.x_settle_seconds__mutmut_15": (
+        "`else 1` for `else 0` as the finish window without an evaluator: the larger of it "
+        "and lost_bound (at least 30 + 5 + 2 s) is taken, so the bound wins either way"
+    ),
+    "infra.lifecycle.x_run_key__mutmut_4": (
+        "settings_fingerprint(env_values=None) for False: it is only tested for truth"
+    ),
+    **{
+        f"infra.lifecycle.x__derived__mutmut_{n}": (
+            "sections without replicas or without env tried too: more combinations of secret "
+            "sections, among which the one the id was derived with still matches (another "
+            "would need a digest collision)"
+        )
+        for n in (3, 5)
+    },
+    "infra.lifecycle.x__derived__mutmut_16": (
+        "one combination size more than there are sections: combinations() of a size larger "
+        "than its input yields nothing"
+    ),
+    **{
+        f"infra.local.netns.xǁPrivateNetworkǁcreate__mutmut_{n}": (
+            "O_RDONLY & O_CLOEXEC (0) for O_RDONLY | O_CLOEXEC: os.open makes every "
+            "descriptor non-inheritable anyway (PEP 446), so it is close-on-exec either way"
+        )
+        for n in (31, 37)
+    },
+    "infra.local.netns.xǁPrivateNetworkǁcreate__mutmut_20": (
+        "`or` for `and` in the assert that the holder's pipes exist: Popen makes both "
+        "(stdin and stdout are PIPE), so both forms hold"
+    ),
+    **{
+        f"infra.local.netns.xǁPrivateNetworkǁentering__mutmut_{n}": (
+            "setns with nstype 0 (None) for CLONE_NEWUSER or CLONE_NEWNET: 0 joins a namespace "
+            "of any type (setns(2)), and each descriptor is of the type named"
+        )
+        for n in (5, 11)
+    },
+    **{
+        f"infra.local.sweep.xǁSweepRunǁ__init____mutmut_{n}": (
+            "`trial 0` added to, or `trial 1` left out of, the output's names: they only set "
+            "the prefix width, which the longest name decides, and neither is the longest "
+            "(`launcher` is one character longer)"
+        )
+        for n in (11, 13)
+    },
+    "infra.local.plan.x_build_plan__mutmut_26": (
+        "LocalData(None, None, None) for LocalData(None, None, '') as the stand-in without "
+        "local data: its init checkpoint is only tested for truth (init_checkpoint_env)"
+    ),
+    "infra.local.plan.x_data_env__mutmut_17": (
+        "export_env(images=None) for images=False: it is only tested for truth"
+    ),
+    **{
+        f"infra.local.sweep.x_run_sweep__mutmut_{n}": (
+            "> 128 or >= 129 for >= 128 after the trials: the status is 0, 1 or 128 + a "
+            "signal's number, never 128"
+        )
+        for n in (53, 54)
+    },
+    **{
+        f"infra.local.netns.x_bring_loopback_up__mutmut_{n}": (
+            "another socket for the interface ioctls (SOCK_DGRAM's value 2 is AF_INET's, and a "
+            "stream socket is the default type): SIOCGIFFLAGS and SIOCSIFFLAGS take any "
+            "AF_INET socket (netdevice(7))"
+        )
+        for n in (3, 4)
+    },
+    **{
+        f"infra.local.netns.x_bring_loopback_up__mutmut_{n}": (
+            "the flags packed or read as a signed short ('h' for 'H'): lo's flags (IFF_UP, "
+            "IFF_LOOPBACK, IFF_RUNNING: 0x49) are below 0x8000, the same bytes either way"
+        )
+        for n in (13, 24, 46)
+    },
+    "infra.local.netns.x_bring_loopback_up__mutmut_17": (
+        "flags 1 for 0 in the SIOCGIFFLAGS request: the kernel writes the interface's flags "
+        "over them (netdevice(7)), so the same flags are read"
+    ),
+    "infra.local.sweep.xǁSweepRunǁ_start__mutmut_14": (
+        "cwd None for Path.cwd() when starting a trial: a child started without one inherits "
+        "the launcher's working directory, which Path.cwd() names"
+    ),
+    **{
+        f"infra.local.sweep.x_compare_trials__mutmut_{n}": (
+            "subprocess.run's check None or left out for False: both are false"
+        )
+        for n in (20, 23)
+    },
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "
@@ -1491,6 +1641,7 @@ def run(module: str, tests: Sequence[str], jobs: int) -> None:
     with (work / "mutation-run.log").open("w") as out:
         # mutmut exits non-zero when mutants survive; the score says how many.
         subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+    run_child_process_mutants(module)
 
 
 def rerun_survivors(module: str, jobs: int) -> None:
@@ -1516,6 +1667,45 @@ def rerun_survivors(module: str, jobs: int) -> None:
     command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
     with (work / "survivors-run.log").open("w") as out:
         subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+    run_child_process_mutants(module)
+
+
+def run_child_process_mutants(module: str) -> None:
+    """The mutants of CHILD_PROCESS_TESTS' functions that mutmut found no test for, each
+    against its tests (stopping at the first failure, as mutmut does)."""
+    work = WORK / module
+    pending = [
+        name
+        for name, status in results(work).items()
+        if status == "no tests" and name.rpartition("__mutmut_")[0] in CHILD_PROCESS_TESTS
+    ]
+    if not pending:
+        return
+    meta_path = work / "mutants" / f"{module_path(module)}.meta"
+    meta = json.loads(meta_path.read_text())
+    with (work / "child-process-run.log").open("w") as out:
+        for name in pending:
+            in_child, tests = CHILD_PROCESS_TESTS[name.rpartition("__mutmut_")[0]]
+            command = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-x", "-q",
+                       "-p", "no:cacheprovider", "-p", "no:randomly", *tests]  # fmt: skip
+            local_name = name.removeprefix(f"{module}.")
+            out.write(f"{name}:\n")
+            out.flush()
+            try:
+                done = subprocess.run(
+                    command,
+                    cwd=work / "mutants",
+                    env={**os.environ, "MUTANT_UNDER_TEST": f"{in_child}.{local_name}"},
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    timeout=CHILD_PROCESS_TIMEOUT,
+                    check=False,
+                )
+                code = done.returncode  # pytest's: 0 all passed (survived), 1 a test failed
+            except subprocess.TimeoutExpired:
+                code = TIMEOUT_EXIT_CODE
+            meta["exit_code_by_key"][name] = code
+    meta_path.write_text(json.dumps(meta, indent=4))
 
 
 def results(work: Path) -> dict[str, str]:

@@ -3,8 +3,11 @@ them in a four-replica local run on this CPU-only machine."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from infra.local import noise
 from infra.local.noise import StartupNoise
 
 ABSL = "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
@@ -57,3 +60,13 @@ def test_cuinit_failure_is_hidden_without_a_gpu_and_always_shown_with_one() -> N
 def test_everything_else_passes_every_time(line: str) -> None:
     noise = StartupNoise(gpu_present=False)
     assert noise.shows(line) and noise.shows(line)
+
+
+def test_by_default_a_gpu_is_an_nvidia_control_device_on_this_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    device = tmp_path / "nvidiactl"
+    monkeypatch.setattr(noise, "NVIDIA_DEVICE", device)
+    assert not StartupNoise().shows(CUINIT)
+    device.touch()  # the driver's control node, present with any NVIDIA GPU
+    assert StartupNoise().shows(CUINIT)

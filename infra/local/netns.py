@@ -93,7 +93,10 @@ class PrivateNetwork:
         if not sys.platform.startswith("linux"):
             raise NetworkUnavailable(f"network namespaces are Linux only, not {sys.platform}")
         holder = subprocess.Popen(
-            [sys.executable, "-I", "-S", __file__],  # stdlib only, from any cwd
+            # -I: neither the cwd nor PYTHONPATH nor the user's site on its path, from any
+            # cwd. Site-packages stays (the holder imports the stdlib only), so that the
+            # mutation run's copy of this file, which imports mutmut, can start it too.
+            [sys.executable, "-I", __file__],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
