@@ -346,3 +346,51 @@ def test_an_empty_stack_file_has_no_config_and_an_odd_top_key_is_named(tmp_path:
         f"{path}:2: zzz: unknown key; a stack file has config, encryptedkey, encryptionsalt, "
         "environment, secretsprovider"
     ]
+
+
+def test_a_key_with_a_second_colon_is_refused_by_key_as_pulumi_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """pulumi/pulumi's config.ParseKey takes one colon, or the old `<ns>:config:<name>`; any
+    other key (`tftrain:worker:number`, a section's setting written as a key) it refuses, so
+    the stack never deploys: refused here too, by key and line, not later as unknown."""
+    path = tmp_path / "Pulumi.colons.yaml"
+    path.write_text(
+        "config:\n"
+        "  tftrain:image: registry.example.com/tftrain/trainer:1\n"
+        "  tftrain:worker:number: 3\n"
+        "  alicloud:a:b:c: x\n"
+    )
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:3: tftrain:worker:number: not a config key: Pulumi reads a key as "
+        "<namespace>:<name>, with one colon, and refuses this one; a setting inside a section "
+        "is nested under it (number under tftrain:worker)",
+        f"{path}:4: alicloud:a:b:c: not a config key: Pulumi reads a key as "
+        "<namespace>:<name>, with one colon, and refuses this one; a setting inside a section "
+        "is nested under it (b:c under alicloud:a)",
+    ]
+
+
+def test_the_old_config_form_of_a_key_is_the_key_itself(tmp_path: Path) -> None:
+    """`tftrain:config:worker` is `tftrain:worker` to config.ParseKey (its compatibility form),
+    so it configures the worker, names its line, and clashes with `tftrain:worker`."""
+    path = tmp_path / "Pulumi.old.yaml"
+    path.write_text(
+        "config:\n"
+        "  tftrain:image: registry.example.com/tftrain/trainer:1\n"
+        "  tftrain:config:worker:\n"
+        "    number: 3\n"
+        "  alicloud:config:region: cn-hangzhou\n"
+    )
+    stack = read_stack(path)
+    assert stack.entries["alicloud:region"] == "cn-hangzhou"
+    assert stack.lines["tftrain:worker.number"] == 4
+    assert load_stack_file(path).worker.number == 3
+    path.write_text("config:\n  tftrain:worker: {}\n  tftrain:config:worker: {}\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:3: tftrain:config:worker: the same key as tftrain:worker to Pulumi, set twice"
+    ]
