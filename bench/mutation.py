@@ -222,6 +222,8 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.local.process": ("tests/test_local_processes.py", "tests/test_local_launcher.py"),
     "infra.local.ports": ("tests/test_local_plan.py", "tests/test_local_launcher.py"),
+    # Run as `python -m` runs it (runpy), which no import reaches.
+    "infra.status.__main__": ("tests/test_status_main.py",),
 }
 
 # Tests no mutant run can hold, left out of every module's run: this one starts the
