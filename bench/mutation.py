@@ -177,6 +177,8 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.config.model": (
         "tests/test_bad_configs.py",
         "tests/test_config.py",
+        "tests/test_config_model.py",
+        "tests/test_config_ranges.py",
         "tests/test_config_schema.py",
         "tests/test_replica_plan.py",
         "tests/test_roles.py",
@@ -196,6 +198,9 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.config.types": (
         "tests/test_bad_configs.py",
         "tests/test_config.py",
+        "tests/test_config_errors.py",
+        "tests/test_config_model.py",
+        "tests/test_config_ranges.py",
         "tests/test_config_schema.py",
         "tests/test_image_ref.py",
         "tests/test_rule_messages.py",
