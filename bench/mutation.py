@@ -162,6 +162,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.config": (
         "tests/test_bad_configs.py",
         "tests/test_config.py",
+        "tests/test_config_package.py",
         "tests/test_one_reading.py",
         "tests/test_rule_messages.py",
         "tests/test_secret_env.py",

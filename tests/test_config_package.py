@@ -1,0 +1,98 @@
+"""The config package's entry points (`infra.config`): where a stack's file is looked for, and
+the run id, whose recipe must not drift: a deployed stack whose run id changes after an upgrade
+starts its run over in a new directory instead of resuming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import infra
+from infra.config import (
+    ConfigError,
+    load_stack,
+    parse_config,
+    read_stack_entries,
+    read_stack_file,
+    stack_file,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+BUNDLED = "registry.example.com/tftrain/trainer:1"
+
+
+def test_a_stack_is_looked_for_in_the_checkout_s_stacks_dir_unless_told() -> None:
+    # docs/development.md's layout: stacks/ beside infra/.
+    checkout = Path(next(iter(infra.__path__))).resolve().parent  # a namespace package
+    assert stack_file("dev") == checkout / "stacks" / "Pulumi.dev.yaml"
+    assert stack_file("dev", Path("/elsewhere")) == Path("/elsewhere/Pulumi.dev.yaml")
+
+
+def test_a_stack_of_another_dir_is_read_from_there(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        "config:\n"
+        "  alicloud:region: cn-hangzhou\n"
+        f"  tftrain:image: {BUNDLED}\n"
+        "  tftrain:job:\n    name: elsewhere\n"
+    )
+    assert load_stack("dev", tmp_path).job.name == "elsewhere"
+    path = tmp_path / "Pulumi.dev.yaml"
+    assert read_stack_entries(path) == {
+        "alicloud:region": "cn-hangzhou",
+        "tftrain:image": BUNDLED,
+        "tftrain:job": {"name": "elsewhere"},
+    }
+    assert read_stack_file(path) == {"image": BUNDLED, "job": {"name": "elsewhere"}}
+    with pytest.raises(ConfigError, match="stacks here: dev"):
+        load_stack("prod", tmp_path)
+
+
+def test_the_shipped_dev_stack_keeps_the_run_id_the_docs_show() -> None:
+    """docs/data.md and docs/review.md show stack dev's run as run-2c4524ae."""
+    for doc in ("data.md", "review.md"):
+        assert "run-2c4524ae" in (ROOT / "docs" / doc).read_text()
+    assert load_stack("dev", ROOT / "stacks").job.run_id == "run-2c4524ae"
+
+
+@pytest.mark.parametrize(
+    "spelt",
+    [
+        {"job": {"command": ["python", "-m", "trainer"]}},  # the default written out
+        {"job": {"args": []}},
+        {"job": {"dataDir": ""}},
+        {"hyperparams": {"keepCheckpoints": 9}},  # how many are kept: the same training
+        {"hyperparams": {"strategy": "parameter_server"}},  # what auto resolves to here
+        {"worker": {"image": BUNDLED}},
+        {"evaluator": {"number": 0, "gpuCount": 1}},  # a group without replicas
+    ],
+)
+def test_a_default_written_out_is_the_same_run(spelt: dict) -> None:
+    assert parse_config({"image": BUNDLED, **spelt}).job.run_id == (
+        parse_config({"image": BUNDLED}).job.run_id
+    )
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"job": {"command": ["python", "-m", "mytrainer"]}},
+        {"job": {"args": ["--x"]}},
+        {"job": {"dataDir": "/data/mine"}},
+        {"job": {"env": {"SEED": "1"}}},
+        {"job": {"initCheckpoint": "run:run-2c4524ae"}},
+        {"hyperparams": {"epochs": 5}},
+        {"hyperparams": {"batchSize": 64}},
+        {"worker": {"number": 3}},
+        {"worker": {"gpuCount": 1}},
+        {"worker": {"image": "registry.example.com/tftrain/trainer:2"}},
+        {"worker": {"command": ["python", "-m", "trainer"], "args": ["--y"]}},
+        {"ps": {"env": {"A": "1"}}},
+        {"evaluator": {"number": 1}},
+        {"data": {"localInputDir": "/home/me/mnist"}},
+    ],
+)
+def test_what_the_training_computes_is_another_run(changed: dict) -> None:
+    assert parse_config({"image": BUNDLED, **changed}).job.run_id != (
+        parse_config({"image": BUNDLED}).job.run_id
+    )
