@@ -148,17 +148,20 @@ def test_a_member_outside_the_mirror_is_refused_and_not_written(
         ("tar: ./x: file changed as we read it\ncommand terminated with exit code 1\n",
          "command terminated with exit code 1"),
         ("", "no answer"),
+        # Not UTF-8 (a Latin-1 node name): shown with a replacement character, not a crash.
+        (b"error: caf\xe9 unreachable\n", "error: caf\ufffd unreachable"),
     ],
 )  # fmt: skip
 def test_a_stream_that_ends_in_a_failure_names_kubectl_s_last_line(
-    stderr: str,
+    stderr: str | bytes,
     shown: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     config: StackConfig,
 ) -> None:
     stream = _tar(tmp_path, {"metrics.txt": b"ok\n"})
-    (tmp_path / "stderr").write_text(stderr)
+    err = stderr if isinstance(stderr, bytes) else stderr.encode()
+    (tmp_path / "stderr").write_bytes(err)
     _kubectl(tmp_path, monkeypatch, f"cat {stream}; cat {tmp_path}/stderr >&2; exit 1\n")
     with pytest.raises(ClusterError) as refused:
         fetch_run(config, None, tmp_path / "mirror")
@@ -183,8 +186,9 @@ def test_the_report_is_written_in_the_mirror_and_titled_for_the_cluster(
     stream = tmp_path / "run.tar"
     with tarfile.open(stream, "w") as archive:
         archive.add(failed_run(tmp_path / "volume"), arcname=".")
-    _kubectl(tmp_path, monkeypatch, f"cat {stream}\n")
-    report = cloud_report("my-stack", config, None, tmp_path / "runs")
+    calls = _kubectl(tmp_path, monkeypatch, f"cat {stream}\n")
+    report = cloud_report("my-stack", config, "my-kubeconfig", tmp_path / "runs")
+    assert calls.read_text().startswith("--kubeconfig my-kubeconfig --namespace tftrain ")
     mirror = tmp_path / "runs" / "cluster" / "mnist" / config.job.run_id
     assert report == mirror / "report" / "report.md"
     text = report.read_text()
