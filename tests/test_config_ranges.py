@@ -194,9 +194,7 @@ def test_cpu_and_memory_take_the_quantities_between_their_ends(
         assert problem in problems, problems
 
 
-@pytest.mark.parametrize(
-    ("value", "text"), [(2, "2"), (2.0, "2"), (0.5, "0.5"), (1024, "1024")]
-)
+@pytest.mark.parametrize(("value", "text"), [(2, "2"), (2.0, "2"), (0.5, "0.5"), (1024, "1024")])
 def test_a_cpu_written_as_a_number_reads_as_kubernetes_writes_it(value: float, text: str) -> None:
     assert parse_config(_set(EXISTING, "worker.cpu", value)).worker.cpu == text
 
@@ -211,7 +209,8 @@ def test_the_learning_rate_is_above_0_and_below_10(value: Any, taken: bool) -> N
     refused = [p for p in problems if p.startswith("tftrain:hyperparams.learningRate = ")]
     assert (refused == []) is taken, problems
     if taken:
-        assert parse_config(_set(EXISTING, "hyperparams.learningRate", value)).hyperparams.learning_rate == value  # noqa: E501
+        read = parse_config(_set(EXISTING, "hyperparams.learningRate", value))
+        assert read.hyperparams.learning_rate == value
 
 
 @pytest.mark.parametrize(

@@ -48,9 +48,8 @@ def test_the_help_lists_every_option_with_what_it_does(
                            "its cluster. ")  # fmt: skip
     for entry in HELP:
         assert f" {entry} " in text, entry
-    assert "tftrain status ack-gpu --report fetch a cluster run's logs and write its report here" in (
-        text
-    )
+    example = "tftrain status ack-gpu --report fetch a cluster run's logs and write its report here"
+    assert example in text
     assert "2 bad arguments or stack config" in text
 
 
