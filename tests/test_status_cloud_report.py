@@ -11,7 +11,9 @@ import io
 import os
 import shutil
 import stat
+import sys
 import tarfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -35,7 +37,7 @@ def config() -> StackConfig:
 def _kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> Path:
     """A kubectl that logs its arguments to `calls` and then runs `body`; `calls`' path."""
     bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
+    bin_dir.mkdir(parents=True)
     script = bin_dir / "kubectl"
     script.write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/calls\n{body}')
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
@@ -120,14 +122,44 @@ def test_a_failed_exec_is_told_by_kubectl_s_own_reason(
     assert str(refused.value) == f"could not read the run from {TARGET}: {NOT_FOUND}"
 
 
+# CPython's tarfile names what it found: nothing at all, or no tar header.
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [("exit 0\n", "empty file"), ("head -c 2048 /dev/zero | tr '\\0' 'x'\n", "invalid header")],
+)
 def test_a_stream_that_is_no_tar_is_named_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfig
+    body: str, why: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfig
 ) -> None:
-    _kubectl(tmp_path, monkeypatch, "head -c 2048 /dev/zero | tr '\\0' 'x'\n")
+    _kubectl(tmp_path, monkeypatch, body)
     with pytest.raises(ClusterError) as refused:
         fetch_run(config, None, tmp_path / "mirror")
-    assert str(refused.value).startswith(f"could not read the run from {TARGET}: ")
-    assert str(refused.value) != f"could not read the run from {TARGET}: "
+    assert str(refused.value) == f"could not read the run from {TARGET}: {why}"
+
+
+def test_a_report_fetched_again_refreshes_the_same_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfig
+) -> None:
+    mirror = tmp_path / "mirror"
+    for n in (1, 2):
+        stream = _tar(tmp_path, {"metrics.txt": f"step {n}\n".encode()})
+        _kubectl(tmp_path / f"k{n}", monkeypatch, f"cat {stream}\n")
+        fetch_run(config, None, mirror)
+        assert (mirror / "metrics.txt").read_text() == f"step {n}\n"
+
+
+def test_a_kubectl_that_never_ends_after_the_stream_is_stopped_within_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: StackConfig
+) -> None:
+    stream = _tar(tmp_path, {"metrics.txt": b"ok\n"})
+    # The module, not the function infra.status re-exports under the same name.
+    monkeypatch.setattr(sys.modules["infra.status.cloud_report"], "TRANSFER_TIMEOUT", 0.5)
+    # The stream ends (stdout closed), the process does not.
+    _kubectl(tmp_path, monkeypatch, f"cat {stream}; exec >&-; exec sleep 60\n")
+    begun = time.monotonic()
+    with pytest.raises(ClusterError) as stopped:
+        fetch_run(config, None, tmp_path / "mirror")
+    assert time.monotonic() - begun < 30
+    assert str(stopped.value) == f"kubectl exec {TARGET}: no end 0.5 s after the run's last byte"
 
 
 def test_a_member_outside_the_mirror_is_refused_and_not_written(

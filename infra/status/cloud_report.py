@@ -59,7 +59,14 @@ def fetch_run(config: StackConfig, kubeconfig: str | None, destination: Path) ->
             _, err = process.communicate()
             why = _last_line(err) or str(error)
             raise ClusterError(f"could not read the run from {target}: {why}") from None
-        _, err = process.communicate(timeout=TRANSFER_TIMEOUT)
+        try:
+            _, err = process.communicate(timeout=TRANSFER_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()  # else leaving `with` would wait for it, unbounded
+            process.communicate()
+            raise ClusterError(
+                f"kubectl exec {target}: no end {TRANSFER_TIMEOUT} s after the run's last byte"
+            ) from None
     if process.returncode != 0:
         raise ClusterError(f"kubectl exec {target}: {_last_line(err) or 'no answer'}")
 
