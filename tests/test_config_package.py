@@ -96,3 +96,41 @@ def test_what_the_training_computes_is_another_run(changed: dict) -> None:
     assert parse_config({"image": BUNDLED, **changed}).job.run_id != (
         parse_config({"image": BUNDLED}).job.run_id
     )
+
+
+@pytest.mark.parametrize(
+    "group",
+    [{"command": ["./train"]}, {"args": ["--y"]}, {"args": []}, {"env": {"SEED": "1"}}],
+)
+def test_a_group_s_own_command_args_or_env_is_another_run(group: dict) -> None:
+    """Only when set (docs/config.md: unset is the job's), so a stack without them keeps its
+    run id; an empty args list is set (the group runs with no arguments)."""
+    assert parse_config({"image": BUNDLED, "worker": group}).job.run_id != (
+        parse_config({"image": BUNDLED}).job.run_id
+    )
+
+
+def test_a_group_setting_s_run_id_is_as_recorded() -> None:
+    """Recorded when this recipe shipped: a stack with its own group command, args and env keeps
+    this run id across versions; a new value here means every such stack starts its run over
+    after an upgrade (say so in the release notes, then record the new one)."""
+    raw = {
+        "image": BUNDLED,
+        "worker": {"command": ["python", "-m", "trainer"], "args": ["--y"], "env": {"SEED": "1"}},
+        "ps": {"command": ["./ps"]},
+    }
+    assert parse_config(raw).job.run_id == "run-9c96e84a"
+
+
+@pytest.mark.parametrize("section", ["worker", "job"])
+def test_an_env_in_a_section_the_engine_marked_secret_counts_by_its_names(section: str) -> None:
+    """A digest of a short secret could be brute-forced back from the run id, a label anyone
+    may read: in a section marked secret only the names count."""
+
+    def run_id(value: str, marked: bool, name: str = "TOKEN") -> str:
+        raw = {"image": BUNDLED, section: {"env": {name: value}}}
+        return parse_config(raw, secret_keys=[section] if marked else []).job.run_id
+
+    assert run_id("a", marked=True) == run_id("b", marked=True)
+    assert run_id("a", marked=True) != run_id("a", marked=True, name="OTHER")
+    assert run_id("a", marked=False) != run_id("b", marked=False)

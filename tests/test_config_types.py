@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from infra.config import ConfigError, parse_config
 from infra.config.types import (
     SECRET_KEYS,
     SECRET_PLACEHOLDER,
     EnvMap,
+    Ipv4Cidr,
+    ObjectPrefix,
     SweepValue,
     checked,
     integer,
@@ -180,3 +183,50 @@ def test_a_swept_value_is_never_a_secret() -> None:
 )  # fmt: skip
 def test_an_image_reference_is_one_the_distribution_grammar_takes(image: str, valid: bool) -> None:
     assert is_image_reference(image) is valid
+
+
+def test_an_integer_s_refusal_says_why() -> None:
+    adapter = TypeAdapter(integer(0, 9))
+    assert _reason(adapter, "010") == "a number without a leading 0"
+    assert _reason(adapter, True) == "a number, not true or false"
+
+
+@pytest.mark.parametrize(
+    ("block", "valid"),
+    [("192.168.0.0/16", True), ("10.0.0.0/8", True), ("192.168.0.1/16", False),  # host bits
+     ("192.168.0.0", True), ("fd00::/8", False), ("192.168.0.0/33", False), ("x", False)],
+)  # fmt: skip
+def test_an_ipv4_block_is_a_network_without_host_bits(block: str, valid: bool) -> None:
+    adapter = TypeAdapter(Ipv4Cidr)
+    if valid:
+        assert adapter.validate_python(block) == block
+    else:
+        with pytest.raises(ValidationError):
+            adapter.validate_python(block)
+
+
+# OSS object names and RAM's resource wildcards (docs/data.md): a relative prefix ending in /.
+@pytest.mark.parametrize(
+    ("prefix", "valid"),
+    [("", True), ("mnist/", True), ("my data/v1/", True), ("Xdata/", True), ("a.b/..c/", True),
+     ("mnist", False), ("/mnist/", False), ("a//", False), ("./", False), ("a/./", False),
+     ("../", False), ("a/../", False), ("a/b/../", False), ("a\x1f/", False), ("a\x00/", False),
+     ("a*/", False), ("a?/", False)],
+)  # fmt: skip
+def test_an_object_prefix_is_relative_plain_and_ends_in_a_slash(prefix: str, valid: bool) -> None:
+    adapter = TypeAdapter(ObjectPrefix)
+    if valid:
+        assert adapter.validate_python(prefix) == prefix
+    else:
+        with pytest.raises(ValidationError):
+            adapter.validate_python(prefix)
+
+
+def test_a_secret_typed_in_the_clear_is_refused_by_key_with_the_command_to_use() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"image": "registry.example.com/tftrain/trainer:1",
+                      "data": {"accessKeyId": "LTAI5tPlainText"}})  # fmt: skip
+    (problem,) = refused.value.problems
+    assert problem.startswith("tftrain:data.accessKeyId = ")
+    assert problem.endswith(f": must be {ALLOWED}")
+    assert "LTAI5tPlainText" not in problem
