@@ -14,6 +14,7 @@ from infra.config import ConfigError, parse_config
 from infra.config.types import (
     SECRET_KEYS,
     SECRET_PLACEHOLDER,
+    Bool,
     EnvMap,
     Ipv4Cidr,
     ObjectPrefix,
@@ -230,3 +231,20 @@ def test_a_secret_typed_in_the_clear_is_refused_by_key_with_the_command_to_use()
     assert problem.startswith("tftrain:data.accessKeyId = ")
     assert problem.endswith(f": must be {ALLOWED}")
     assert "LTAI5tPlainText" not in problem
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [(True, True), (False, False), ("true", True), ("false", False), (" TRUE ", True),
+     ("False", False), ("yes", None), ("1", None), (1, None), (0, None), (None, None)],
+)  # fmt: skip
+def test_a_boolean_is_true_or_false_or_their_text_as_the_engine_hands_it(
+    value: Any, read: bool | None
+) -> None:
+    """Pulumi hands a value typed at the top (`pulumi config set`) over as text; yes/no and 1/0
+    are not YAML 1.2 booleans, so they are not guessed."""
+    adapter = TypeAdapter(Bool)
+    if read is None:
+        assert _reason(adapter, value) == "true or false"
+    else:
+        assert adapter.validate_python(value) is read
