@@ -6,12 +6,13 @@ batch); the model alone is validated here, the cross-key rules have their own te
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from pydantic import TypeAdapter
 
-from infra.config import parse_config
+from infra.config import ConfigError, parse_config
 from infra.config.model import StackConfig, is_bundled_command, is_bundled_image
 
 BUNDLED = "registry.example.com/tftrain/trainer:1"
@@ -272,3 +273,18 @@ def test_a_sweep_runs_its_trials_each_named_with_its_run_id() -> None:
     single = parse_config({"image": BUNDLED})
     assert single.runs == (single,)
     assert not single.is_trial
+
+
+@pytest.mark.parametrize("value", ["two", ["image"], 3])
+def test_a_section_given_a_value_is_refused_by_key_before_any_default_is_added(
+    value: Any,
+) -> None:
+    """The stack's image, the cluster's imageCache and the storage kind are defaults added to
+    the sections; a section written as a value is named, not crashed on."""
+    raw = {"image": BUNDLED, "worker": value, "cluster": value, "storage": value}
+    with pytest.raises(ConfigError) as refused:
+        parse_config(raw)
+    shown = json.dumps(value)
+    assert [p.split(": must be a mapping with the keys ")[0] for p in refused.value.problems] == [
+        f"tftrain:cluster = {shown}", f"tftrain:storage = {shown}", f"tftrain:worker = {shown}"
+    ]  # fmt: skip
