@@ -110,16 +110,41 @@ def test_a_group_s_own_command_args_or_env_is_another_run(group: dict) -> None:
     )
 
 
-def test_a_group_setting_s_run_id_is_as_recorded() -> None:
-    """Recorded when this recipe shipped: a stack with its own group command, args and env keeps
-    this run id across versions; a new value here means every such stack starts its run over
-    after an upgrade (say so in the release notes, then record the new one)."""
-    raw = {
-        "image": BUNDLED,
-        "worker": {"command": ["python", "-m", "trainer"], "args": ["--y"], "env": {"SEED": "1"}},
-        "ps": {"command": ["./ps"]},
-    }
-    assert parse_config(raw).job.run_id == "run-9c96e84a"
+ACK = {
+    "image": BUNDLED,
+    "cluster": {"kind": "ack", "cpuPool": {"size": 2}},
+    "network": {"zoneId": "cn-hangzhou-i"},
+}
+
+
+@pytest.mark.parametrize(
+    ("raw", "run_id"),
+    [
+        ({"image": BUNDLED,
+          "worker": {"command": ["python", "-m", "trainer"], "args": ["--y"], "env": {"SEED": "1"}},
+          "ps": {"command": ["./ps"]}}, "run-9c96e84a"),
+        ({"image": BUNDLED, "job": {"env": {"SEED": "1"}}}, "run-d484bcb7"),
+        ({**ACK, "data": {"bucket": "my-data", "inputPrefix": "mnist/"}}, "run-29324ed6"),
+        ({**ACK, "data": {"createBucket": True, "inputPrefix": "mnist/"}}, "run-833369c7"),
+    ],
+)  # fmt: skip
+def test_a_run_id_is_as_recorded(raw: dict, run_id: str) -> None:
+    """Recorded when this recipe shipped: a stack with its own group settings, a job env or
+    OSS input keeps its run id across versions; a new value here means every such stack starts
+    its run over after an upgrade (say so in the release notes, then record the new one)."""
+    assert parse_config(raw).job.run_id == run_id
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"bucket": "other-data", "inputPrefix": "mnist/"}, {"bucket": "my-data", "inputPrefix": "x/"},
+     {"createBucket": True, "inputPrefix": "mnist/"}],
+)  # fmt: skip
+def test_other_oss_input_is_another_run(data: dict) -> None:
+    mine = {"bucket": "my-data", "inputPrefix": "mnist/"}
+    assert parse_config({**ACK, "data": data}).job.run_id != (
+        parse_config({**ACK, "data": mine}).job.run_id
+    )
 
 
 @pytest.mark.parametrize("section", ["worker", "job"])
