@@ -909,6 +909,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 16, 20)
     },
+    "infra.config.types.x__ipv4_block__mutmut_4": (
+        "ip_network without strict=True: strict is its default (Python's ipaddress docs), so "
+        "a block with host bits set is refused either way"
+    ),
     "infra.replica_plan.plan.x_expand__mutmut_37": (
         "looks for `)` from i + 3 instead of i + 2: differs only for `$()`, an empty name, "
         "which no env holds (Kubernetes refuses an empty env var name), so both keep it as "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError, create_model
 
 from infra.config import ConfigError, parse_config
 from infra.config.types import (
@@ -248,3 +248,10 @@ def test_a_boolean_is_true_or_false_or_their_text_as_the_engine_hands_it(
         assert _reason(adapter, value) == "true or false"
     else:
         assert adapter.validate_python(value) is read
+
+
+def test_a_secret_key_s_description_is_what_an_error_about_it_says() -> None:
+    """errors.describe words a refusal with the key's description: a model made here, since the
+    stack's own model is made at import."""
+    holder = create_model("Holder", secret=(secret_text("data", "accessKeyId"), ""))
+    assert holder.model_fields["secret"].description == ALLOWED
