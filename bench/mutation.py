@@ -909,6 +909,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 16, 20)
     },
+    "infra.config.stack_file.x__config_key__mutmut_3": (
+        "rpartition for partition of a written key's namespace: read_stack refuses a key with "
+        "a second colon before it files any line, so the key it cuts has one colon"
+    ),
     "infra.config.types.x__ipv4_block__mutmut_4": (
         "ip_network without strict=True: strict is its default (Python's ipaddress docs), so "
         "a block with host bits set is refused either way"

@@ -394,3 +394,21 @@ def test_the_old_config_form_of_a_key_is_the_key_itself(tmp_path: Path) -> None:
     assert refused.value.problems == [
         f"{path}:3: tftrain:config:worker: the same key as tftrain:worker to Pulumi, set twice"
     ]
+
+
+def test_an_environment_named_alone_is_listed_by_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.esc.yaml"
+    path.write_text(ESC_STACK.replace("  - team/training-secrets\n", " team/solo\n"))
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith(
+        f"{path}:1: environment: this stack imports Pulumi ESC environments (team/solo), "
+    )
+
+
+def test_yaml_that_does_not_parse_is_named_by_where_it_came_from() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_yaml("[1, 2", "--set worker.number")
+    (problem,) = refused.value.problems
+    assert problem.startswith("--set worker.number:1: not valid YAML: ")
