@@ -126,6 +126,8 @@ ACK = {
         ({"image": BUNDLED, "job": {"env": {"SEED": "1"}}}, "run-d484bcb7"),
         ({**ACK, "data": {"bucket": "my-data", "inputPrefix": "mnist/"}}, "run-29324ed6"),
         ({**ACK, "data": {"createBucket": True, "inputPrefix": "mnist/"}}, "run-833369c7"),
+        ({"image": BUNDLED, "data": {"localInputDir": "/home/me/mnist"}}, "run-a491a62c"),
+        ({"image": BUNDLED, "job": {"initCheckpoint": "run:run-2c4524ae"}}, "run-071c8de1"),
     ],
 )  # fmt: skip
 def test_a_run_id_is_as_recorded(raw: dict, run_id: str) -> None:
@@ -159,3 +161,28 @@ def test_an_env_in_a_section_the_engine_marked_secret_counts_by_its_names(sectio
     assert run_id("a", marked=True) == run_id("b", marked=True)
     assert run_id("a", marked=True) != run_id("a", marked=True, name="OTHER")
     assert run_id("a", marked=False) != run_id("b", marked=False)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [({"data": {"localInputDir": "/home/me/a"}}, {"data": {"localInputDir": "/home/me/b"}}),
+     ({"job": {"initCheckpoint": "run:run-1"}}, {"job": {"initCheckpoint": "run:run-2"}})],
+)  # fmt: skip
+def test_another_local_input_or_start_checkpoint_is_another_run(one: dict, other: dict) -> None:
+    assert parse_config({"image": BUNDLED, **one}).job.run_id != (
+        parse_config({"image": BUNDLED, **other}).job.run_id
+    )
+
+
+def test_the_keys_a_sweep_s_trials_are_held_in_are_no_keys_of_a_stack() -> None:
+    # docs/config.md's sections: every key a stack file may write at the top.
+    known = (
+        "budget, chief, cluster, data, evaluator, hyperparams, image, imageRegistry, job, "
+        "master, network, ps, storage, sweep, tensorboard, worker"
+    )
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"image": BUNDLED, "trialPoint": {}, "trials": []})
+    assert refused.value.problems == [
+        f"tftrain:trials: unknown key; known keys here: {known}",
+        f"tftrain:trialPoint: unknown key; known keys here: {known}",
+    ]
