@@ -360,6 +360,7 @@ def test_a_key_with_a_second_colon_is_refused_by_key_as_pulumi_refuses_it(
         "  tftrain:image: registry.example.com/tftrain/trainer:1\n"
         "  tftrain:worker:number: 3\n"
         "  alicloud:a:b:c: x\n"
+        "  tftrain:config:worker:number: 3\n"
     )
     with pytest.raises(ConfigError) as refused:
         read_stack(path)
@@ -370,6 +371,9 @@ def test_a_key_with_a_second_colon_is_refused_by_key_as_pulumi_refuses_it(
         f"{path}:4: alicloud:a:b:c: not a config key: Pulumi reads a key as "
         "<namespace>:<name>, with one colon, and refuses this one; a setting inside a section "
         "is nested under it (b:c under alicloud:a)",
+        f"{path}:5: tftrain:config:worker:number: not a config key: Pulumi reads a key as "
+        "<namespace>:<name>, with one colon, and refuses this one; a setting inside a section "
+        "is nested under it (worker:number under tftrain:config)",
     ]
 
 
@@ -412,3 +416,13 @@ def test_yaml_that_does_not_parse_is_named_by_where_it_came_from() -> None:
         parse_yaml("[1, 2", "--set worker.number")
     (problem,) = refused.value.problems
     assert problem.startswith("--set worker.number:1: not valid YAML: ")
+
+
+# strconv.ParseInt's int64 range with an explicit + sign (ParseUint takes no sign).
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("+127", 127), ("+9223372036854775807", 2**63 - 1), ("-0", 0), ("+0x7f", 127)],
+)
+def test_a_signed_integer_is_read_up_to_int64(text: str, value: int) -> None:
+    read = parse_yaml(text, "--set")
+    assert read == value and type(read) is int
