@@ -909,10 +909,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (13, 16, 20)
     },
-    "infra.config.x__parse_run__mutmut_16": (
-        "validate_python(by_alias=None): pydantic reads None as the model's validate_by_alias, "
-        "True by default, as given"
-    ),
+    **{
+        f"infra.config.x__parse_run__mutmut_{n}": (
+            "validate_python's by_alias None or left out: pydantic reads None as the model's "
+            "validate_by_alias, True by default, as given"
+        )
+        for n in (16, 20)
+    },
     "infra.config.stack_file.x__config_key__mutmut_3": (
         "rpartition for partition of a written key's namespace: read_stack refuses a key with "
         "a second colon before it files any line, so the key it cuts has one colon"

@@ -186,3 +186,14 @@ def test_the_keys_a_sweep_s_trials_are_held_in_are_no_keys_of_a_stack() -> None:
         f"tftrain:trials: unknown key; known keys here: {known}",
         f"tftrain:trialPoint: unknown key; known keys here: {known}",
     ]
+
+
+def test_a_key_is_taken_only_as_typed_in_camel_case() -> None:
+    """docs/config.md names every key in camelCase; the snake_case names are the code's."""
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"image": BUNDLED, "hyperparams": {"batch_size": 64}})
+    assert refused.value.problems == [
+        "tftrain:hyperparams.batch_size: unknown key, did you mean batchSize? known keys here: "
+        "batchSize, checkpointSteps, epochs, keepCheckpoints, learningRate, logSteps, maxSteps, "
+        "stepsPerExecution, strategy"
+    ]
