@@ -888,6 +888,10 @@ EQUIVALENT: dict[str, str] = {
     "infra.config.stack_file.x_read_stack__mutmut_19": (
         "the whole file read before its size is checked: the same refusal, only later"
     ),
+    "infra.config.stack_file.x_read_stack__mutmut_21": (
+        "two bytes past the limit read instead of one: a file over the limit is longer than "
+        "it either way, so the same refusal"
+    ),
     "infra.config.stack_file.x_read_stack__mutmut_34": (
         "decode('UTF-8') for decode('utf-8'): Python's codec names are case-blind"
     ),

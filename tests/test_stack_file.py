@@ -17,6 +17,7 @@ from infra.config.stack_file import (
     StackFile,
     engine_config,
     key_path,
+    namespace_problem,
     parse_yaml,
     program_value,
     read_stack,
@@ -426,3 +427,33 @@ def test_yaml_that_does_not_parse_is_named_by_where_it_came_from() -> None:
 def test_a_signed_integer_is_read_up_to_int64(text: str, value: int) -> None:
     read = parse_yaml(text, "--set")
     assert read == value and type(read) is int
+
+
+def test_a_stack_file_of_exactly_the_limit_is_read_and_one_byte_more_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small limit: 4 MiB of YAML takes seconds to parse on a loaded machine.
+    # The module (infra.config's stack_file is a function of the same name).
+    monkeypatch.setattr(sys.modules["infra.config.stack_file"], "MAX_STACK_FILE_BYTES", 100)
+    path = tmp_path / "Pulumi.edge.yaml"
+    head = "config:\n  tftrain:image: registry.example.com/a/b:1\n#"
+    path.write_text(head + "x" * (99 - len(head)) + "\n")
+    assert path.stat().st_size == 100
+    assert read_stack(path).entries == {"tftrain:image": "registry.example.com/a/b:1"}
+    path.write_text(head + "x" * (100 - len(head)) + "\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems[0].startswith(f"{path}: larger than ")
+
+
+def test_an_unknown_namespace_lists_the_ones_read() -> None:
+    assert namespace_problem("kubernets:context") == (
+        "kubernets:context: unknown config namespace, did you mean kubernetes? keys are "
+        "<namespace>:<name> with a namespace of tftrain, alicloud, kubernetes, pulumi"
+    )
+    assert namespace_problem("aws:region") == (
+        "aws:region: unknown config namespace; keys are <namespace>:<name> with a namespace of "
+        "tftrain, alicloud, kubernetes, pulumi"
+    )
+    assert namespace_problem("tftrain:worker") is None
+    assert namespace_problem("tftrain:") is not None
