@@ -457,3 +457,18 @@ def test_an_unknown_namespace_lists_the_ones_read() -> None:
     )
     assert namespace_problem("tftrain:worker") is None
     assert namespace_problem("tftrain:") is not None
+
+
+@pytest.mark.parametrize("text", [".hidden", ".5.5", ".e3", "..."])
+def test_a_word_starting_with_a_dot_that_is_no_float_stays_text(text: str) -> None:
+    assert parse_yaml(text, "--set") == text
+
+
+def test_a_top_level_key_s_problem_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.top.yaml"
+    path.write_text("config:\n  tftrain:image: registry.example.com/a/b:1\n  tftrain:imag: x\n")
+    with pytest.raises(ConfigError) as refused:
+        load_stack_file(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith("tftrain:imag: unknown key, did you mean image?")
+    assert problem.endswith(" (Pulumi.top.yaml:3)")
