@@ -459,7 +459,7 @@ def test_an_unknown_namespace_lists_the_ones_read() -> None:
     assert namespace_problem("tftrain:") is not None
 
 
-@pytest.mark.parametrize("text", [".hidden", ".5.5", ".e3", "..."])
+@pytest.mark.parametrize("text", [".hidden", ".5.5", ".e3", ".1x"])
 def test_a_word_starting_with_a_dot_that_is_no_float_stays_text(text: str) -> None:
     assert parse_yaml(text, "--set") == text
 
