@@ -888,6 +888,10 @@ EQUIVALENT: dict[str, str] = {
     "infra.config.stack_file.x_read_stack__mutmut_19": (
         "the whole file read before its size is checked: the same refusal, only later"
     ),
+    "infra.config.stack_file.x_engine_scalar__mutmut_12": (
+        "an X among the characters a number may start with: a word starting with X is no "
+        "integer or float to the checks after it either, so it is returned as written"
+    ),
     "infra.config.stack_file.x_read_stack__mutmut_21": (
         "two bytes past the limit read instead of one: a file over the limit is longer than "
         "it either way, so the same refusal"

@@ -472,3 +472,14 @@ def test_a_top_level_key_s_problem_names_its_line(tmp_path: Path) -> None:
     (problem,) = refused.value.problems
     assert problem.startswith("tftrain:imag: unknown key, did you mean image?")
     assert problem.endswith(" (Pulumi.top.yaml:3)")
+
+
+def test_a_document_of_exactly_the_value_limit_is_read_and_one_more_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A small limit (the real one is 100,000): a list node and its items each count.
+    monkeypatch.setattr(sys.modules["infra.config.stack_file"], "MAX_VALUES", 5)
+    assert parse_yaml("[1, 2, 3, 4]", "--set") == [1, 2, 3, 4]
+    with pytest.raises(ConfigError) as refused:
+        parse_yaml("[1, 2, 3, 4, 5]", "--set")
+    assert refused.value.problems == ["--set:1: nested deeper than 32 or over 5 values"]
