@@ -17,6 +17,7 @@ from infra.config.stack_file import (
     StackFile,
     engine_config,
     key_path,
+    namespace_problem,
     parse_yaml,
     program_value,
     read_stack,
@@ -346,3 +347,139 @@ def test_an_empty_stack_file_has_no_config_and_an_odd_top_key_is_named(tmp_path:
         f"{path}:2: zzz: unknown key; a stack file has config, encryptedkey, encryptionsalt, "
         "environment, secretsprovider"
     ]
+
+
+def test_a_key_with_a_second_colon_is_refused_by_key_as_pulumi_refuses_it(
+    tmp_path: Path,
+) -> None:
+    """pulumi/pulumi's config.ParseKey takes one colon, or the old `<ns>:config:<name>`; any
+    other key (`tftrain:worker:number`, a section's setting written as a key) it refuses, so
+    the stack never deploys: refused here too, by key and line, not later as unknown."""
+    path = tmp_path / "Pulumi.colons.yaml"
+    path.write_text(
+        "config:\n"
+        "  tftrain:image: registry.example.com/tftrain/trainer:1\n"
+        "  tftrain:worker:number: 3\n"
+        "  alicloud:a:b:c: x\n"
+        "  tftrain:config:worker:number: 3\n"
+    )
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:3: tftrain:worker:number: not a config key: Pulumi reads a key as "
+        "<namespace>:<name>, with one colon, and refuses this one; a setting inside a section "
+        "is nested under it (number under tftrain:worker)",
+        f"{path}:4: alicloud:a:b:c: not a config key: Pulumi reads a key as "
+        "<namespace>:<name>, with one colon, and refuses this one; a setting inside a section "
+        "is nested under it (b:c under alicloud:a)",
+        f"{path}:5: tftrain:config:worker:number: not a config key: Pulumi reads a key as "
+        "<namespace>:<name>, with one colon, and refuses this one; a setting inside a section "
+        "is nested under it (worker:number under tftrain:config)",
+    ]
+
+
+def test_the_old_config_form_of_a_key_is_the_key_itself(tmp_path: Path) -> None:
+    """`tftrain:config:worker` is `tftrain:worker` to config.ParseKey (its compatibility form),
+    so it configures the worker, names its line, and clashes with `tftrain:worker`."""
+    path = tmp_path / "Pulumi.old.yaml"
+    path.write_text(
+        "config:\n"
+        "  tftrain:image: registry.example.com/tftrain/trainer:1\n"
+        "  tftrain:config:worker:\n"
+        "    number: 3\n"
+        "  alicloud:config:region: cn-hangzhou\n"
+    )
+    stack = read_stack(path)
+    assert stack.entries["alicloud:region"] == "cn-hangzhou"
+    assert stack.lines["tftrain:worker.number"] == 4
+    assert load_stack_file(path).worker.number == 3
+    path.write_text("config:\n  tftrain:worker: {}\n  tftrain:config:worker: {}\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [
+        f"{path}:3: tftrain:config:worker: the same key as tftrain:worker to Pulumi, set twice"
+    ]
+
+
+def test_an_environment_named_alone_is_listed_by_its_name(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.esc.yaml"
+    path.write_text(ESC_STACK.replace("  - team/training-secrets\n", " team/solo\n"))
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith(
+        f"{path}:1: environment: this stack imports Pulumi ESC environments (team/solo), "
+    )
+
+
+def test_yaml_that_does_not_parse_is_named_by_where_it_came_from() -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_yaml("[1, 2", "--set worker.number")
+    (problem,) = refused.value.problems
+    assert problem.startswith("--set worker.number:1: not valid YAML: ")
+
+
+# strconv.ParseInt's int64 range with an explicit + sign (ParseUint takes no sign).
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("+127", 127), ("+9223372036854775807", 2**63 - 1), ("-0", 0), ("+0x7f", 127)],
+)
+def test_a_signed_integer_is_read_up_to_int64(text: str, value: int) -> None:
+    read = parse_yaml(text, "--set")
+    assert read == value and type(read) is int
+
+
+def test_a_stack_file_of_exactly_the_limit_is_read_and_one_byte_more_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small limit: 4 MiB of YAML takes seconds to parse on a loaded machine.
+    # The module (infra.config's stack_file is a function of the same name).
+    monkeypatch.setattr(sys.modules["infra.config.stack_file"], "MAX_STACK_FILE_BYTES", 100)
+    path = tmp_path / "Pulumi.edge.yaml"
+    head = "config:\n  tftrain:image: registry.example.com/a/b:1\n#"
+    path.write_text(head + "x" * (99 - len(head)) + "\n")
+    assert path.stat().st_size == 100
+    assert read_stack(path).entries == {"tftrain:image": "registry.example.com/a/b:1"}
+    path.write_text(head + "x" * (100 - len(head)) + "\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems[0].startswith(f"{path}: larger than ")
+
+
+def test_an_unknown_namespace_lists_the_ones_read() -> None:
+    assert namespace_problem("kubernets:context") == (
+        "kubernets:context: unknown config namespace, did you mean kubernetes? keys are "
+        "<namespace>:<name> with a namespace of tftrain, alicloud, kubernetes, pulumi"
+    )
+    assert namespace_problem("aws:region") == (
+        "aws:region: unknown config namespace; keys are <namespace>:<name> with a namespace of "
+        "tftrain, alicloud, kubernetes, pulumi"
+    )
+    assert namespace_problem("tftrain:worker") is None
+    assert namespace_problem("tftrain:") is not None
+
+
+@pytest.mark.parametrize("text", [".hidden", ".5.5", ".e3", ".1x"])
+def test_a_word_starting_with_a_dot_that_is_no_float_stays_text(text: str) -> None:
+    assert parse_yaml(text, "--set") == text
+
+
+def test_a_top_level_key_s_problem_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "Pulumi.top.yaml"
+    path.write_text("config:\n  tftrain:image: registry.example.com/a/b:1\n  tftrain:imag: x\n")
+    with pytest.raises(ConfigError) as refused:
+        load_stack_file(path)
+    (problem,) = refused.value.problems
+    assert problem.startswith("tftrain:imag: unknown key, did you mean image?")
+    assert problem.endswith(" (Pulumi.top.yaml:3)")
+
+
+def test_a_document_of_exactly_the_value_limit_is_read_and_one_more_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A small limit (the real one is 100,000): a list node and its items each count.
+    monkeypatch.setattr(sys.modules["infra.config.stack_file"], "MAX_VALUES", 5)
+    assert parse_yaml("[1, 2, 3, 4]", "--set") == [1, 2, 3, 4]
+    with pytest.raises(ConfigError) as refused:
+        parse_yaml("[1, 2, 3, 4, 5]", "--set")
+    assert refused.value.problems == ["--set:1: nested deeper than 32 or over 5 values"]

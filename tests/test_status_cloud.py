@@ -781,10 +781,15 @@ def test_a_failed_cloud_run_shows_its_last_lines_and_renders_its_report_here(
     assert "    | ValueError: bad" in out, out
     report = runs / "cluster" / "mnist" / config.job.run_id / "report" / "report.md"
     assert out[-1] == f"report: {report}"
-    assert "**Failed**: `mnist-worker-1` attempt 2 exit 2" in report.read_text()
+    text = report.read_text()
+    assert text.startswith(f"# Run {config.job.run_id} of stack ack-gpu (cluster): failed\n")
+    assert "**Failed**: `mnist-worker-1` attempt 2 exit 2" in text
     calls = (tmp_path / "calls").read_text()
     assert f"logs {POD} -c tensorflow --tail=10" in calls
-    assert "exec deployment/mnist-tensorboard -c tensorboard -- sh -c" in calls
+    assert (
+        f"--kubeconfig {kubeconfig} --namespace tftrain --request-timeout=8s "
+        "exec deployment/mnist-tensorboard -c tensorboard -- sh -c"
+    ) in calls
     assert calls.rstrip().endswith(f"sh {config.output_dir}")
 
 

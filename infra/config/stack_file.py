@@ -344,8 +344,8 @@ def read_stack(path: Path) -> StackFile:
     for key, value in written.items():
         line = lines[("config", key)]
         full = _namespaced(key)
-        if full in entries:  # `worker` is `tftrain:worker` to the engine
-            problems.append(f"{path}:{line}: {key}: the same key as {full} (without its namespace)")
+        if full in entries:  # `worker` and `tftrain:config:worker` are `tftrain:worker`
+            problems.append(f"{path}:{line}: {key}: the same key as {full} to Pulumi, set twice")
         wrong = namespace_problem(full)
         problems += [f"{path}:{line}: {wrong}"] if wrong else []
         entries[full] = value
@@ -373,9 +373,21 @@ def _environment_problem(path: Path, line: int, environments: Any) -> str:
     )
 
 
+# pulumi/pulumi's config.ParseKey takes `<namespace>:<name>` (one colon) and, from before
+# config had namespaces, `<namespace>:config:<name>` for the same key; any other key with a
+# second colon is refused by every `pulumi` command that loads the stack.
+_OLD_FORM = "config:"
+
+
 def _namespaced(key: str) -> str:
-    """The engine's name of a config key: one without a namespace is the project's."""
-    return key if ":" in key else f"{PROJECT}:{key}"
+    """The engine's name of a config key: one without a namespace is the project's, and
+    `<namespace>:config:<name>` is `<namespace>:<name>`."""
+    if ":" not in key:
+        return f"{PROJECT}:{key}"
+    namespace, _, name = key.partition(":")
+    if name.startswith(_OLD_FORM) and name.count(":") == 1:
+        return f"{namespace}:{name.removeprefix(_OLD_FORM)}"
+    return key
 
 
 def namespace_problem(key: Any) -> str | None:
@@ -383,6 +395,13 @@ def namespace_problem(key: Any) -> str | None:
     if not isinstance(key, str):
         return f"{key!r}: a config key is a string <namespace>:<name>; quote it"
     namespace, _, name = key.partition(":")
+    if ":" in name:
+        section, _, rest = name.partition(":")
+        return (
+            f"{key}: not a config key: Pulumi reads a key as <namespace>:<name>, with one "
+            f"colon, and refuses this one; a setting inside a section is nested under it "
+            f"({rest} under {namespace}:{section})"
+        )
     if name and namespace in NAMESPACES:
         return None
     return (

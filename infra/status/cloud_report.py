@@ -54,12 +54,25 @@ def fetch_run(config: StackConfig, kubeconfig: str | None, destination: Path) ->
             with tarfile.open(fileobj=process.stdout, mode="r|") as archive:
                 archive.extractall(destination, filter="data")  # no paths outside it
         except tarfile.TarError as error:
+            # A failed exec streams nothing: kubectl's own reason says why, not the empty tar.
             process.kill()
-            raise ClusterError(f"could not read the run from {target}: {error}") from None
-        _, err = process.communicate(timeout=TRANSFER_TIMEOUT)
+            _, err = process.communicate()
+            why = _last_line(err) or str(error)
+            raise ClusterError(f"could not read the run from {target}: {why}") from None
+        try:
+            _, err = process.communicate(timeout=TRANSFER_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()  # else leaving `with` would wait for it, unbounded
+            process.communicate()
+            raise ClusterError(
+                f"kubectl exec {target}: no end {TRANSFER_TIMEOUT} s after the run's last byte"
+            ) from None
     if process.returncode != 0:
-        first = (err.decode(errors="replace").strip().splitlines() or ["no answer"])[-1]
-        raise ClusterError(f"kubectl exec {target}: {first}")
+        raise ClusterError(f"kubectl exec {target}: {_last_line(err) or 'no answer'}")
+
+
+def _last_line(stderr: bytes) -> str:
+    return (stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
 
 
 def cloud_report(stack: str, config: StackConfig, kubeconfig: str | None, runs_root: Path) -> Path:
