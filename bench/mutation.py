@@ -119,7 +119,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.process_exit": ("tests/test_preemption.py",),
     # The loop's bookkeeping and the progress lines with stand-ins (fast); the training
     # itself only multi-process runs observe (test_fault_tolerance.py and others, @slow).
-    "trainer.train_loop": ("tests/test_train_to_end.py",),
+    "trainer.train_loop": ("tests/test_train_to_end.py", "tests/test_train_loop_run.py"),
     "trainer.progress": ("tests/test_progress_report.py",),
     # Tiny data sets written by the test, then the bundled files (50 MB to decompress).
     "trainer.data": ("tests/test_trainer_data_files.py", "tests/test_trainer_data.py"),
@@ -136,6 +136,9 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.gpu_check": ("tests/test_gpu_check.py",),
     "trainer.distribution": ("tests/test_training_batches.py",),
     "trainer.__main__": ("tests/test_trainer_main.py",),
+    # The package's docstring only (no code, no mutant): one cheap file, not the 11 that
+    # import the package (TensorFlow ones among them).
+    "trainer": ("tests/test_trainer_files.py",),
     # Not test_bring_your_data.py: its whole-launcher runs add minutes per mutant.
     "trainer.settings": (
         "tests/test_trainer_settings.py",
@@ -244,6 +247,8 @@ FORKSERVER = {
     "trainer.gpu_check",
     "trainer.model",
     "trainer.distribution",
+    "trainer.cluster",
+    "trainer.server",
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
