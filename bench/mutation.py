@@ -134,6 +134,9 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.model": ("tests/test_trainer_model.py",),
     # Not test_gpu_driver.py: its Pulumi mocks (gRPC) do not survive the fork server.
     "trainer.gpu_check": ("tests/test_gpu_check.py",),
+    # Its own clock-driven tests; test_train_loop_run.py (which imports it to watch what the
+    # loop tells it) runs TensorFlow, which a run without the fork server cannot fork.
+    "trainer.watchdog": ("tests/test_watchdog.py",),
     "trainer.distribution": ("tests/test_training_batches.py",),
     "trainer.__main__": ("tests/test_trainer_main.py",),
     # The package's docstring only (no code, no mutant): one cheap file, not the 11 that
@@ -284,6 +287,10 @@ EQUIVALENT: dict[str, str] = {
     "trainer.checkpoint_store.xǁCheckpointStoreǁ_candidate__mutmut_6": (
         "the step of the empty candidate for a step without files: publish reads only its "
         "(empty) paths and checks completeness with its own step"
+    ),
+    "trainer.warm_start.x_restore_init_checkpoint__mutmut_6": (
+        "resume(may_change=None) for False: CheckpointStore tests it for truth only, so "
+        "another run's checkpoints are read and never set aside either way"
     ),
     "trainer.checkpoint_store.xǁCheckpointStoreǁ_set_aside__mutmut_17": (
         "one more numbered name for a set-aside directory: differs only after 999 clashes "
