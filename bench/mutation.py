@@ -131,13 +131,14 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.output_dir": ("tests/test_trainer_files.py",),
     "trainer.outputs": ("tests/test_trainer_outputs.py",),
     "trainer.evaluator": ("tests/test_evaluator_loop.py",),
-    "trainer.model": ("tests/test_trainer_model.py",),
+    # With one training run in process: its losses follow the optimizer and its schedule.
+    "trainer.model": ("tests/test_trainer_model.py", "tests/test_train_loop_run.py"),
     # Not test_gpu_driver.py: its Pulumi mocks (gRPC) do not survive the fork server.
     "trainer.gpu_check": ("tests/test_gpu_check.py",),
     # Its own clock-driven tests; test_train_loop_run.py (which imports it to watch what the
     # loop tells it) runs TensorFlow, which a run without the fork server cannot fork.
     "trainer.watchdog": ("tests/test_watchdog.py",),
-    "trainer.distribution": ("tests/test_training_batches.py",),
+    "trainer.distribution": ("tests/test_training_batches.py", "tests/test_train_loop_run.py"),
     "trainer.__main__": ("tests/test_trainer_main.py",),
     # The package's docstring only (no code, no mutant): one cheap file, not the 11 that
     # import the package (TensorFlow ones among them).
