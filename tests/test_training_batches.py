@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from trainer import distribution
 from trainer.distribution import LocalExecutor, make_executor, training_batches
 from trainer.plan import Plan, Role
 from trainer.settings import parse_settings
+from trainer.tf_config import parse_tf_config
 
 
 def idx(shape: tuple[int, ...], data: bytes) -> bytes:
@@ -87,3 +89,29 @@ def test_one_process_trains_in_this_process_and_hears_only_itself(data_dir: Path
     assert executor.fetch(handles) == [(0.75, 1.5), (0.25, 0.5)]
     executor.join()
     assert (executor.any_replica(True), executor.any_replica(False)) == (True, False)
+
+
+def test_a_parameter_server_chief_schedules_with_its_settings_on_every_worker(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chief's executor gets the run's data, batch and steps per closure, and how many
+    workers take closures (the queue it keeps: one closure per worker)."""
+    made: list[tuple[object, ...]] = []
+
+    class Coordinator:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            made.append((*args, kwargs))
+
+    monkeypatch.setattr(distribution, "CoordinatorExecutor", Coordinator)
+    settings = parse_settings(
+        [f"--data-dir={data_dir}", "--batch-size=6", "--steps-per-execution=7"], {}
+    )
+    config = parse_tf_config(
+        '{"cluster": {"chief": ["c:1"], "worker": ["w0:1", "w1:1", "w2:1"], "ps": ["p:1"]}, '
+        '"task": {"type": "chief", "index": 0}}'
+    )
+    strategy, steps = object(), object()
+    chief = Plan("parameter_server", Role.COORDINATOR, True)
+    executor = make_executor(chief, config, strategy, steps, settings, 5)  # type: ignore[arg-type]
+    assert isinstance(executor, Coordinator)
+    assert made == [(strategy, steps, data_dir, 5, 6, 7, {"num_workers": 3})]
