@@ -289,6 +289,13 @@ EQUIVALENT: dict[str, str] = {
         "the step of the empty candidate for a step without files: publish reads only its "
         "(empty) paths and checks completeness with its own step"
     ),
+    **{
+        f"trainer.server.x_serve__mutmut_{n}": (
+            "tf.distribute.Server's protocol None or left out: built from a ClusterSpec, the "
+            "server then takes its documented default, grpc"
+        )
+        for n in (12, 17)
+    },
     "trainer.watchdog.xǁWatchdogǁcheck__mutmut_5": (
         "int(stalled / limit) for int(stalled // limit): int() truncates toward zero, which "
         "for a stall (never negative) is the floor; the two differ only where float rounding "

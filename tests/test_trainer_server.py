@@ -12,6 +12,7 @@ import socket
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 
 from trainer import server
@@ -58,20 +59,39 @@ def settings(tmp_path: Path, *extra: str) -> Settings:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("kind", ["ps", "worker"])
+def serves_tensorflow(port: int) -> bool:
+    """Whether TensorFlow's worker service answers on `port` (GetStatus, an empty request:
+    tensorflow/core/protobuf/worker_service.proto). A server built but not started accepts
+    connections and never answers."""
+    with grpc.insecure_channel(f"localhost:{port}") as channel:
+        get_status = channel.unary_unary("/tensorflow.WorkerService/GetStatus")
+        try:
+            return len(get_status(b"", timeout=30)) > 0  # the server's devices
+        except grpc.RpcError:
+            return False
+
+
+@pytest.mark.parametrize(("kind", "index"), [("ps", 0), ("worker", 1)])
 def test_a_server_serves_until_sigterm_then_a_ps_waits_for_the_save(
-    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    kind: str,
+    index: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    ports = {"ps": free_port(), "worker": free_port()}
+    addresses = {"ps": [free_port()], "worker": [free_port(), free_port()]}
     config = parse_tf_config(
         json.dumps(
             {
-                "cluster": {k: [f"localhost:{port}"] for k, port in ports.items()},
-                "task": {"type": kind, "index": 0},
+                "cluster": {
+                    k: [f"localhost:{port}" for port in ports] for k, ports in addresses.items()
+                },
+                "task": {"type": kind, "index": index},
             }
         )
     )
     assert config is not None
+    port, name = addresses[kind][index], f"{kind}:{index}"
     run = settings(tmp_path)
     labels_file(tmp_path / "data", 25)  # 3 steps an epoch at batch 10: final step 9
     publish(tmp_path / "out", 9)
@@ -94,14 +114,13 @@ def test_a_server_serves_until_sigterm_then_a_ps_waits_for_the_save(
     monkeypatch.setattr(server, "exit_at_once", exit_at_once)
     with pytest.raises(Exited):
         server.serve(config, run)
-    assert capsys.readouterr().out == (
-        f"{kind}:0 serving at grpc://localhost:{ports[kind]} until the run ends\n"
+    assert (
+        capsys.readouterr().out == f"{name} serving at grpc://localhost:{port} until the run ends\n"
     )
-    ps_wait = [("until saved", tmp_path / "out", "ps:0", True)] if kind == "ps" else []
-    assert calls == [("waited",), *ps_wait, ("exit", f"{kind}:0")]
-    # The server really listens on its own address from the cluster.
-    with socket.create_connection(("localhost", ports[kind]), timeout=10):
-        pass
+    ps_wait = [("until saved", tmp_path / "out", name, True)] if kind == "ps" else []
+    assert calls == [("waited",), *ps_wait, ("exit", name)]
+    # The server serves on its own address from the cluster.
+    assert serves_tensorflow(port)
 
 
 @pytest.mark.parametrize(
