@@ -312,6 +312,12 @@ def test_a_worker_that_does_not_write_trains_and_leaves_the_output_alone(
     code, lines = train_once(capsys, data_dir, output, plan=reader)
     assert code == 0
     assert lines[-1] == "Training finished at step 4; the chief or worker 0 saves the model"
+    (watchdog,) = Watched.made
+    assert watchdog.told == [
+        ("single process", 77, "nothing but its own TensorFlow runtime"),
+        *("step 0", "step 0", "step 2"),  # before the first chunk, then after each
+        "stop",
+    ]
     assert not any(line.startswith(("Step: ", "Test-Accuracy")) for line in lines)
     assert sorted(p.name for p in output.iterdir()) == []
     assert not list(scratch.rglob("ckpt*"))  # its private copies are gone too
