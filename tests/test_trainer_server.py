@@ -9,10 +9,10 @@ import gzip
 import json
 import signal
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import grpc
 import pytest
 
 from trainer import server
@@ -59,16 +59,64 @@ def settings(tmp_path: Path, *extra: str) -> Settings:
     )  # fmt: skip
 
 
-def serves_tensorflow(port: int) -> bool:
-    """Whether TensorFlow's worker service answers on `port` (GetStatus, an empty request:
-    tensorflow/core/protobuf/worker_service.proto). A server built but not started accepts
-    connections and never answers."""
-    with grpc.insecure_channel(f"localhost:{port}") as channel:
-        get_status = channel.unary_unary("/tensorflow.WorkerService/GetStatus")
-        try:
-            return len(get_status(b"", timeout=30)) > 0  # the server's devices
-        except grpc.RpcError:
-            return False
+def frame(kind: int, flags: int, stream: int, payload: bytes) -> bytes:
+    """An HTTP/2 frame (RFC 9113, 4.1): length (24 bits), type, flags, stream id."""
+    return (
+        len(payload).to_bytes(3, "big") + bytes((kind, flags)) + stream.to_bytes(4, "big") + payload
+    )
+
+
+def header(name: bytes, value: bytes) -> bytes:
+    """An HPACK literal header field without indexing, new name (RFC 7541, 6.2.2)."""
+    return bytes((0, len(name))) + name + bytes((len(value),)) + value
+
+
+GET_STATUS = b"".join(
+    header(name, value)
+    for name, value in (
+        (b":method", b"POST"),
+        (b":scheme", b"http"),
+        # TensorFlow's worker service (tensorflow/core/protobuf/worker_service.proto).
+        (b":path", b"/tensorflow.WorkerService/GetStatus"),
+        (b":authority", b"localhost"),
+        (b"content-type", b"application/grpc"),
+        (b"te", b"trailers"),
+    )
+)
+
+
+def serves_tensorflow(port: int, seconds: float = 30.0) -> bool:
+    """Whether TensorFlow's worker service answers a GetStatus call on `port`, spoken by hand
+    (a gRPC client library in the test process does not survive mutmut's fork server): the
+    client preface, SETTINGS, the call's HEADERS and one empty gRPC message (a 0 flag, a 0
+    length) on stream 1; the answer is a HEADERS frame on stream 1. A server that was built
+    but not started accepts the connection and sends its SETTINGS, and never answers."""
+    deadline = time.monotonic() + seconds
+    with socket.create_connection(("localhost", port), timeout=seconds) as connection:
+        connection.sendall(
+            b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+            + frame(0x4, 0, 0, b"")  # SETTINGS
+            + frame(0x1, 0x4, 1, GET_STATUS)  # HEADERS, END_HEADERS
+            + frame(0x0, 0x1, 1, bytes(5))  # DATA, END_STREAM
+        )
+        received = b""
+        while time.monotonic() < deadline:
+            while len(received) >= 9 and len(received) >= 9 + int.from_bytes(received[:3], "big"):
+                kind, flags = received[3], received[4]
+                stream = int.from_bytes(received[5:9], "big") & 0x7FFFFFFF
+                if kind == 0x1 and stream == 1:
+                    return True
+                if kind == 0x4 and not flags & 0x1:
+                    connection.sendall(frame(0x4, 0x1, 0, b""))  # acknowledge its SETTINGS
+                received = received[9 + int.from_bytes(received[:3], "big") :]
+            try:
+                chunk = connection.recv(4096)
+            except TimeoutError:
+                return False
+            if not chunk:
+                return False
+            received += chunk
+    return False
 
 
 @pytest.mark.parametrize(("kind", "index"), [("ps", 0), ("worker", 1)])
