@@ -41,6 +41,7 @@ from trainer.errors import RunError
 from trainer.plan import Plan, Role
 from trainer.settings import Settings, SettingsError, parse_settings
 from trainer.startup import StartupClock
+from trainer.tf_config import parse_tf_config
 from trainer.train_loop import ParameterServerLost, run
 from trainer.watchdog import Watchdog
 
@@ -413,3 +414,24 @@ def test_a_lost_ps_after_a_save_resumes_there_and_other_strategies_raise_as_they
         run(settings(tmp_path, output), chief, None, DATA, StartupClock())
     with pytest.raises(tf.errors.UnavailableError, match=r"^UNAVAILABLE: Socket closed$"):
         run(settings(tmp_path, output), WRITER, None, DATA, StartupClock())
+
+
+def test_a_cluster_task_s_watchdog_names_it_and_its_peers_and_stops_when_training_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watchdog's line names the replica and whom it waits on; a training that raises
+    stops it too (the thread would go on writing stall lines while the process exits)."""
+
+    def fails(*args: object) -> None:
+        raise RunError("the data went away")
+
+    monkeypatch.setattr(train_loop, "train_with", fails)
+    config = parse_tf_config(
+        '{"cluster": {"chief": ["c:1"], "worker": ["w:1"], "ps": ["p:1"]}, '
+        '"task": {"type": "chief", "index": 0}}'
+    )
+    chief = Plan("parameter_server", Role.COORDINATOR, is_writer=True)
+    with pytest.raises(RunError, match="the data went away"):
+        run(settings(tmp_path, tmp_path / "run"), chief, config, DATA, Clock())
+    (watchdog,) = Watched.made
+    assert watchdog.told == [("chief:0", 77, "worker:0, ps:0"), "stop"]
