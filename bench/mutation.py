@@ -296,6 +296,12 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (12, 17)
     },
+    "trainer.server.x_serve__mutmut_18": (
+        "start=True left out: tf.distribute.Server's start defaults to True"
+    ),
+    "trainer.outputs.x_export_saved_model__mutmut_15": (
+        "format='tf_saved_model' left out: it is keras.Model.export's default format"
+    ),
     "trainer.watchdog.xǁWatchdogǁcheck__mutmut_5": (
         "int(stalled / limit) for int(stalled // limit): int() truncates toward zero, which "
         "for a stall (never negative) is the floor; the two differ only where float rounding "
