@@ -248,3 +248,10 @@ def test_resume_model_sets_a_damaged_newest_aside_only_where_it_may_change(
     assert same(weights(fresh), at_8)
     moved = "moved to" in capsys.readouterr().out
     assert (moved, (paths.checkpoints / "ckpt-9.index").exists()) == (may_change, not may_change)
+
+
+def test_a_first_export_has_nothing_to_replace(tmp_path: Path) -> None:
+    """No earlier export and no half-written one: nothing to remove, and no error for it."""
+    export_saved_model(tiny(1), tmp_path / "saved_model")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saved_model"]
+    assert (tmp_path / "saved_model" / "saved_model.pb").is_file()
