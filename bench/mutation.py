@@ -172,7 +172,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.process_exit": ("tests/test_preemption.py",),
     # The loop's bookkeeping and the progress lines with stand-ins (fast); the training
     # itself only multi-process runs observe (test_fault_tolerance.py and others, @slow).
-    "trainer.train_loop": ("tests/test_train_to_end.py",),
+    "trainer.train_loop": ("tests/test_train_to_end.py", "tests/test_train_loop_run.py"),
     "trainer.progress": ("tests/test_progress_report.py",),
     # Tiny data sets written by the test, then the bundled files (50 MB to decompress).
     "trainer.data": ("tests/test_trainer_data_files.py", "tests/test_trainer_data.py"),
@@ -184,11 +184,18 @@ TESTS: dict[str, tuple[str, ...]] = {
     "trainer.output_dir": ("tests/test_trainer_files.py",),
     "trainer.outputs": ("tests/test_trainer_outputs.py",),
     "trainer.evaluator": ("tests/test_evaluator_loop.py",),
-    "trainer.model": ("tests/test_trainer_model.py",),
+    # With one training run in process: its losses follow the optimizer and its schedule.
+    "trainer.model": ("tests/test_trainer_model.py", "tests/test_train_loop_run.py"),
     # Not test_gpu_driver.py: its Pulumi mocks (gRPC) do not survive the fork server.
     "trainer.gpu_check": ("tests/test_gpu_check.py",),
-    "trainer.distribution": ("tests/test_training_batches.py",),
+    # Its own clock-driven tests; test_train_loop_run.py (which imports it to watch what the
+    # loop tells it) runs TensorFlow, which a run without the fork server cannot fork.
+    "trainer.watchdog": ("tests/test_watchdog.py",),
+    "trainer.distribution": ("tests/test_training_batches.py", "tests/test_train_loop_run.py"),
     "trainer.__main__": ("tests/test_trainer_main.py",),
+    # The package's docstring only (no code, no mutant): one cheap file, not the 11 that
+    # import the package (TensorFlow ones among them).
+    "trainer": ("tests/test_trainer_files.py",),
     # Not test_bring_your_data.py: its whole-launcher runs add minutes per mutant.
     "trainer.settings": (
         "tests/test_trainer_settings.py",
@@ -511,6 +518,8 @@ FORKSERVER = {
     "trainer.gpu_check",
     "trainer.model",
     "trainer.distribution",
+    "trainer.cluster",
+    "trainer.server",
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
@@ -546,6 +555,28 @@ EQUIVALENT: dict[str, str] = {
     "trainer.checkpoint_store.xǁCheckpointStoreǁ_candidate__mutmut_6": (
         "the step of the empty candidate for a step without files: publish reads only its "
         "(empty) paths and checks completeness with its own step"
+    ),
+    **{
+        f"trainer.server.x_serve__mutmut_{n}": (
+            "tf.distribute.Server's protocol None or left out: built from a ClusterSpec, the "
+            "server then takes its documented default, grpc"
+        )
+        for n in (12, 17)
+    },
+    "trainer.server.x_serve__mutmut_18": (
+        "start=True left out: tf.distribute.Server's start defaults to True"
+    ),
+    "trainer.outputs.x_export_saved_model__mutmut_15": (
+        "format='tf_saved_model' left out: it is keras.Model.export's default format"
+    ),
+    "trainer.watchdog.xǁWatchdogǁcheck__mutmut_5": (
+        "int(stalled / limit) for int(stalled // limit): int() truncates toward zero, which "
+        "for a stall (never negative) is the floor; the two differ only where float rounding "
+        "lands a quotient within an ulp of a whole period"
+    ),
+    "trainer.warm_start.x_restore_init_checkpoint__mutmut_6": (
+        "resume(may_change=None) for False: CheckpointStore tests it for truth only, so "
+        "another run's checkpoints are read and never set aside either way"
     ),
     "trainer.checkpoint_store.xǁCheckpointStoreǁ_set_aside__mutmut_17": (
         "one more numbered name for a set-aside directory: differs only after 999 clashes "

@@ -77,3 +77,27 @@ def test_accuracy_of_the_bundled_batch_size() -> None:
     images[:, 0, 0, 0] = np.arange(2001) % 10
     labels = np.zeros(2001, np.uint8)  # right for 0, 10, ..., 2000: 201 images
     assert model_module.test_accuracy(Oracle(), images, labels) == 201 / 2001  # type: ignore[arg-type]
+
+
+def test_raw_uint8_pixels_in_and_every_hidden_layer_rectified() -> None:
+    """model.py: raw uint8 pixels in (the input pipeline does no conversion; the export takes
+    uint8 images, outputs.py); the convolutions and the hidden dense layer are ReLUs, so
+    on any image their outputs are never negative, while the logits are (no activation)."""
+    model = build_model()
+    assert model.inputs[0].dtype == "uint8"
+    image = np.random.default_rng(7).integers(0, 256, (4, 28, 28, 1), dtype=np.uint8)
+    outputs = tf.cast(image, tf.float32)
+    negatives = []
+    for layer in model.layers:
+        outputs = layer(outputs)
+        negatives.append((layer.name.split("_")[0], bool(np.any(outputs.numpy() < 0))))
+    assert negatives == [
+        ("rescaling", False),
+        ("conv2d", False),
+        ("max", False),
+        ("conv2d", False),
+        ("max", False),
+        ("flatten", False),
+        ("dense", False),
+        ("dense", True),  # logits: 40 of them from random weights, some below 0
+    ]

@@ -213,3 +213,45 @@ def test_the_export_replaces_an_old_one_and_serves_images(tmp_path: Path) -> Non
     served = loaded.serve(tf.ones((3, 4)))
     assert served.shape == (3, 2)
     np.testing.assert_allclose(served.numpy(), model(tf.ones((3, 4))).numpy(), rtol=1e-6)
+
+
+def test_private_copies_already_gone_are_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's scratch directory removed under it (a tmp cleaner, a second call) does not
+    fail the run at its very end."""
+    private = tmp_path / "private"
+    private.mkdir()
+    monkeypatch.setattr(outputs.tempfile, "mkdtemp", lambda: str(private))
+    worker = state(tiny(1), OutputPaths(tmp_path / "out"), plan=MWMS_WORKER_1)
+    worker.save(5)
+    worker.discard_private_copies()
+    worker.discard_private_copies()
+    assert not private.exists()
+
+
+@pytest.mark.parametrize("may_change", [True, False])
+def test_resume_model_sets_a_damaged_newest_aside_only_where_it_may_change(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], may_change: bool
+) -> None:
+    paths = OutputPaths(tmp_path)
+    model = tiny(1)
+    saved = state(model, paths)
+    saved.save(8)
+    at_8 = weights(model)
+    model.layers[0].kernel.assign(np.zeros((4, 2)))
+    saved.save(9)
+    (paths.checkpoints / "ckpt-9.index").write_bytes(b"damaged")
+    capsys.readouterr()
+    fresh = tiny(2)
+    assert resume_model(fresh, paths, may_change=may_change) == 8
+    assert same(weights(fresh), at_8)
+    moved = "moved to" in capsys.readouterr().out
+    assert (moved, (paths.checkpoints / "ckpt-9.index").exists()) == (may_change, not may_change)
+
+
+def test_a_first_export_has_nothing_to_replace(tmp_path: Path) -> None:
+    """No earlier export and no half-written one: nothing to remove, and no error for it."""
+    export_saved_model(tiny(1), tmp_path / "saved_model")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saved_model"]
+    assert (tmp_path / "saved_model" / "saved_model.pb").is_file()

@@ -16,8 +16,12 @@ from pathlib import Path
 from trainer.errors import UsageError
 
 # Where the NVIDIA kernel module reports its version, when the driver is loaded and the
-# container runtime exposes it (NVIDIA driver README, "/proc/driver/nvidia/version").
+# container runtime exposes it (NVIDIA driver README, "/proc/driver/nvidia/version"). The
+# proprietary module's line reads "NVIDIA UNIX x86_64 Kernel Module  <version>", the open
+# one's "NVIDIA UNIX Open Kernel Module for x86_64  <version>" (README, "Open Linux Kernel
+# Modules").
 DRIVER_VERSION_FILE = Path("/proc/driver/nvidia/version")
+_VERSION_LINE = re.compile(r"Kernel Module(?: for \S+)?\s+([0-9]+(?:\.[0-9]+)+)")
 # NVIDIA CUDA Compatibility guide: any CUDA 12.x build runs on a driver >= 525.60.13 (minor
 # version compatibility), unless the image demands more (NVIDIA_REQUIRE_CUDA).
 CUDA_12_MINIMUM_DRIVER = "525.60.13"
@@ -33,7 +37,7 @@ def driver_version(path: Path = DRIVER_VERSION_FILE) -> str:
         text = path.read_text(errors="replace")
     except OSError:
         return ""
-    found = re.search(r"Kernel Module\s+([0-9]+(?:\.[0-9]+)+)", text)
+    found = _VERSION_LINE.search(text)
     return found.group(1) if found else ""
 
 
