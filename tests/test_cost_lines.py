@@ -159,14 +159,47 @@ def test_the_side_after_the_change_is_named_when_it_cannot_be_priced() -> None:
     )
 
 
+ACK_CPU_POOL = """\
+  tftrain:network:
+    zoneId: cn-hangzhou-i
+  tftrain:cluster:
+    kind: ack
+    cpuPool:
+      instanceTypes: [ecs.g7.xlarge]
+      size: 2
+"""
+
+
+def _priced(tmp_path: Path, region_line: str, cluster: str) -> Side:
+    path = tmp_path / "Pulumi.s.yaml"
+    path.write_text(f"config:\n{region_line}  tftrain:image: {IMAGE}\n{cluster}")
+    return price_side(read_stack(path), TABLE)
+
+
 @pytest.mark.parametrize("region", ["", "  alicloud:region: ''\n", "  alicloud:region: 5\n"])
-def test_a_stack_without_a_region_is_named_and_not_priced(tmp_path: Path, region: str) -> None:
-    # Alibaba's prices are per region: without alicloud:region (or with an empty or a
-    # non-text one) there is nothing to look up.
-    path = tmp_path / "Pulumi.noregion.yaml"
-    path.write_text(f"config:\n{region}  tftrain:image: {IMAGE}\n")
-    unpriced = price_side(read_stack(path), TABLE)
-    assert unpriced.problem == "its stack file sets no alicloud:region, whose prices apply"
-    assert cost_lines(side(1800), unpriced, TABLE, TODAY)[1] == (
-        "  after: not priced: its stack file sets no alicloud:region, whose prices apply"
+def test_without_a_region_what_is_priced_by_region_says_the_key(
+    tmp_path: Path, region: str
+) -> None:
+    # Alibaba's prices are per region: the pool's nodes are looked up in none.
+    no_region = _priced(tmp_path, region, ACK_CPU_POOL)
+    assert no_region.problem == "" and no_region.cost is not None
+    [pool] = [item for item in no_region.cost.steady if "ecs.g7.xlarge" in item.what]
+    assert pool.why == (
+        "no price of ecs.g7.xlarge: its stack file sets no alicloud:region, whose prices apply"
     )
+    assert not any(" in  in " in item.why for item in no_region.cost.steady)
+    # The same stack in cn-hangzhou: 2 nodes at the table's 1.5 CNY an hour.
+    priced = _priced(tmp_path, "  alicloud:region: cn-hangzhou\n", ACK_CPU_POOL)
+    assert priced.cost is not None
+    [pool] = [item for item in priced.cost.steady if "ecs.g7.xlarge" in item.what]
+    assert (pool.currency, pool.hourly, pool.why) == ("CNY", Decimal(3), "")
+
+
+def test_an_existing_cluster_needs_no_region_to_say_why_nothing_is_priced(
+    tmp_path: Path,
+) -> None:
+    side = _priced(tmp_path, "", "")
+    assert side.problem == "" and side.cost is not None
+    assert [item.why for item in side.cost.steady] == [
+        "not this stack's (it runs on a cluster it did not create)"
+    ]

@@ -63,6 +63,12 @@ class Pricer:
     region: str
     zone: str = ""
 
+    def _where(self, preposition: str) -> str:
+        """Where a price was looked for: prices are per region, and a stack may set none."""
+        if not self.region:
+            return ": its stack file sets no alicloud:region, whose prices apply"
+        return f" {preposition} {self.region} in the table"
+
     def instances(self, what: str, types: tuple[str, ...], count: int, spot: bool = False) -> Item:
         """`count` instances of one of `types` (a pool may get any: the dearest is the bound)."""
         rows = [self.table.find(name, self.region, self.zone) for name in types]
@@ -70,7 +76,7 @@ class Pricer:
         missing = [name for name, price in zip(types, hourly, strict=True) if price is None]
         if missing:
             kind = "spot price" if spot else "price"
-            why = f"no {kind} of {', '.join(missing)} in {self.region} in the table"
+            why = f"no {kind} of {', '.join(missing)}{self._where('in')}"
             return Item(what, why=why)
         currencies = {row.currency for row in rows if row}
         if len(currencies) != 1:
@@ -86,7 +92,7 @@ class Pricer:
         by_core, by_gib = (row.hourly() if row else None for row in rows)
         currencies = {row.currency for row in rows if row}
         if by_core is None or by_gib is None or len(currencies) != 1:
-            return Item(what, why=f"no ECI vCPU and memory prices for {self.region} in the table")
+            return Item(what, why=f"no ECI vCPU and memory prices{self._where('for')}")
         cores = Decimal(str(cpu_cores(cpu)))
         gibs = Decimal(str(memory_mib(memory))) / 1024
         return Item(what, currencies.pop(), (cores * by_core + gibs * by_gib) * count)
@@ -96,7 +102,7 @@ class Pricer:
         row = self.table.find(item, self.region, self.zone)
         hourly = row.hourly() if row else None
         if row is None or hourly is None:
-            return Item(what, why=f"no {item} price for {self.region} in the table")
+            return Item(what, why=f"no {item} price{self._where('for')}")
         if amount is None:
             return Item(what, why=why)
         return Item(what, row.currency, hourly * amount)

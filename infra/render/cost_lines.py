@@ -41,10 +41,10 @@ def price_side(stack: StackFile | None, table: PriceTable, project: Path = PROJE
     except ConfigError as error:
         return Side(problem=f"its stack file does not validate here ({error.problems[0]})")
     region = stack.entries.get(REGION_KEY)
-    if not isinstance(region, str) or not region:
-        # Prices are per region: without one every item would read "no price ... in  in".
-        return Side(problem=f"its stack file sets no {REGION_KEY}, whose prices apply")
-    return Side(config, stack_cost(config, table, region, project))
+    # No region: what is looked up by region says so; an existing cluster's nodes need none.
+    return Side(
+        config, stack_cost(config, table, region if isinstance(region, str) else "", project)
+    )
 
 
 def money(found: Totals) -> str:
