@@ -333,12 +333,18 @@ def test_a_users_own_trainer_package_is_not_shadowed_by_the_checkout(
     (project / "trainer").mkdir(parents=True)
     (project / "trainer" / "__init__.py").write_text("")
     (project / "trainer" / "__main__.py").write_text("from trainer import task  # noqa\n")
+    # The chief ends the run once every replica has said so: a replica slow to start under
+    # load is not stopped before its line.
+    marks = tmp_path / "started"
+    marks.mkdir()
     (project / "trainer" / "task.py").write_text(
         "import json, os, time\n"
         "task = json.loads(os.environ['TF_CONFIG'])['task']\n"
         "print('users-own-trainer', task['type'], flush=True)\n"
+        f"open(os.path.join({str(marks)!r}, task['type'] + str(task['index'])), 'w').close()\n"
         "if task['type'] != 'chief':\n"
         "    while True: time.sleep(0.1)\n"
+        f"while len(os.listdir({str(marks)!r})) < 4: time.sleep(0.05)\n"
     )
     stacks_dir = tmp_path / "stacks"
     stacks_dir.mkdir()
