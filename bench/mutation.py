@@ -1803,8 +1803,8 @@ def row(module: str, statuses: dict[str, str]) -> str:
     counted = [s for n, s in mine.items() if n not in EQUIVALENT and s != NOT_RUN]
     caught = sum(Counter(counted)[s] for s in CAUGHT)
     total = len(counted)
-    share = f"{caught / total:.1%}" if total else "no mutants"
     not_run = sum(1 for n, s in mine.items() if n not in EQUIVALENT and s == NOT_RUN)
+    share = f"{caught / total:.1%}" if total else "none reached" if not_run else "no mutants"
     return (
         f"| {module} | {caught} / {total} | {share} | {total - caught} | {equivalent} | {not_run} |"
     )

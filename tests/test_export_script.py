@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -98,6 +100,11 @@ def test_a_run_is_exported_whole_with_its_manifest_and_the_marker_last(
     # The marker lists every other file with its size, and was written after all of them.
     lines = tree[MARKER].decode().splitlines()
     assert lines[0] == "run run-1"
+    # When, in UTC, to the second (ISO 8601 with Z): the same instant in both files.
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", manifest["exportedAt"])
+    assert lines[1] == f"exported {manifest['exportedAt']}"
+    exported = datetime.strptime(manifest["exportedAt"], "%Y-%m-%dT%H:%M:%SZ")
+    assert abs(exported.replace(tzinfo=UTC) - datetime.now(UTC)) < timedelta(minutes=5)
     listed = dict(reversed(line.split(" ", 1)) for line in lines[2:])
     assert listed == {name: str(len(content)) for name, content in tree.items() if name != MARKER}
     marker_time = (target / MARKER).stat().st_mtime_ns
@@ -195,6 +202,19 @@ def test_a_partial_export_that_cannot_be_removed_fails_the_attempt(
     assert done.returncode == 1, done.stderr
     assert done.stderr.endswith(f"tftrain-export: cannot remove the partial export {dest}\n")
     assert _tree(dest) == {"stale.txt": b"old"}  # nothing copied in, no marker
+
+
+@pytest.mark.parametrize("shell", _shell_params())
+def test_a_marker_that_cannot_be_written_fails_the_attempt(
+    shell: tuple[str, ...], output: Path, tmp_path: Path
+) -> None:
+    # A directory where the marker's temporary file goes: the shell cannot write it.
+    (output / f".{MARKER}.partial").mkdir()
+    done = export(shell, output, tmp_path / "exports")
+    dest = tmp_path / "exports" / "mnist" / "run-1"
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.endswith(f"tftrain-export: cannot write {dest}/.{MARKER}.partial\n")
+    assert not (dest / MARKER).exists()
 
 
 @pytest.mark.parametrize("shell", _shell_params())
