@@ -368,6 +368,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_manifests_schema.py",
     ),
     "infra.manifests.issued_names": (
+        "tests/test_manifests_issued_names.py",
         "tests/test_manifests_schema.py",
         "tests/test_run_namespaces.py",
     ),
@@ -386,6 +387,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_oss_data.py",
     ),
     "infra.manifests.registry": (
+        "tests/test_manifests_issued_names.py",
         "tests/test_image_registry.py",
         "tests/test_manifests_schema.py",
     ),
