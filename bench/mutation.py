@@ -526,6 +526,15 @@ FORKSERVER = {
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
 EQUIVALENT: dict[str, str] = {
+    "trainer.gpu_check.x_require_gpus__mutmut_1": (
+        "`< 0` for `<= 0` as the early return: with 0 GPUs expected, the check that follows "
+        "finds at least 0 and returns as well; only TensorFlow is asked first"
+    ),
+    "trainer.model.x_build_optimizer__mutmut_10": (
+        "max(total_steps, 2) for max(total_steps, 1) as the decay length: they differ only "
+        "for a run of at most 1 step, which uses the rate at step 0, the initial rate for "
+        "any decay length (Keras' CosineDecay)"
+    ),
     **{
         f"infra.config.rules.x__credential_rules__mutmut_{n}": (
             "another cut of data.credentialsSecret before its namespace is read: the config "
