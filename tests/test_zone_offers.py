@@ -178,6 +178,16 @@ def test_a_zone_offering_another_storage_type_is_refused() -> None:
         check_nas_storage("Capacity", "cn-hangzhou-h", SMB_ONLY_IN_H)
 
 
+def test_an_offer_without_a_zone_id_is_neither_listed_nor_matched() -> None:
+    nameless = [{"instanceTypes": [{"storageType": "Capacity", "protocolType": "NFS"}]}]
+    with pytest.raises(pulumi.RunError) as raised:
+        check_nas_storage("Capacity", "", [*nameless, *SMB_ONLY_IN_H])
+    assert str(raised.value).endswith("zones that do: cn-hangzhou-i. Use the other storage "
+                                      "type, or a zone that offers it")  # fmt: skip
+    with pytest.raises(pulumi.RunError, match="NAS lists no zone that does"):
+        check_nas_storage("Capacity", "cn-hangzhou-h", nameless)
+
+
 def with_gpu_types(*types: str) -> dict[str, Any]:
     raw = read_stack_file(stack_file("ack-gpu"))
     raw["cluster"]["gpuPool"] = {**raw["cluster"]["gpuPool"], "instanceTypes": list(types)}

@@ -84,9 +84,10 @@ def check_nas_storage(
     """Refuse unless `zones` (the NAS lookup's) offers `storage_type` NFS in `zone`."""
     if zones is None:
         return
-    offering = sorted(
-        {z.get("zoneId", "") for z in zones
-         if any(str(t.get("storageType", "")).lower() == storage_type.lower()
+    offering = sorted(  # an answer without a zone id names no zone to offer or to list
+        {zone_id for z in zones
+         if (zone_id := z.get("zoneId"))
+         and any(str(t.get("storageType", "")).lower() == storage_type.lower()
                 and str(t.get("protocolType", "")).upper() == "NFS"
                 for t in z.get("instanceTypes") or ())}
     )  # fmt: skip
