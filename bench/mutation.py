@@ -309,6 +309,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     "infra.render.diff": (
         "tests/test_render_diff.py",
+        "tests/test_render_at_revision.py",
         "tests/test_render.py::test_diff_against_an_unknown_revision_exits_2",
     ),
     "infra.render.relabel": ("tests/test_render_relabel.py",),
