@@ -10,6 +10,7 @@ the shell cannot parse is not made (`sh -n`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import subprocess
@@ -139,7 +140,8 @@ def parses(text: str) -> bool:
     return done.returncode == 0
 
 
-def script_mutants(path: str, text: str) -> list[Mutant]:
+@functools.cache  # the run and the score page both ask; `sh -n` per mutant is the cost
+def script_mutants(path: str, text: str) -> tuple[Mutant, ...]:
     """Every mutant of the script that the shell can still parse, in line order."""
     lines = text.split("\n")
     made = [
@@ -149,4 +151,4 @@ def script_mutants(path: str, text: str) -> list[Mutant]:
             path, index + 1, line, lines[index - 1] if index else "", lines[:index].count(line)
         )
     ]
-    return [mutant for mutant in made if parses(apply(text, mutant))]
+    return tuple(mutant for mutant in made if parses(apply(text, mutant)))

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from infra.config import ConfigError, StackConfig, parse_config
+from infra.config import StackConfig, parse_config
+from tests.test_sweep_bounds import _problems
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 INT32_MAX = 2**31 - 1  # batch/v1 Job's int32 fields
@@ -70,14 +71,6 @@ def _read(config: StackConfig, key: str) -> Any:
         snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in part)
         value = getattr(value, snake)
     return value
-
-
-def _problems(raw: dict[str, Any]) -> list[str]:
-    try:
-        parse_config(raw)
-    except ConfigError as error:
-        return list(error.problems)
-    return []
 
 
 @pytest.mark.parametrize(("key", "low", "high", "base"), INTEGER_RANGES)
