@@ -112,12 +112,13 @@ TESTS: dict[str, tuple[str, ...]] = {
     **{
         module: (
             "tests/test_cloud_components.py",
+            "tests/test_cloud_tree.py",
             "tests/test_eci_isolation.py",
             "tests/test_up_after_destroy.py",
         )
         for module in ("infra.cloud.network", "infra.cloud.nas")
     },
-    "infra.cloud.pod_isolation": ("tests/test_eci_isolation.py",),
+    "infra.cloud.pod_isolation": ("tests/test_cloud_tree.py", "tests/test_eci_isolation.py"),
     # The cloud layer's other modules: the components under mocks, the preflight checks' own
     # tests, and the whole program only where the module's behaviour is the program's.
     "infra.cloud": ("tests/test_cloud_components.py",),
@@ -127,7 +128,12 @@ TESTS: dict[str, tuple[str, ...]] = {
     ),
     # Not test_gpu_driver.py: its trainer subprocess cannot run from the mutated copy, so the
     # stats run fails before any mutant (the pools' driver label is test_cloud_components').
-    "infra.cloud.cluster": ("tests/test_cloud_components.py", "tests/test_eci_isolation.py"),
+    "infra.cloud.cluster": (
+        "tests/test_cloud_components.py",
+        "tests/test_cloud_node_pools.py",
+        "tests/test_cloud_tree.py",
+        "tests/test_eci_isolation.py",
+    ),
     # Its own tests, with the lookup stubbed: the components' tests (the program for every
     # stack, minutes per stats run) reach its lookup and refusal too, and catch nothing more.
     "infra.cloud.kubernetes_version": ("tests/test_cloud_kubernetes_version.py",),
@@ -151,6 +157,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     "infra.mock_deploy": (
         "tests/test_engine_cwd.py",
         "tests/test_mock_deploy.py",
+        "tests/test_mock_deploy_recording.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
     ),
@@ -158,6 +165,9 @@ TESTS: dict[str, tuple[str, ...]] = {
     # exports (each takes seconds per mutant: the whole program runs per test).
     "infra.program": (
         "tests/test_api_server_reach.py",
+        "tests/test_cloud_tree.py",
+        "tests/test_eci_isolation.py",
+        "tests/test_mock_deploy_recording.py",
         "tests/test_one_reading.py",
         "tests/test_platform_stacks.py",
         "tests/test_program_existing_cluster.py",
@@ -191,7 +201,11 @@ TESTS: dict[str, tuple[str, ...]] = {
     # Its own clock-driven tests; test_train_loop_run.py (which imports it to watch what the
     # loop tells it) runs TensorFlow, which a run without the fork server cannot fork.
     "trainer.watchdog": ("tests/test_watchdog.py",),
-    "trainer.distribution": ("tests/test_training_batches.py", "tests/test_train_loop_run.py"),
+    "trainer.distribution": (
+        "tests/test_distribution_steps.py",
+        "tests/test_training_batches.py",
+        "tests/test_train_loop_run.py",
+    ),
     "trainer.__main__": ("tests/test_trainer_main.py",),
     # The package's docstring only (no code, no mutant): one cheap file, not the 11 that
     # import the package (TensorFlow ones among them).
@@ -564,6 +578,74 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (6, 7, 10)
     },
+    **{
+        f"trainer.outputs.{function}__mutmut_{n}": (
+            "the global step variable made trainable (True, None, left out): it is no model "
+            "weight, no tape or optimizer is given it, and a checkpoint stores it the same"
+        )
+        for function, numbers in (
+            ("xǁCheckpointsǁ__init__", (5, 8, 10)),
+            ("x_restore_model", (4, 7, 9)),
+        )
+        for n in numbers
+    },
+    **{
+        f"trainer.outputs.{function}__mutmut_{n}": (
+            "the step variable starting at 1, not 0: `save` assigns the step before every "
+            "write and a read overwrites it before it is used, so its first value is never seen"
+        )
+        for function, n in (("xǁCheckpointsǁ__init__", 9), ("x_restore_model", 8))
+    },
+    "trainer.outputs.xǁCheckpointsǁ__init____mutmut_33": (
+        '"" for None as the step on disk before any save or restore: no global step equals '
+        "either, so the first save writes as it would"
+    ),
+    **{
+        f"trainer.outputs.xǁCheckpointsǁsave__mutmut_{n}": (
+            "the private copy written without the options: only an MWMS worker that does not "
+            "write has one, and its options name no I/O device (that is the PS chief's)"
+        )
+        for n in (5, 7)
+    },
+    **{
+        f"trainer.outputs.x_write_metrics__mutmut_{n}": (
+            "another name for the file metrics.txt is written to before its rename, in the "
+            "same directory: nothing reads it, and the rename stays atomic"
+        )
+        for n in (4, 5)
+    },
+    **{
+        f"trainer.distribution.x_make_train_steps__mutmut_{n}": (
+            "zip's strict=True made False, None or left out: tape.gradient returns one "
+            "gradient per variable it was given, so the two lists always have one length"
+        )
+        for n in (36, 39, 40)
+    },
+    "trainer.distribution.x_make_train_steps__mutmut_50": (
+        "argmax over axis +1 for -1: the logits are (batch, classes), whose last axis is 1"
+    ),
+    **{
+        f"trainer.distribution.x_training_batches__mutmut_{n}": (
+            "a shuffle buffer one example larger or smaller than the shard: a buffer at "
+            "least the shard's size is a uniform shuffle, one short is a shuffle whose order "
+            "no user or test can tell from it (every example still once per epoch)"
+        )
+        for n in (48, 50)
+    },
+    "trainer.distribution.x_training_batches__mutmut_34": (
+        "prefetch(None): tf.data's prefetch takes None as AUTOTUNE: the same batches in the "
+        "same order, only how far ahead they are read"
+    ),
+    "trainer.distribution.xǁLocalExecutorǁ__init____mutmut_14": (
+        "seed - pipeline id for seed + pipeline id: each pipeline still has a fixed seed of its own"
+    ),
+    **{
+        f"trainer.distribution.xǁCoordinatorExecutorǁ__init____mutmut_{n}": (
+            "the PS workers' shuffle seed (no seed, another clock-based one): it is the clock "
+            "by design, so each worker reads in an order of its own either way"
+        )
+        for n in (5, 11, 15)
+    },
     "trainer.checkpoint_store.xǁCheckpointStoreǁ_candidate__mutmut_6": (
         "the step of the empty candidate for a step without files: publish reads only its "
         "(empty) paths and checks completeness with its own step"
@@ -708,6 +790,53 @@ EQUIVALENT: dict[str, str] = {
             "None for '' as the default location: both are false, so nothing is compared"
         )
         for n in (34, 36)
+    },
+    **{
+        f"infra.cloud.cluster.{component}__init____mutmut_{n}": (
+            "another dict (or none) for the cluster component's register_outputs: the engine "
+            "only stores it for display in the state; the program reads the component's "
+            "attributes (cluster_id, kubeconfig, version), which the tests check"
+        )
+        for component, numbers in (
+            ("xǁAckClusterǁ", range(74, 81)),
+            ("xǁAskClusterǁ", range(84, 91)),
+        )
+        for n in numbers
+    },
+    **{
+        f"infra.cloud.cluster.{component}__init____mutmut_{n}": (
+            "the cluster component's options (or its enable_rrsa default) dropped: "
+            "infra/program.py passes it no options and always passes enable_rrsa"
+        )
+        for component, numbers in (("xǁAckClusterǁ", (1, 4, 7, 8)), ("xǁAskClusterǁ", (3, 6, 7)))
+        for n in numbers
+    },
+    **{
+        f"infra.cloud.cluster.{name}__mutmut_{n}": (
+            "the parent of an invoke or a `get` read (the kubeconfig's credential, the "
+            "autoscaler's role lookup, ASK's endpoint): it only picks the provider they "
+            "inherit, and the stack has the one default alicloud provider; a read is looked up "
+            "again on every run, so its URN moving replaces nothing"
+        )
+        for name, numbers in (
+            ("xǁAckClusterǁ__init__", (66,)),
+            ("xǁAskClusterǁ__init__", (76,)),
+            ("x__autoscaling_config", (3, 5, 6)),
+            ("x__ask_intranet_endpoint", (4, 7, 8)),
+        )
+        for n in numbers
+    },
+    "infra.cloud.cluster.x__autoscaler_role_check__mutmut_6": (
+        "False for True as what the passed role check yields: the value is discarded, only "
+        "its arrival orders the autoscaler after the check"
+    ),
+    **{
+        f"infra.cloud.cluster.x__spot_gpu_pool__mutmut_{n}": (
+            "the spot pool's size or min_size changed or left out (NodePoolConfig's defaults "
+            "are 0): the spot pool always autoscales (max_size > 0), so no desired size is "
+            "sent and the scaling range starts at 0"
+        )
+        for n in (8, 9, 12)
     },
     **{
         f"infra.cloud.oss.{component}__init____mutmut_{n}": (
@@ -1876,6 +2005,13 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         "column counts the mutants the run did not reach); 'not yet run' rows are modules "
         "no run has covered yet: a full run takes hours on this machine's 2 shared cores. "
         "`--list` prints the tests each module runs against.",
+        "",
+        "A mutant runs in a fork of the process that ran its tests once. Until 2026-11-27 that "
+        "fork inherited the Pulumi mocks' thread pool without its threads, so every test "
+        "running a program under the mocks waited until the 240 s limit failed it, and the "
+        "mutant counted as caught or was never reached; tests/conftest.py now gives the fork "
+        "a pool of its own (tests/test_mutation_fork.py), and the modules those tests reach "
+        "were run again.",
         "",
         *table,
         "",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import fcntl
 import hashlib
 import json
 import os
@@ -309,11 +310,16 @@ def _load_verdicts() -> dict[str, dict[str, str]]:
     return json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
 
 
-def _save_verdicts(verdicts: dict[str, dict[str, str]]) -> None:
+def _record_verdict(key: str, verdict: dict[str, str]) -> None:
+    """Read, add one verdict, write back, under a lock: shards running at once share the file."""
     VERDICTS.parent.mkdir(parents=True, exist_ok=True)
-    partial = VERDICTS.with_suffix(".partial")
-    partial.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
-    partial.replace(VERDICTS)
+    with open(VERDICTS.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        verdicts = _load_verdicts()
+        verdicts[key] = verdict
+        partial = VERDICTS.with_suffix(f".partial.{os.getpid()}")
+        partial.write_text(json.dumps(verdicts, indent=1, sort_keys=True))
+        partial.replace(VERDICTS)
 
 
 def _known(verdicts: dict[str, dict[str, str]], key: str, tests: str) -> bool | None:
@@ -337,8 +343,7 @@ def _run(copy: Path, jobs: list[tuple[str, str, str, Sequence[str]]]) -> None:
             continue
         started = time.monotonic()
         killed = _tests_fail(copy, path, mutated, tests)
-        verdicts[key] = {"verdict": "killed" if killed else "survived", "tests": tests_hash}
-        _save_verdicts(verdicts)
+        _record_verdict(key, {"verdict": "killed" if killed else "survived", "tests": tests_hash})
         state = "killed " if killed else "SURVIVED"
         print(f"{state} {time.monotonic() - started:5.1f}s  {key}", flush=True)
 
@@ -412,6 +417,13 @@ def _generated_lines(verdicts: dict[str, dict[str, str]]) -> list[str]:
     return lines
 
 
+def _shard(text: str) -> tuple[int, int]:
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected I/N with 0 <= I < N, as 1/3")
+    return int(index), int(count)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.shell_mutation", description=__doc__)
     parser.add_argument(
@@ -423,6 +435,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="SCRIPT",
         help="every mutant the rules make of these scripts (export.sh, supervise.sh)",
     )
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=(0, 1),
+        metavar="I/N",
+        help="run every N-th mutant from the I-th (0-based); start N of these at once: the "
+        "scripts' tests mostly wait, so N runs share 2 cores well",
+    )
     args = parser.parse_args(argv)
     if args.generated:
         jobs = [
@@ -432,6 +452,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         chosen = [m for m in MUTANTS if not args.only or any(t in m.name for t in args.only)]
         jobs = [(m.name, m.path, _hand_written_text(m), m.tests) for m in chosen]
+    index, count = args.shard
+    jobs = jobs[index::count]
     _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="tftrain-shell-mutants-") as tmp:
         copy = Path(tmp)

@@ -133,12 +133,8 @@ class Recorded:
         return [r for r in self.resources if r.type == type_token]
 
     def kube_objects(self) -> list[dict[str, Any]]:
-        """The Kubernetes objects as registered (Kubernetes resources, providers excluded)."""
-        return [
-            r.inputs
-            for r in self.resources
-            if r.type.startswith("kubernetes:") and "providers" not in r.type
-        ]
+        """The Kubernetes objects as registered (the provider is `pulumi:providers:kubernetes`)."""
+        return [r.inputs for r in self.resources if r.type.startswith("kubernetes:")]
 
     def objects_of_kind(self, kind: str) -> list[dict[str, Any]]:
         return [obj for obj in self.kube_objects() if obj.get("kind") == kind]

@@ -4,9 +4,14 @@ that is not an ECS instance. Tests of those checks set their own answers."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
+import sys
+import warnings
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 
 import pytest
@@ -48,6 +53,21 @@ _LAUNCHING = (*_HEAVY_FIRST, "test_true_records.py", "test_local_launcher.py",
 # the launcher wait forever (its exits never handled) sleeps, so mutmut's CPU-time limit would
 # not end it for hours. The slowest test here takes ~15 s alone, a few times that when loaded.
 MUTANT_TEST_SECONDS = 240
+
+
+def _fresh_default_executor() -> None:
+    """mutmut runs each mutant in a fork of the process that ran the tests once. The Pulumi
+    mocks run the program's RPCs on the event loop's default thread pool; a fork copies that
+    pool without its threads, and one it believes idle never takes the work: every test of
+    the program would wait forever. The child gets a pool of its own."""
+    if "pulumi" not in sys.modules:
+        return
+    with warnings.catch_warnings(), contextlib.suppress(RuntimeError):
+        warnings.simplefilter("ignore", DeprecationWarning)
+        asyncio.get_event_loop().set_default_executor(ThreadPoolExecutor())
+
+
+os.register_at_fork(after_in_child=_fresh_default_executor)
 
 
 class MutantHung(Exception):

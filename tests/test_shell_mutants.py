@@ -3,6 +3,9 @@ the run's clean-up of what a failed test left running (bench/shell_mutation.py).
 
 from __future__ import annotations
 
+import argparse
+import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -12,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import shell_mutation
 from bench.shell_mutants import Mutant, apply, code_part, line_mutants, script_mutants
 
 REPO = Path(__file__).resolve().parents[1]
@@ -137,3 +141,30 @@ def test_a_stray_in_its_own_session_is_ended_with_the_run(tmp_path: Path) -> Non
         timeout=60,
     )
     assert done.stdout == "ended\n", done.stderr
+
+
+@pytest.mark.parametrize(("text", "expected"), [("0/1", (0, 1)), ("2/3", (2, 3))])
+def test_a_shard_is_its_index_and_count(text: str, expected: tuple[int, int]) -> None:
+    assert shell_mutation._shard(text) == expected
+
+
+@pytest.mark.parametrize("text", ["3/3", "1", "-1/2", "a/b", "1/0", ""])
+def test_a_shard_out_of_its_count_is_refused(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match="0 <= I < N"):
+        shell_mutation._shard(text)
+
+
+def test_shards_recording_at_once_keep_every_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each shard adds its verdict to what the file holds now, not to what it read at its
+    start: eight writers of 25 verdicts each leave 200."""
+    monkeypatch.setattr(shell_mutation, "VERDICTS", tmp_path / "verdicts.json")
+
+    def record(shard: int) -> None:
+        for n in range(25):
+            shell_mutation._record_verdict(f"{shard}-{n}", {"verdict": "killed", "tests": "t"})
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(record, range(8)))
+    assert len(json.loads((tmp_path / "verdicts.json").read_text())) == 200

@@ -255,3 +255,119 @@ def test_a_first_export_has_nothing_to_replace(tmp_path: Path) -> None:
     export_saved_model(tiny(1), tmp_path / "saved_model")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["saved_model"]
     assert (tmp_path / "saved_model" / "saved_model.pb").is_file()
+
+
+def test_a_checkpoint_holds_the_optimizers_state_so_a_restart_goes_on_with_it(
+    tmp_path: Path,
+) -> None:
+    """Adam's moments and its iteration count are part of the training state: a restart
+    without them would take full-size first steps again (docs/trainer.md, checkpoints)."""
+    paths = OutputPaths(tmp_path)
+    saved = state(tiny(1), paths)
+    saved.save(4)
+    names = [name for name, _ in tf.train.list_variables(str(paths.checkpoints / "ckpt-4"))]
+    assert any(name.startswith("optimizer/") for name in names), names
+    assert "step/.ATTRIBUTES/VARIABLE_VALUE" in names
+
+
+@pytest.mark.parametrize("plan", [WRITER, MWMS_WORKER_1])
+def test_restore_latest_sets_a_damaged_newest_aside_only_in_the_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], plan: Plan
+) -> None:
+    paths = OutputPaths(tmp_path)
+    saved = state(tiny(1), paths)
+    saved.save(8)
+    saved.save(9)
+    (paths.checkpoints / "ckpt-9.index").write_bytes(b"damaged")
+    capsys.readouterr()
+    assert state(tiny(2), paths, plan=plan).restore_latest() == 8
+    kept = (paths.checkpoints / "ckpt-9.index").exists()
+    assert kept is not plan.is_writer
+
+
+class RecordingCheckpoint:
+    """tf.train.Checkpoint's read and write, recording the options each was given."""
+
+    def __init__(self, **objects: object) -> None:
+        self.options: list[tf.train.CheckpointOptions | None] = []
+
+    def write(self, prefix: str, options: tf.train.CheckpointOptions | None = None) -> str:
+        self.options.append(options)
+        Path(prefix).parent.mkdir(parents=True, exist_ok=True)
+        for part in (".index", ".data-00000-of-00001"):
+            Path(prefix + part).write_bytes(b"")
+        return prefix
+
+    def read(self, prefix: str, options: tf.train.CheckpointOptions | None = None) -> object:
+        self.options.append(options)
+        return self
+
+    def assert_consumed(self) -> object:
+        return self
+
+    def assert_existing_objects_matched(self) -> object:
+        return self
+
+    def expect_partial(self) -> object:
+        return self
+
+
+@pytest.mark.parametrize(
+    ("plan", "device"),
+    [
+        # docs/trainer.md: under ParameterServerStrategy the chief does the ps' checkpoint
+        # I/O (the ps need no write access); TensorFlow's device name of the chief's CPU.
+        (
+            Plan("parameter_server", Role.COORDINATOR, is_writer=True),
+            "/job:chief/replica:0/task:0/device:CPU:0",
+        ),
+        (WRITER, None),
+        (Plan("multi_worker_mirrored", Role.TRAINER, is_writer=True), None),
+        (MWMS_WORKER_1, None),
+    ],
+)
+def test_every_checkpoint_read_and_write_goes_through_the_chief_under_the_ps_strategy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plan: Plan, device: str | None
+) -> None:
+    recorders: list[RecordingCheckpoint] = []
+
+    def recording(**objects: object) -> RecordingCheckpoint:
+        recorders.append(RecordingCheckpoint(**objects))
+        return recorders[-1]
+
+    monkeypatch.setattr(outputs.tf.train, "Checkpoint", recording)
+    monkeypatch.setattr(outputs, "restore_init_checkpoint", lambda path, restore: restore(path))
+    paths = OutputPaths(tmp_path / "out")
+    checkpoints = state(tiny(1), paths, plan=plan)
+    checkpoints.save(3)
+    checkpoints._restore(tmp_path / "any")
+    checkpoints.warm_start(tmp_path / "init")
+    used = [options for recorder in recorders for options in recorder.options]
+    assert len(used) == 3
+    assert [o.experimental_io_device if o else None for o in used] == [device] * 3
+
+
+def test_an_export_prints_nothing_and_leaves_no_leftover_of_a_crashed_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    leftover = tmp_path / "saved_model.partial"
+    leftover.mkdir()
+    (leftover / "stray.txt").write_text("from an export killed half-way")
+    capsys.readouterr()
+    export_saved_model(tiny(1), tmp_path / "saved_model")
+    assert capsys.readouterr().out == ""
+    assert not (tmp_path / "saved_model" / "stray.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saved_model"]
+
+
+def test_a_save_moves_what_lies_where_it_writes_aside_instead_of_over_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    paths = OutputPaths(tmp_path)
+    paths.checkpoints.mkdir(parents=True)
+    (paths.checkpoints / "ckpt-7.index").write_bytes(b"somebody's only copy")
+    state(tiny(1), paths).save(7)
+    (kept,) = (paths.checkpoints / "damaged").glob("ckpt-7.*/ckpt-7.index")
+    assert kept.read_bytes() == b"somebody's only copy"
+    assert "about to be written; moved to" in capsys.readouterr().out
+    assert latest_saved_step(paths) == 7

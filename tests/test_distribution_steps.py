@@ -1,0 +1,158 @@
+"""The training step and the MWMS executor of trainer.distribution, in one process: the step
+runs the model in training mode; each input pipeline reads its own shard in a fixed order;
+the pipeline's batches have the static shape a traced step expects; and a one-worker
+MultiWorkerMirroredStrategy built from TF_CONFIG (in a child process: a strategy sets the
+process' collective context) hears a flag through its all-reduce."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import keras
+import pytest
+import tensorflow as tf
+
+from trainer.distribution import LocalExecutor, make_train_steps, training_batches
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = 40
+
+
+def _idx(shape: tuple[int, ...], data: bytes) -> bytes:
+    return bytes((0, 0, 8, len(shape))) + b"".join(n.to_bytes(4, "big") for n in shape) + data
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """40 examples: image i is all pixels i, label i."""
+    images = b"".join(bytes([i]) * 784 for i in range(EXAMPLES))
+    (tmp_path / "train-images-idx3-ubyte.gz").write_bytes(
+        gzip.compress(_idx((EXAMPLES, 28, 28), images))
+    )
+    (tmp_path / "train-labels-idx1-ubyte.gz").write_bytes(
+        gzip.compress(_idx((EXAMPLES,), bytes(range(EXAMPLES))))
+    )
+    return tmp_path
+
+
+class SeesTrainingFlag(keras.layers.Layer):
+    """Passes its input through and notes the `training` each call was traced with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[Any] = []
+
+    def call(self, inputs: tf.Tensor, training: Any = None) -> tf.Tensor:
+        self.seen.append(training)
+        return inputs
+
+
+def test_the_step_runs_the_model_in_training_mode(data_dir: Path) -> None:
+    """Dropout and batch statistics act only in training mode: a step that ran the model in
+    inference mode would train another model than the one the user built."""
+    flag = SeesTrainingFlag()
+    model = keras.Sequential(
+        [keras.Input((28, 28, 1)), keras.layers.Flatten(), flag, keras.layers.Dense(EXAMPLES)]
+    )
+    optimizer = keras.optimizers.SGD(0.01)
+    steps = make_train_steps(tf.distribute.get_strategy(), model, optimizer, 4)
+    flag.seen.clear()
+    loss, accuracy = steps(iter(training_batches(data_dir, EXAMPLES, 4, seed=1)), tf.constant(2))
+    assert flag.seen and set(flag.seen) == {True}
+    assert float(loss) > 0 and 0 <= float(accuracy) <= 2
+
+
+def test_batches_have_a_static_shape_and_no_autotuner(data_dir: Path) -> None:
+    """Every batch is full, so the traced step sees one shape; without autotuning the
+    iterator's deletion does not wait for the tuner (it blocked the end of a run ~10 s)."""
+    batches = training_batches(data_dir, EXAMPLES, 8, seed=1)
+    images, labels = batches.element_spec
+    assert images.shape.as_list() == [8, 28, 28, 1]
+    assert labels.shape.as_list() == [8]
+    assert batches.options().autotune.enabled is False
+
+
+class TwoPipelines:
+    """A strategy's input side as MWMS shows it to worker `index` of two, one replica each."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+    def distribute_datasets_from_function(self, dataset_fn: Any) -> tf.data.Dataset:
+        context = tf.distribute.InputContext(
+            num_input_pipelines=2, input_pipeline_id=self.index, num_replicas_in_sync=2
+        )
+        return dataset_fn(context)
+
+
+def _labels_seen(executor: LocalExecutor, batches: int) -> list[int]:
+    return [int(x) for _ in range(batches) for x in next(executor._iterator)[1]]
+
+
+def test_each_worker_reads_its_own_half_in_a_fixed_order(data_dir: Path) -> None:
+    def executor(index: int) -> LocalExecutor:
+        # Global batch 8 over two replicas: 4 per worker; 5 batches are one epoch of 20.
+        return LocalExecutor(TwoPipelines(index), lambda *a: None, data_dir, EXAMPLES, 8, 3)
+
+    first, second = _labels_seen(executor(0), 5), _labels_seen(executor(1), 5)
+    # tf.data's shard(2, i): every second example from the i-th.
+    assert sorted(first) == list(range(0, EXAMPLES, 2))
+    assert sorted(second) == list(range(1, EXAMPLES, 2))
+    assert _labels_seen(executor(1), 5) == second  # the same seed: the same order
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+MWMS_CHECK = textwrap.dedent(
+    """
+    import json, os, sys
+    from pathlib import Path
+    import tensorflow as tf
+    from trainer.distribution import LocalExecutor, make_strategy
+    from trainer.plan import Plan, Role
+    from trainer.tf_config import parse_tf_config
+
+    config = parse_tf_config(os.environ.pop("TF_CONFIG"))
+    strategy = make_strategy(Plan("multi_worker_mirrored", Role.TRAINER, True), config)
+    executor = LocalExecutor(strategy, lambda *a: None, Path(sys.argv[1]), 40, 4, 1)
+    print(json.dumps({
+        "type": type(strategy).__name__,
+        "cluster": strategy.cluster_resolver.cluster_spec().as_dict(),
+        "heard": [executor.any_replica(True), executor.any_replica(False)],
+    }))
+    """
+)
+
+
+def test_a_one_worker_mwms_uses_tf_config_s_cluster_and_hears_its_own_flag(
+    data_dir: Path,
+) -> None:
+    address = f"127.0.0.1:{_free_port()}"
+    tf_config = {"cluster": {"worker": [address]}, "task": {"type": "worker", "index": 0}}
+    done = subprocess.run(
+        [sys.executable, "-c", MWMS_CHECK, str(data_dir)],
+        cwd=REPO,
+        env={**os.environ, "TF_CONFIG": json.dumps(tf_config), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result == {
+        "type": "CollectiveAllReduceStrategy",
+        "cluster": {"worker": [address]},
+        "heard": [True, False],
+    }
