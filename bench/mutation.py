@@ -170,6 +170,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_mock_deploy_recording.py",
         "tests/test_one_reading.py",
         "tests/test_platform_stacks.py",
+        "tests/test_platform_volumes.py",
         "tests/test_program_existing_cluster.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",

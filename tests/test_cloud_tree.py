@@ -18,10 +18,11 @@ import pytest
 
 from infra.cloud import AskCluster, Network
 from infra.mock_deploy import Recorded, Registration
-from tests.pulumi_mocks import CloudMocks, PlausibleCloud, run_program
+from tests.pulumi_mocks import CloudMocks, PlausibleCloud, run_program, stack_raw
 from tests.test_cloud_components import ASK, deploy, server_of, stack
 
 CLOUD_STACKS = ("ack-cpu", "ack-gpu", "ask-eci", "platform-ack")
+SPOT = "ack-gpu with a spot pool"
 # The cloud components the program makes, by Pulumi name (infra/program.py): hand-listed.
 COMPONENTS = {
     "network": "tftrain:cloud:Network",
@@ -36,6 +37,14 @@ CLUSTER_RESOURCE = {
     "ask": "alicloud:cs/serverlessKubernetes:ServerlessKubernetes",
 }
 SNAT = "alicloud:vpc/snatEntry:SnatEntry"
+ALWAYS_TAGGED = {
+    *CLUSTER_RESOURCE.values(),
+    "alicloud:cs/nodePool:NodePool",
+    "alicloud:vpc/network:Network",
+    "alicloud:vpc/switch:Switch",
+    "alicloud:vpc/natGateway:NatGateway",
+    "alicloud:ecs/eipAddress:EipAddress",
+}
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
 AUTOSCALER = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
 # The provider's reference for cs.ServerlessKubernetes `cluster_spec`: "ack.standard" or
@@ -43,22 +52,17 @@ AUTOSCALER = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
 ASK_PRO_SPEC = "ack.pro.small"
 
 
-def _cluster_kind(stack_name: str) -> str:
-    return "ask" if stack_name.startswith("ask") else "ack"
+def _cluster_kind(recorded: Recorded) -> str:
+    return "ask" if recorded.of_type(CLUSTER_RESOURCE["ask"]) else "ack"
 
 
 def _by_urn(recorded: Recorded) -> dict[str, Registration]:
     return {resource.urn: resource for resource in recorded.resources}
 
 
-@pytest.fixture(scope="module", params=CLOUD_STACKS)
-def deployed(request: pytest.FixtureRequest) -> tuple[str, Recorded]:
-    return request.param, run_program(request.param)
-
-
-def test_components_sit_at_the_root_under_their_names(deployed: tuple[str, Recorded]) -> None:
+def _components_sit_at_the_root_under_their_names(deployed: tuple[str, Recorded]) -> None:
     stack_name, recorded = deployed
-    expected = {**COMPONENTS, "cluster": CLUSTER_COMPONENT[_cluster_kind(stack_name)]}
+    expected = {**COMPONENTS, "cluster": CLUSTER_COMPONENT[_cluster_kind(recorded)]}
     # Pulumi's URN: urn:pulumi:<stack>::<project>::<parent types$>type::<name>.
     root = f"urn:pulumi:{stack_name}::tftrain::pulumi:pulumi:Stack::tftrain-{stack_name}"
     components = [r for r in recorded.resources if r.type.startswith("tftrain:cloud:")]
@@ -70,7 +74,7 @@ def test_components_sit_at_the_root_under_their_names(deployed: tuple[str, Recor
         assert resource.parent == root, resource.name
 
 
-def test_every_cloud_resource_sits_under_the_component_it_is_named_after(
+def _every_cloud_resource_sits_under_the_component_it_is_named_after(
     deployed: tuple[str, Recorded],
 ) -> None:
     _, recorded = deployed
@@ -83,26 +87,28 @@ def test_every_cloud_resource_sits_under_the_component_it_is_named_after(
         assert resource.name.startswith(f"{parent.name}-"), (resource.name, parent.name)
 
 
-def test_the_cluster_is_created_after_the_nat_that_lets_its_pods_pull_images(
+def _the_cluster_is_created_after_the_nat_that_lets_its_pods_pull_images(
     deployed: tuple[str, Recorded],
 ) -> None:
-    stack_name, recorded = deployed
+    _, recorded = deployed
     by_urn = _by_urn(recorded)
     (cluster,) = [
-        r for r in recorded.resources if r.type == CLUSTER_RESOURCE[_cluster_kind(stack_name)]
+        r for r in recorded.resources if r.type == CLUSTER_RESOURCE[_cluster_kind(recorded)]
     ]
     snat = {r.urn for r in recorded.resources if r.type == SNAT}
     assert snat, "a new network has a SNAT entry per vSwitch"
     assert snat <= set(cluster.dependencies), sorted(by_urn[u].name for u in cluster.dependencies)
 
 
-def test_every_tagged_resource_names_its_project_stack_and_component(
+def _every_tagged_resource_names_its_project_stack_and_component(
     deployed: tuple[str, Recorded],
 ) -> None:
     stack_name, recorded = deployed
     by_urn = _by_urn(recorded)
     tagged = [r for r in recorded.resources if r.custom and isinstance(r.inputs.get("tags"), dict)]
-    assert CLUSTER_RESOURCE[_cluster_kind(stack_name)] in {r.type for r in tagged}
+    # What bills by the hour carries the tags, so a stack's cost can be found by them.
+    billed = [r for r in recorded.resources if r.type in ALWAYS_TAGGED]
+    assert billed and all(r in tagged for r in billed), [r.name for r in billed if r not in tagged]
     for resource in tagged:
         assert resource.inputs["tags"] == {
             "app": "tftrain",
@@ -172,7 +178,7 @@ def test_a_refused_api_server_change_reaches_nothing_inside_the_cluster() -> Non
     assert [r.type for r in recorded.resources if "kubernetes:" in r.type] == []
 
 
-def test_autoscaling_pools_are_created_after_the_autoscaler(deployed: tuple[str, Recorded]) -> None:
+def _autoscaling_pools_are_created_after_the_autoscaler(deployed: tuple[str, Recorded]) -> None:
     """ACK scales a pool only once the cluster autoscaler is configured: a pool made first
     would wait at zero nodes with pending GPU pods."""
     _, recorded = deployed
@@ -183,15 +189,15 @@ def test_autoscaling_pools_are_created_after_the_autoscaler(deployed: tuple[str,
         assert autoscalers <= set(pool.dependencies), pool.name
 
 
-def test_an_ack_cluster_gets_rrsa_exactly_when_its_pods_take_a_ram_role(
+def _an_ack_cluster_gets_rrsa_exactly_when_its_pods_take_a_ram_role(
     deployed: tuple[str, Recorded],
 ) -> None:
     """RRSA (the cluster's OIDC provider) is what lets a pod's service account assume the OSS
     reader role; the ACK console's default leaves it off. Certificate authority data is not
     written into the state (the provider's advice for cluster security)."""
-    stack_name, recorded = deployed
+    _, recorded = deployed
     takes_role = any(r.type == "tftrain:cloud:OssRrsaAccess" for r in recorded.resources)
-    if _cluster_kind(stack_name) == "ask":
+    if _cluster_kind(recorded) == "ask":
         # ASK has no RRSA switch: ECI mounts OSS with a RAM user's key (docs/data.md).
         assert not takes_role
         return
@@ -199,3 +205,32 @@ def test_an_ack_cluster_gets_rrsa_exactly_when_its_pods_take_a_ram_role(
     assert cluster.inputs.get("enableRrsa", False) is takes_role
     assert cluster.inputs["skipSetCertificateAuthority"] is True
     assert cluster.inputs["clusterSpec"] == ASK_PRO_SPEC  # ACK's Pro spec has the same name
+
+
+RULES = (
+    _components_sit_at_the_root_under_their_names,
+    _every_cloud_resource_sits_under_the_component_it_is_named_after,
+    _the_cluster_is_created_after_the_nat_that_lets_its_pods_pull_images,
+    _every_tagged_resource_names_its_project_stack_and_component,
+    _autoscaling_pools_are_created_after_the_autoscaler,
+    _an_ack_cluster_gets_rrsa_exactly_when_its_pods_take_a_ram_role,
+)
+
+
+@pytest.mark.parametrize("stack", [*CLOUD_STACKS, SPOT])
+def test_the_stacks_cloud_tree_follows_every_rule(stack: str) -> None:
+    """Each rule above on one run of the program (a run per test, no cache shared between
+    tests: a mutation run reruns exactly the tests that ran the code). SPOT is ack-gpu with
+    a spot GPU pool, which no checked-in stack has; a stack given as a mapping is "test"."""
+    if stack == SPOT:
+        overrides = {"cluster": {"spotGpuPool": {"maxSize": 2}}, "worker": {"spot": True}}
+        deployed = ("test", run_program(stack_raw("ack-gpu", overrides)))
+    else:
+        deployed = (stack, run_program(stack))
+    broken = []
+    for rule in RULES:
+        try:
+            rule(deployed)
+        except AssertionError as error:
+            broken.append(f"{rule.__name__}: {error}")
+    assert not broken, "\n".join(broken)
