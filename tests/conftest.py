@@ -14,9 +14,14 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 
+import hypothesis  # noqa: F401  (see below)
 import pytest
 
 from infra.cloud import api_server_reach
+
+# hypothesis is imported here, not first by its plugin's terminal summary: after the Pulumi
+# mocks' failed runs that late parse failed ("SystemError: AST constructor recursion depth
+# mismatch", a CPython 3.11 bookkeeping bug: python/cpython#106905, pytest-dev/pytest#10763).
 
 
 @pytest.fixture(autouse=True)

@@ -373,11 +373,15 @@ class PlausibleCloud:
     # file systems as nas.get_file_systems lists them (id, description, storageType, ...).
     kept_buckets: tuple[str, ...] = ()
     kept_file_systems: tuple[Mapping[str, Any], ...] = ()
+    # What the resources of a type report whatever the stack now asks: settings the cloud
+    # applied when it created them (type token -> output values).
+    created_with: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def outputs(
         self, type_token: str, resource_id: str, inputs: Mapping[str, Any]
     ) -> dict[str, Any]:
-        return _computed_outputs(type_token, resource_id, inputs)
+        computed = _computed_outputs(type_token, resource_id, inputs)
+        return {**computed, **self.created_with.get(type_token, {})}
 
     def call(self, token: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if token == "alicloud:cs/getClusterCredential:getClusterCredential":

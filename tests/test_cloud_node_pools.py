@@ -7,8 +7,6 @@ and from ACK's documentation (AliyunCSManagedAutoScalerRole, the OS image types,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -97,20 +95,16 @@ def test_on_demand_pools_carry_no_spot_setting() -> None:
     assert pools["tft-spot-gpu-pool"]["spotInstanceRemedy"] is True
 
 
-@dataclass
-class CreatedPublicAck(PlausibleCloud):
+def _created_public() -> PlausibleCloud:
     """An ACK cluster created with an internet-facing API server, whatever the stack says."""
-
-    def outputs(self, type_token: str, resource_id: str, inputs: Mapping[str, Any]) -> dict:
-        found = super().outputs(type_token, resource_id, inputs)
-        return {**found, "slbInternetEnabled": True} if type_token == ACK else found
+    return PlausibleCloud(strict=True, created_with={ACK: {"slbInternetEnabled": True}})
 
 
 def test_turning_an_ack_api_server_private_after_creation_stops_naming_the_key() -> None:
     """ACK reads slb_internet_enabled at creation only (the provider's reference): a stack
     changed to private must say so, not leave an internet endpoint it reports as gone."""
     with pytest.raises(Exception, match=r"tftrain:cluster\.publicApiServer = false: the cluster"):
-        deploy(build_ack(stack("ack-gpu")), mocks=CloudMocks(CreatedPublicAck(strict=True)))
+        deploy(build_ack(stack("ack-gpu")), mocks=CloudMocks(_created_public()))
 
 
 def test_terway_without_a_pod_vswitch_is_a_programming_error_said_plainly() -> None:

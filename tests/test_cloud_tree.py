@@ -10,7 +10,6 @@ its own name starts with, every component at the stack's root.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -147,20 +146,16 @@ def test_an_unnamed_ask_cluster_is_a_pro_cluster_named_by_project_stack_and_comp
     assert out["security_group_id"].value == ask.outputs["securityGroupId"]
 
 
-@dataclass
-class CreatedPublicCloud(PlausibleCloud):
-    """An ASK cluster created with an internet endpoint, whatever the stack now says."""
-
-    def outputs(self, type_token: str, resource_id: str, inputs: Mapping[str, Any]) -> dict:
-        found = super().outputs(type_token, resource_id, inputs)
-        return {**found, "endpointPublicAccessEnabled": True} if type_token == ASK else found
+def _created_public() -> PlausibleCloud:
+    """An ASK cluster created with an internet endpoint, whatever the stack says now."""
+    return PlausibleCloud(strict=True, created_with={ASK: {"endpointPublicAccessEnabled": True}})
 
 
 def test_turning_an_ask_api_server_private_after_creation_stops_naming_the_key() -> None:
     """ASK reads endpoint_public_access_enabled at creation only: the program must say so,
     not report a private cluster that still answers on the internet."""
     with pytest.raises(Exception, match=r"tftrain:cluster\.publicApiServer = false"):
-        _ask({}, mocks=CloudMocks(cloud=CreatedPublicCloud(strict=True)))
+        _ask({}, mocks=CloudMocks(cloud=_created_public()))
 
 
 def test_a_public_ask_cluster_reads_no_intranet_endpoint() -> None:
@@ -173,7 +168,7 @@ def test_a_public_ask_cluster_reads_no_intranet_endpoint() -> None:
 def test_a_refused_api_server_change_reaches_nothing_inside_the_cluster() -> None:
     """The kubeconfig waits for the check: the Kubernetes provider never gets one, so no
     workload is created or changed by an `up` that stops on the check."""
-    recorded = run_program("ask-eci", cloud=CreatedPublicCloud(strict=True), raise_errors=False)
+    recorded = run_program("ask-eci", cloud=_created_public(), raise_errors=False)
     assert "tftrain:cluster.publicApiServer = false" in str(recorded.error)
     assert [r.type for r in recorded.resources if "kubernetes:" in r.type] == []
 
