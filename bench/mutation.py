@@ -793,6 +793,14 @@ EQUIVALENT: dict[str, str] = {
         for n in (34, 36)
     },
     **{
+        f"infra.program.x_existing_cluster__mutmut_{n}": (
+            "an existing cluster's DataAccess left out: it repeats data.endpoint and "
+            "data.bucket, which such a stack must set and which cluster_facts takes first; it "
+            "has no role and no upload to wait for"
+        )
+        for n in (24, 28)
+    },
+    **{
         f"infra.cloud.cluster.{component}__init____mutmut_{n}": (
             "another dict (or none) for the cluster component's register_outputs: the engine "
             "only stores it for display in the state; the program reads the component's "

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from infra.mock_deploy import Recorded
-from tests.pulumi_mocks import MOCK_INTRANET_API, run_program
+from tests.pulumi_mocks import MOCK_INTRANET_API, run_program, stack_raw
 
 BUCKET = "alicloud:oss/bucket:Bucket"
 MOUNT_TARGET = "alicloud:nas/mountTarget:MountTarget"
@@ -18,8 +18,9 @@ MOUNT_TARGET = "alicloud:nas/mountTarget:MountTarget"
 INTERNAL_ENDPOINT = "oss-cn-hangzhou-internal.aliyuncs.com"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def platform() -> Recorded:
+    # A run per test, none shared: a mutation run reruns only the tests that ran the code.
     return run_program("platform-ack")
 
 
@@ -59,3 +60,26 @@ def test_run_namespaces_read_the_bucket_the_platform_made_over_the_internal_endp
     for volume in _volumes(platform, "ossplugin.csi.alibabacloud.com"):
         assert volume["volumeAttributes"]["bucket"] == bucket.inputs["bucket"]
         assert volume["volumeAttributes"]["url"] == INTERNAL_ENDPOINT
+
+
+def test_a_platform_without_run_namespaces_makes_no_kubernetes_provider() -> None:
+    """Nothing to put in the cluster: no provider, so nothing in the state needs the
+    cluster's credentials to be refreshed or destroyed."""
+    recorded = run_program(stack_raw("platform-ack", {"cluster": {"runNamespaces": []}}))
+    assert recorded.error is None
+    assert recorded.of_type("pulumi:providers:kubernetes") == []
+    assert recorded.kube_objects() == []
+
+
+def test_run_namespaces_volumes_wait_for_the_mount_target_and_the_uploaded_data(
+    platform: Recorded,
+) -> None:
+    """A volume made before its storage would be mounted by a pod that finds no NAS mount
+    target or an empty input prefix: `up` creates them after, `destroy` removes them first."""
+    (target,) = platform.of_type(MOUNT_TARGET)
+    uploads = {r.urn for r in platform.of_type("alicloud:oss/bucketObject:BucketObject")}
+    assert uploads
+    volumes = [r for r in platform.resources if r.type == "kubernetes:core/v1:PersistentVolume"]
+    assert volumes
+    for volume in volumes:
+        assert {target.urn, *uploads} <= set(volume.dependencies), volume.name

@@ -45,6 +45,8 @@ def test_a_kubeconfig_given_reaches_the_provider_as_a_secret(with_data: bool) ->
     (provider,) = run.of_type(PROVIDER)
     assert provider.inputs["kubeconfig"] == kubeconfig
     assert "kubeconfig" in provider.secret_paths
+    # The cluster is named by cluster.name (none here), with or without data.
+    assert provider.inputs["clusterIdentifier"] == "existing/default"
 
 
 def test_the_oss_data_of_an_existing_cluster_is_exported_with_the_policy_to_attach() -> None:
