@@ -793,6 +793,25 @@ EQUIVALENT: dict[str, str] = {
         for n in (34, 36)
     },
     **{
+        f"infra.cloud.nas.xǁNasStorageǁ{function}__mutmut_{n}": (
+            "file_system_type None or left out on the access group or the file system: NAS "
+            "takes standard, the type set here, when none is given (the provider's reference "
+            "for alicloud_nas_file_systems and CreateFileSystem: standard is the default)"
+        )
+        for function, n in (("__init__", 33), ("_file_system", 41), ("_file_system", 50))
+    },
+    "infra.cloud.nas.xǁNasStorageǁ__init____mutmut_34": (
+        "the access group's description None: it labels the group in the NAS console only; "
+        "adoption reads the file system's description, which the tests hold"
+    ),
+    **{
+        f"infra.cloud.nas.xǁNasStorageǁ_file_system__mutmut_{n}": (
+            "the adoption note logged without the component: `pulumi up` prints the same "
+            "words under the stack instead of under `nas`"
+        )
+        for n in (36, 38)
+    },
+    **{
         f"infra.program.x_existing_cluster__mutmut_{n}": (
             "an existing cluster's DataAccess left out: it repeats data.endpoint and "
             "data.bucket, which such a stack must set and which cluster_facts takes first; it "

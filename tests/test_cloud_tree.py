@@ -43,6 +43,7 @@ ALWAYS_TAGGED = {
     "alicloud:vpc/switch:Switch",
     "alicloud:vpc/natGateway:NatGateway",
     "alicloud:ecs/eipAddress:EipAddress",
+    "alicloud:nas/fileSystem:FileSystem",
 }
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
 AUTOSCALER = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
