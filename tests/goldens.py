@@ -13,7 +13,6 @@ import copy
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from infra.config import PROJECT, read_stack_entries, stack_file
 from infra.render import render_stack
 from infra.render.summary import summarize
 from tests.run_ids import run_id
+from tests.shared_values import shared
 
 GOLDEN_DIR = Path(__file__).resolve().parent / "goldens"
 Edit = Callable[[dict[str, Any]], None]
@@ -153,7 +153,7 @@ def _render(stack: str, entries: dict[str, Any]) -> str:
         return render_stack(stack, stacks_dir)
 
 
-@cache
+@shared
 def _checked_in(stack: str) -> str:
     return render_stack(stack)
 

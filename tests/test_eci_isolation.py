@@ -20,6 +20,7 @@ from packaging.version import Version
 from infra.render.exposure import isolation_lines
 from infra.render.parsed import CloudResource, Render
 from tests.pulumi_mocks import Recorded, run_program, stack_raw
+from tests.shared_values import SHARED_SCOPE
 
 SECURITY_GROUP = "alicloud:ecs/securityGroup:SecurityGroup"
 RULE = "alicloud:ecs/securityGroupRule:SecurityGroupRule"
@@ -64,7 +65,7 @@ def rule_table(recorded: Recorded) -> set[tuple[str, str, str, str]]:
     return table
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=SHARED_SCOPE)
 def ask_eci() -> Recorded:
     return run_program("ask-eci")
 

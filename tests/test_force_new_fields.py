@@ -4,8 +4,6 @@ in it is an argument the SDK still has, spelled so the render's engine names fin
 
 from __future__ import annotations
 
-from functools import cache
-
 import pytest
 from pulumi._types import input_type_py_to_pulumi_names
 
@@ -13,13 +11,14 @@ from infra.config import read_stack_file, stack_file
 from infra.render.force_new_fields import FORCE_NEW
 from infra.render.provider_sdk import sdk_module, snake
 from tests.pulumi_mocks import all_stacks, run_program
+from tests.shared_values import shared
 
 # The CLB ACL exists only behind a public TensorBoard with an allow list, which no checked-in
 # stack has: this variant registers it.
 PUBLIC_TENSORBOARD = {"public": True, "allowedSourceRanges": ["203.0.113.0/24"]}
 
 
-@cache
+@shared
 def registered_types() -> dict[str, set[str]]:
     """The alicloud resource types registered under mocks, with the runs that register each."""
     runs = {stack: run_program(stack) for stack in all_stacks()}

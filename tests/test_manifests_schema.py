@@ -13,7 +13,6 @@ import json
 import re
 import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from infra.manifests.security import RUN_AS
 from infra.platform.cluster_facts import NAS_DOMAIN_PLACEHOLDER, cluster_facts
 from tests.image_cache_schema import IMAGE_CACHE_SCHEMA
 from tests.pulumi_mocks import run_stacks
+from tests.shared_values import shared
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 # Shapes no stack file has, so every branch of the builders meets the schemas.
@@ -104,7 +104,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-@cache
+@shared
 def config_for(name: str) -> StackConfig:
     return parse_config(VARIANTS[name]) if name in VARIANTS else load_stack(name)
 

@@ -1,13 +1,19 @@
-"""mutmut runs each mutant's tests in a fork of the process that ran them once: a Pulumi
-mocks program must still run there (tests/conftest.py gives the child a thread pool)."""
+"""How the tests behave under mutmut: each mutant's tests run in a fork of the process that
+ran them once, where a Pulumi mocks program must still run (tests/conftest.py gives the child
+a thread pool); and values a test file shares are not shared (tests/shared_values.py)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pulumi
 import pytest
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 class _Mocks(pulumi.runtime.Mocks):
@@ -42,3 +48,30 @@ def test_a_mocks_program_runs_in_a_fork_of_a_process_that_ran_one() -> None:
         os._exit(0)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize(
+    ("environment", "calls", "scope"),
+    [({}, 1, "module"), ({"MUTANT_UNDER_TEST": ""}, 2, "function")],
+)
+def test_shared_values_are_shared_except_under_mutmut(
+    environment: dict[str, str], calls: int, scope: str
+) -> None:
+    """mutmut reruns only the tests it saw run the code: under it nothing is shared."""
+    probe = (
+        "from tests.shared_values import SHARED_SCOPE, shared\n"
+        "seen = []\n"
+        "f = shared(lambda x: seen.append(x))\n"
+        "f(1); f(1)\n"
+        "print(len(seen), SHARED_SCOPE)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MUTANT_UNDER_TEST"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        env={**env, **environment, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.split() == [str(calls), scope], done.stderr

@@ -32,6 +32,7 @@ from tests.pulumi_mocks import (
     run_program,
     run_stacks,
 )
+from tests.shared_values import shared
 from tests.test_cloud_components import deploy
 from tests.test_manifests_schema import schema_version
 
@@ -90,7 +91,7 @@ def program_run(raw: dict[str, Any], **kwargs: Any) -> Recorded:
     return run_program(in_region(raw), **kwargs)
 
 
-@cache
+@shared
 def deployed(stack: str) -> tuple[StackConfig, Recorded]:
     raw = raw_with_data(stack)
     return parse_config(raw), program_run(raw)
@@ -101,7 +102,7 @@ def in_region(raw: dict[str, Any]) -> dict[str, Any]:
     return {**raw, "alicloud:region": "cn-hangzhou"}
 
 
-@cache
+@shared
 def platform_volumes(platform: str) -> list[dict[str, Any]]:
     """The volumes a platform stack issued its run namespaces."""
     return run_program(platform.rsplit("/", 1)[-1]).objects_of_kind("PersistentVolume")
@@ -225,8 +226,8 @@ def test_every_pod_reads_the_input_and_only_the_run_ender_mounts_the_export(stac
         # A run stack's export volume is already its namespace's directory of the platform's
         # prefix (the platform issued it); its claim has the name that volume reserves.
         assert (env.get("TFTRAIN_EXPORT_DIR") == "/export") is ends, name
-        shared = config.cluster.role == "run"
-        export_claim = "tftrain-export" if shared else f"{config.job.name}-export"
+        on_platform = config.cluster.role == "run"
+        export_claim = "tftrain-export" if on_platform else f"{config.job.name}-export"
         assert (export_claim in claims.values()) is ends, name
 
 

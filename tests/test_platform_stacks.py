@@ -9,7 +9,6 @@ come from the platform's own deployment and from the Kubernetes schemas, not fro
 from __future__ import annotations
 
 import copy
-from functools import cache
 from typing import Any
 
 import kubernetes_validate
@@ -30,6 +29,7 @@ from infra.platform.outputs import (
 )
 from infra.render import render_stack
 from tests.pulumi_mocks import Recorded, deployed_outputs, run_program
+from tests.shared_values import shared
 from tests.test_manifests_schema import schema_version
 
 PROVIDER = "pulumi:providers:kubernetes"
@@ -54,12 +54,12 @@ RUN_ASK: dict[str, Any] = {
 }
 
 
-@cache
+@shared
 def platform(name: str) -> StackOutputs:
     return deployed_outputs(PLATFORM_ASK if name == "platform-ask" else name)
 
 
-@cache
+@shared
 def platform_run(name: str) -> Recorded:
     return run_program(PLATFORM_ASK if name == "platform-ask" else name)
 

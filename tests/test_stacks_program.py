@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from functools import cache
 from typing import Any
 
 import pytest
@@ -33,6 +32,7 @@ from tests.pulumi_mocks import (
     run_program,
     run_stacks,
 )
+from tests.shared_values import shared
 
 STACKS = all_stacks()
 RUN_STACKS = run_stacks()  # all but platform stacks: those with Kubernetes objects
@@ -41,7 +41,7 @@ ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
 VSWITCH = "alicloud:vpc/switch:Switch"
 
 
-@cache
+@shared
 def recorded(stack: str) -> Recorded:
     return run_program(stack)
 
