@@ -230,3 +230,18 @@ def test_the_stacks_cloud_tree_follows_every_rule(stack: str) -> None:
         except AssertionError as error:
             broken.append(f"{rule.__name__}: {error}")
     assert not broken, "\n".join(broken)
+
+
+def test_a_cluster_without_rrsa_metadata_says_what_to_check_and_starts_nothing() -> None:
+    """ACK leaves rrsa_metadata empty when RRSA did not come on: the OSS role would trust no
+    issuer, so the run stops before any volume, claim or pod, saying where to look."""
+    empty = PlausibleCloud(created_with={CLUSTER_RESOURCE["ack"]: {"rrsaMetadata": {}}})
+    recorded = run_program("ack-gpu", cloud=empty, raise_errors=False)
+    assert str(recorded.error) == (
+        "tftrain:data.credentials = rrsa: the cluster reports no RRSA ram_oidc_provider_arn (its "
+        "rrsa_metadata is empty), so the OSS volumes' RAM role could not be trusted. Check in "
+        "the ACK console that RRSA is on for the cluster, then `pulumi up` again, or use "
+        "data.credentials: secret"
+    )
+    started = {o["kind"] for o in recorded.kube_objects()}
+    assert not started & {"PersistentVolume", "PersistentVolumeClaim", "Job", "Deployment"}

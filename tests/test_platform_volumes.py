@@ -1,6 +1,7 @@
 """What a platform stack hands its run namespaces, under mocks: its admin kubeconfig as a
 secret output, and volumes that point at the storage it created (the NAS mount target the
-cloud reports, the bucket it made, the region's internal OSS endpoint)."""
+cloud reports, the bucket it made, the region's internal OSS endpoint); and what a run stack
+checks of those outputs before it sends anything to the cluster."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.mock_deploy import Recorded
+from infra.mock_deploy import Recorded, StackOutputs
 from tests.pulumi_mocks import MOCK_INTRANET_API, run_program, stack_raw
 
 BUCKET = "alicloud:oss/bucket:Bucket"
@@ -83,3 +84,55 @@ def test_run_namespaces_volumes_wait_for_the_mount_target_and_the_uploaded_data(
     assert volumes
     for volume in volumes:
         assert {target.urn, *uploads} <= set(volume.dependencies), volume.name
+
+
+# --- What a run stack checks of its platform's outputs ------------------------------------------
+
+RUN_STACK = "run-ack"
+PLATFORM = "organization/tftrain/platform-ack"  # stacks/Pulumi.run-ack.yaml, cluster.platformStack
+
+
+def _run_with(platform: dict[str, Any], data: dict[str, str] | None = None) -> Recorded:
+    raw = stack_raw(RUN_STACK, {"data": data} if data else None)
+    outputs = StackOutputs(platform, frozenset({"runKubeconfigs"}))
+    return run_program(raw, platform=outputs, raise_errors=False)
+
+
+def _platform_outputs() -> dict[str, Any]:
+    return dict(run_program("platform-ack").outputs)
+
+
+def test_a_platform_nobody_deployed_is_named_with_every_output_the_run_needs() -> None:
+    run = _run_with({})
+    # What a run on ACK with NAS reads (docs/teams.md): the kind, the cluster, its namespace's
+    # kubeconfig, the NAS, and the platform's bucket and prefixes.
+    assert str(run.error) == (
+        f"tftrain:cluster.platformStack = '{PLATFORM}': that stack has no output clusterKind, "
+        "clusterId, runKubeconfigs, nasDomain, ossBucket, ossInputPrefix, ossExportPrefix, "
+        "which this run needs: is it a platform stack (cluster.role: platform) that has been "
+        "deployed, with the storage this run uses?"
+    )
+    assert run.kube_objects() == []
+
+
+def test_a_platform_of_another_cluster_kind_is_refused_naming_both() -> None:
+    run = _run_with({**_platform_outputs(), "clusterKind": "ask"})
+    assert str(run.error) == (
+        f"tftrain:cluster.kind = 'ack': must be ask, the kind of platform stack {PLATFORM}'s "
+        "cluster (placement, gang scheduling and the image cache depend on it)"
+    )
+    assert run.kube_objects() == []
+
+
+def test_a_run_whose_data_is_not_what_its_volumes_mount_sends_nothing() -> None:
+    run = _run_with(_platform_outputs(), data={"bucket": "other-bucket", "inputPrefix": "mnist/"})
+    assert str(run.error).startswith("tftrain:data.bucket = 'other-bucket': the volumes platform")
+    assert run.kube_objects() == []
+
+
+def test_a_run_exports_its_platform_and_the_bucket_it_reads() -> None:
+    platform = _platform_outputs()
+    run = _run_with(platform)
+    assert run.error is None
+    assert run.outputs["platformStack"] == PLATFORM
+    assert run.outputs["ossBucket"] == platform["ossBucket"]
