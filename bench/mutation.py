@@ -811,6 +811,24 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (36, 38)
     },
+    "infra.program.x_rrsa_field__mutmut_3": (
+        "getattr(None, name, None) for None when there is no metadata: both are None"
+    ),
+    "infra.program.x_rrsa_field__mutmut_8": (
+        "getattr without its default: the SDK's rrsa_metadata type has every field (None when "
+        "unset), so the default is never taken"
+    ),
+    **{
+        f"infra.program.x_platform_access__mutmut_{n}": (
+            "zip's strict=True made False, None or left out: the values are the outputs of the "
+            "same names, read one each, so both lists always have one length"
+        )
+        for n in (22, 25, 26)
+    },
+    "infra.program.x__check_platform__mutmut_30": (
+        "False for True as what the passed check yields: the value is discarded, only its "
+        "arrival lets the provider's kubeconfig through"
+    ),
     **{
         f"infra.program.x_existing_cluster__mutmut_{n}": (
             "an existing cluster's DataAccess left out: it repeats data.endpoint and "

@@ -86,6 +86,15 @@ def test_run_namespaces_volumes_wait_for_the_mount_target_and_the_uploaded_data(
         assert {target.urn, *uploads} <= set(volume.dependencies), volume.name
 
 
+def test_a_platform_that_names_no_endpoint_issues_its_regions_internal_one() -> None:
+    raw = stack_raw("platform-ack")
+    del raw["data"]["endpoint"]
+    platform = run_program({**raw, "alicloud:region": "cn-hangzhou"})
+    assert platform.outputs["ossEndpoint"] == INTERNAL_ENDPOINT
+    for volume in _volumes(platform, "ossplugin.csi.alibabacloud.com"):
+        assert volume["volumeAttributes"]["url"] == INTERNAL_ENDPOINT
+
+
 # --- What a run stack checks of its platform's outputs ------------------------------------------
 
 RUN_STACK = "run-ack"
