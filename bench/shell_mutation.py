@@ -283,13 +283,36 @@ def _end_strays() -> None:
                 os.waitpid(pid, 0)
 
 
+# PID 1 of the namespace: runs the command and reaps every orphan, as a machine's init does
+# (the tests check that processes are gone; an unreaped one would linger as a zombie).
+_INIT = """
+import os, subprocess, sys
+main = subprocess.Popen(sys.argv[1:])
+while True:
+    pid, status = os.wait()
+    if pid == main.pid:
+        sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)
+"""
+
+
+def _isolated(command: Sequence[str]) -> list[str]:
+    """`command` as PID 1 of a PID namespace of its own. A mutant can turn the supervisor's
+    `kill -TERM 0` (its own group) into `kill -TERM 1`: outside a namespace that signals this
+    machine's init, which took every process down with it."""
+    user = [] if os.geteuid() == 0 else ["--map-root-user"]
+    namespace = ["unshare", *user, "--pid", "--fork", "--mount-proc", "--kill-child"]
+    return [*namespace, sys.executable, "-c", _INIT, *command]
+
+
 def _tests_fail(copy: Path, path: str, mutated: str, tests: Sequence[str]) -> bool:
     script = copy / path
     text = script.read_text()
     script.write_text(mutated)
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "2", "-p", "no:cacheprovider"]
     try:
-        done = subprocess.run([*command, *tests], cwd=copy, capture_output=True, timeout=TIMEOUT)
+        done = subprocess.run(
+            _isolated([*command, *tests]), cwd=copy, capture_output=True, timeout=TIMEOUT
+        )
     except subprocess.TimeoutExpired:
         return True  # the mutant keeps a run from ending: caught, as mutmut counts it
     finally:

@@ -168,3 +168,13 @@ def test_shards_recording_at_once_keep_every_verdict(
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         list(pool.map(record, range(8)))
     assert len(json.loads((tmp_path / "verdicts.json").read_text())) == 200
+
+
+def test_a_mutants_tests_run_in_a_pid_namespace_of_their_own_with_a_reaping_init() -> None:
+    """A mutant's `kill 1` reaches the namespace's init, not this machine's; the init reaps
+    orphans (the tests check that processes are gone) and passes the command's status on."""
+    probe = "echo $$; sleep 30 & exit 3"  # an orphan left running: ended with the namespace
+    done = subprocess.run(
+        shell_mutation._isolated(["sh", "-c", probe]), capture_output=True, text=True, timeout=60
+    )
+    assert (done.stdout.split(), done.returncode) == (["2"], 3), done.stderr
