@@ -866,12 +866,42 @@ EQUIVALENT: dict[str, str] = {
         )
         for name, numbers in (
             ("xǁAckClusterǁ__init__", (66,)),
-            ("xǁAskClusterǁ__init__", (76,)),
+            ("xǁAskClusterǁ__init__", (71, 76)),
             ("x__autoscaling_config", (3, 5, 6)),
             ("x__ask_intranet_endpoint", (4, 7, 8)),
+            ("x__kubeconfig", (3, 5, 6)),
         )
         for n in numbers
     },
+    **{
+        f"infra.cloud.cluster.x__with_server__mutmut_{n}": (
+            "the credential's kubeconfig read without a default for `clusters` (it always has "
+            "them), or dumped with its keys in another order: the same YAML document to every "
+            "reader"
+        )
+        for n in (4, 6, 15, 17, 18)
+    },
+    **{
+        f"infra.cloud.cluster.{name}__mutmut_{n}": (
+            "the kubeconfig not waiting for the creation-only check: the engine awaits every "
+            "outstanding output before the run ends (pulumi/runtime/stack.py), so the check's "
+            "error fails the `up` all the same, before any Kubernetes object "
+            "(test_a_refused_api_server_change_reaches_nothing_inside_the_cluster)"
+        )
+        for name, n in (("x__kubeconfig", 11), ("x__kubeconfig", 13), ("xǁAckClusterǁ__init__", 69))
+    },
+    **{
+        f"infra.cloud.cluster.x__node_pools__mutmut_{n}": (
+            ">= 0 for > 0 in whether a GPU run gets a GPU pool: its size and maxSize are never "
+            "both 0 (StackConfig derives maxSize from the GPU replicas), so the pool is made "
+            "either way"
+        )
+        for n in (7, 9)
+    },
+    "infra.cloud.cluster.x__intranet_endpoint__mutmut_8": (
+        "getattr without its default: the SDK's connections type has api_server_intranet "
+        "(None when unset), so the default is never taken"
+    ),
     "infra.cloud.cluster.x__autoscaler_role_check__mutmut_6": (
         "False for True as what the passed role check yields: the value is discarded, only "
         "its arrival orders the autoscaler after the check"

@@ -691,7 +691,8 @@ class NoEndpointCloud(PlausibleCloud):
 
 def test_an_ask_cluster_reporting_no_endpoint_stops_with_a_message_not_an_index_error() -> None:
     mocks = CloudMocks(cloud=NoEndpointCloud(strict=True))
-    with pytest.raises(Exception, match="reports no intranet API server endpoint") as raised:
+    message = r"has risen: the cluster reports no intranet API server endpoint$"
+    with pytest.raises(Exception, match=message) as raised:
         deploy(build_ask(stack("ask-eci")), mocks=mocks)
     assert not isinstance(raised.value, IndexError)
 

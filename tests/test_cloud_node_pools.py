@@ -7,6 +7,7 @@ and from ACK's documentation (AliyunCSManagedAutoScalerRole, the OS image types,
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pulumi
@@ -59,6 +60,14 @@ def test_the_spot_pool_takes_the_gpu_pools_disk_size() -> None:
     assert pools["tft-spot-gpu-pool"]["systemDiskSize"] == 300
 
 
+def test_a_fixed_gpu_pool_of_one_node() -> None:
+    mocks, _ = deploy(build_ack(ack_with_gpu_workers({"size": 1})))
+
+    gpu = _pools(mocks)["tft-gpu-pool"]
+    assert gpu["desiredSize"] == "1"
+    assert "scalingConfig" not in gpu
+
+
 def test_a_max_size_of_one_autoscales_from_zero_to_one() -> None:
     """The smallest autoscaling pool: one GPU node while a job runs, none while idle."""
     mocks, _ = deploy(build_ack(ack_with_gpu_workers({"size": 0, "minSize": 0, "maxSize": 1})))
@@ -103,7 +112,12 @@ def _created_public() -> PlausibleCloud:
 def test_turning_an_ack_api_server_private_after_creation_stops_naming_the_key() -> None:
     """ACK reads slb_internet_enabled at creation only (the provider's reference): a stack
     changed to private must say so, not leave an internet endpoint it reports as gone."""
-    with pytest.raises(Exception, match=r"tftrain:cluster\.publicApiServer = false: the cluster"):
+    message = (
+        "tftrain:cluster.publicApiServer = false: the cluster was created with true and ACK "
+        "applies it only at creation; set it back, or create a new stack with the value you "
+        "want (see docs/deploy.md, Reaching the cluster)"
+    )
+    with pytest.raises(Exception, match=re.escape(message)):
         deploy(build_ack(stack("ack-gpu")), mocks=CloudMocks(_created_public()))
 
 
