@@ -892,8 +892,8 @@ EQUIVALENT: dict[str, str] = {
     },
     **{
         f"infra.cloud.cluster.x__node_pools__mutmut_{n}": (
-            ">= 0 for > 0 in whether a GPU run gets a GPU pool: its size and maxSize are never "
-            "both 0 (StackConfig derives maxSize from the GPU replicas), so the pool is made "
+            ">= 0 for > 0 in whether a GPU run gets a GPU pool: the config refuses GPU replicas "
+            "when size and maxSize are both 0 (no GPU nodes), so the pool is made "
             "either way"
         )
         for n in (7, 9)
