@@ -927,6 +927,12 @@ def test_cloud_side_names_carry_project_and_stack_so_stacks_can_share_an_account
 
     assert mocks.one(VPC).inputs["vpcName"] == "tftrain-team-a-gpu-network"
     assert mocks.one(NAT).inputs["natGatewayName"] == "tftrain-team-a-gpu-network"
+    assert mocks.one(EIP).inputs["addressName"] == "tftrain-team-a-gpu-network-nat"
+    snat_names = sorted(snat.inputs["snatEntryName"] for snat in mocks.of_type(SNAT))
+    assert snat_names == ["tftrain-team-a-gpu-network-pods", "tftrain-team-a-gpu-network-vswitch"]
+    # What the console shows next to them: whose egress they are.
+    assert mocks.one(NAT).inputs["description"] == "tftrain egress of network"
+    assert mocks.one(EIP).inputs["description"] == "tftrain NAT egress address of network"
     assert mocks.one(ACK).inputs["name"] == "tftrain-team-a-gpu-cluster"
     assert mocks.one(ACCESS_GROUP).inputs["accessGroupName"] == "tftrain-team-a-gpu-nas"
     assert mocks.one(ACK).inputs["tags"]["pulumi-stack"] == "team_a.gpu"

@@ -36,6 +36,7 @@ CLUSTER_RESOURCE = {
     "ask": "alicloud:cs/serverlessKubernetes:ServerlessKubernetes",
 }
 SNAT = "alicloud:vpc/snatEntry:SnatEntry"
+EIP_ASSOCIATION = "alicloud:ecs/eipAssociation:EipAssociation"
 ALWAYS_TAGGED = {
     *CLUSTER_RESOURCE.values(),
     "alicloud:cs/nodePool:NodePool",
@@ -174,6 +175,15 @@ def test_a_refused_api_server_change_reaches_nothing_inside_the_cluster() -> Non
     assert [r.type for r in recorded.resources if "kubernetes:" in r.type] == []
 
 
+def _snat_entries_are_created_after_the_eip_is_bound(deployed: tuple[str, Recorded]) -> None:
+    """A SNAT entry names the EIP's address, which the NAT can use only once it is bound."""
+    _, recorded = deployed
+    bindings = {r.urn for r in recorded.resources if r.type == EIP_ASSOCIATION}
+    assert len(bindings) == 1
+    for snat in recorded.of_type(SNAT):
+        assert bindings <= set(snat.dependencies), snat.name
+
+
 def _autoscaling_pools_are_created_after_the_autoscaler(deployed: tuple[str, Recorded]) -> None:
     """ACK scales a pool only once the cluster autoscaler is configured: a pool made first
     would wait at zero nodes with pending GPU pods."""
@@ -204,6 +214,7 @@ def _an_ack_cluster_gets_rrsa_exactly_when_its_pods_take_a_ram_role(
 
 
 RULES = (
+    _snat_entries_are_created_after_the_eip_is_bound,
     _components_sit_at_the_root_under_their_names,
     _every_cloud_resource_sits_under_the_component_it_is_named_after,
     _the_cluster_is_created_after_the_nat_that_lets_its_pods_pull_images,
