@@ -176,10 +176,12 @@ TESTS: dict[str, tuple[str, ...]] = {
     # exports (each takes seconds per mutant: the whole program runs per test).
     "infra.program": (
         "tests/test_api_server_reach.py",
+        "tests/test_bucket_ownership.py",
         "tests/test_cloud_tree.py",
         "tests/test_eci_isolation.py",
         "tests/test_mock_deploy_recording.py",
         "tests/test_one_reading.py",
+        "tests/test_oss_access.py",
         "tests/test_platform_stacks.py",
         "tests/test_platform_volumes.py",
         "tests/test_program_existing_cluster.py",

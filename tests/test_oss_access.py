@@ -21,7 +21,14 @@ import pytest
 
 from infra.cloud.oss import OssBucket, OssRrsaAccess, access_policy, stack_bucket
 from infra.config.model import DataConfig
-from tests.pulumi_mocks import MOCK_ACCOUNT_ID, CloudMocks, PlausibleCloud
+from tests.pulumi_mocks import (
+    MOCK_ACCOUNT_ID,
+    MOCK_OIDC_PROVIDER_ARN,
+    MOCK_RRSA_ISSUER,
+    CloudMocks,
+    PlausibleCloud,
+    run_program,
+)
 from tests.test_cloud_components import deploy
 
 ARN = "acs:ram::123:oidc-provider/ack-rrsa-c1"
@@ -310,3 +317,37 @@ def test_another_accounts_bucket_is_not_looked_up_and_the_grant_is_said(
         "tftrain:data.bucketOwner = another-account: oss://their-bucket is not looked up. "
         f"Its owner must grant {principal}"
     )
+
+
+def test_the_whole_programs_role_trusts_only_the_clusters_oidc_issuer_for_the_ossfs_plugin() -> (
+    None
+):
+    """ACK's RRSA (docs/data.md): the role is assumed through the cluster's OIDC provider, by
+    the token of the CSI ossfs plugin's service account, issued by this cluster alone."""
+    run = run_program("ack-gpu")
+    (cluster,) = run.of_type("alicloud:cs/managedKubernetes:ManagedKubernetes")
+    cluster_id = f"{cluster.name}-id"
+    (role,) = run.of_type("alicloud:ram/role:Role")
+    (statement,) = json.loads(role.inputs["assumeRolePolicyDocument"])["Statement"]
+    assert statement == {
+        "Effect": "Allow",
+        "Action": "sts:AssumeRole",
+        "Principal": {"Federated": [f"{MOCK_OIDC_PROVIDER_ARN}/ack-rrsa-{cluster_id}"]},
+        "Condition": {
+            "StringEquals": {
+                "oidc:aud": "sts.aliyuncs.com",
+                "oidc:iss": f"{MOCK_RRSA_ISSUER}/{cluster_id}",
+                "oidc:sub": "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs",
+            }
+        },
+    }
+
+
+def test_a_stack_with_its_own_role_exports_no_policy_to_attach() -> None:
+    """The role is the stack's: there is no RAM user to hand a policy to."""
+    run = run_program("ack-gpu")
+    assert {key for key in run.outputs if key.startswith("oss")} == {
+        "ossBucket",
+        "ossEndpoint",
+        "ossRoleName",
+    }
