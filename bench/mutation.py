@@ -58,6 +58,7 @@ RUN_AGAIN = (
     "infra.cloud.cluster",
     "infra.cloud.nas",
     "infra.cloud.network",
+    "infra.cloud.pod_isolation",
     "infra.mock_deploy",
     "infra.program",
     "trainer.distribution",
