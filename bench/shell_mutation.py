@@ -20,14 +20,11 @@ docs/shell-mutation-score.md from every kept verdict.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import fcntl
 import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -48,7 +45,6 @@ SCORE_FILE = REPO / "docs" / "shell-mutation-score.md"
 VERDICTS = REPO / ".mutation" / "shell" / "verdicts.json"
 GENERATED_TESTS = {SUPERVISE: (*SUPERVISE_TESTS, *STOP_TESTS), EXPORT: EXPORT_TESTS}
 TIMEOUT = 900  # s: the slowest script's tests take ~2 min on a loaded machine
-PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 # Generated mutants (their key: `--generated` prints it) that change nothing observable.
 EQUIVALENT: dict[str, str] = {
     "4cc6db72f16b": "export.sh metrics_json `return 0` -> `return 1` when there is no "
@@ -250,41 +246,10 @@ def _copy_tracked(into: Path) -> None:
         shutil.copy2(REPO / name.decode(), target)
 
 
-def _become_subreaper() -> None:
-    """Orphans of the tests re-parent to this process, whatever session they started."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
-
-
-def _children() -> list[int]:
-    mine, found = os.getpid(), []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue  # it ended meanwhile
-            if int(stat.rsplit(")", 1)[1].split()[1]) == mine:
-                found.append(int(entry.name))
-    return found
-
-
-def _end_strays() -> None:
-    """A test that a mutant fails may stop before reaping what it started (a follower the
-    mutant never stops, an `sh -c` loop in its own session): everything still running
-    below this process goes, children first, their orphans as they re-parent here."""
-    while children := _children():
-        for pid in children:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        for pid in children:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-
-
 # PID 1 of the namespace: runs the command and reaps every orphan, as a machine's init does
-# (the tests check that processes are gone; an unreaped one would linger as a zombie).
+# (the tests check that processes are gone; an unreaped one would linger as a zombie). When it
+# exits, or is killed at the timeout (--kill-child), the kernel ends whatever a failed test
+# left in the namespace, even in a session of its own.
 _INIT = """
 import os, subprocess, sys
 main = subprocess.Popen(sys.argv[1:])
@@ -317,7 +282,6 @@ def _tests_fail(copy: Path, path: str, mutated: str, tests: Sequence[str]) -> bo
         return True  # the mutant keeps a run from ending: caught, as mutmut counts it
     finally:
         script.write_text(text)
-        _end_strays()
     return done.returncode != 0
 
 
@@ -477,7 +441,6 @@ def main(argv: list[str] | None = None) -> int:
         jobs = [(m.name, m.path, _hand_written_text(m), m.tests) for m in chosen]
     index, count = args.shard
     jobs = jobs[index::count]
-    _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="tftrain-shell-mutants-") as tmp:
         copy = Path(tmp)
         _copy_tracked(copy)
