@@ -13,13 +13,12 @@ import pytest
 import tensorflow as tf
 
 from trainer import outputs
-from trainer.checkpoint_store import Damaged
+from trainer.checkpoint_store import Damaged, latest_saved_step
 from trainer.output_dir import OutputPaths
 from trainer.outputs import (
     Checkpoints,
     export_saved_model,
     latest_checkpoint,
-    latest_saved_step,
     restore_errors,
     restore_model,
     resume_model,

@@ -45,6 +45,7 @@ from pathlib import Path
 
 from trainer.checksums import file_sha256, format_sha256sums, parse_sha256sums
 from trainer.errors import NoUsableCheckpoint
+from trainer.output_dir import OutputPaths
 
 STATE_FILE = "checkpoint"
 DAMAGED_DIR = "damaged"
@@ -286,3 +287,9 @@ def _atomic_write(path: Path, text: str) -> None:
         os.fsync(file.fileno())
     os.replace(partial, path)
     _fsync(path.parent)
+
+
+def latest_saved_step(paths: OutputPaths) -> int | None:
+    """The newest published checkpoint's step (its files are not read)."""
+    steps = CheckpointStore(paths.checkpoints).published_steps()
+    return steps[0] if steps else None

@@ -26,6 +26,7 @@ from trainer.data import FILES, idx_header_size
 from trainer.plan import Plan
 from trainer.settings import Settings
 from trainer.tf_config import ClusterConfig
+from trainer.weight_access import weight_access
 
 PREFETCH_BATCHES = 4
 
@@ -69,14 +70,17 @@ def make_train_steps(
         else 1  # the single process; a ParameterServerStrategy worker runs one replica
     )
 
+    weights = weight_access(strategy, model)
+
     def replica_step(images: tf.Tensor, labels: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         labels = tf.cast(labels, tf.int64)
         with tf.GradientTape() as tape:
-            logits = model(images, training=True)
+            values = weights.read()
+            logits = weights.call(values, images)
             # Divide by the global batch, not this replica's: summing the replicas'
             # gradients (MWMS all-reduce) then yields the gradient of the global mean.
             loss = tf.reduce_sum(loss_fn(labels, logits)) / global_batch
-        gradients = tape.gradient(loss, model.trainable_variables)
+        gradients = weights.send(tape.gradient(loss, values))
         optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
         correct = tf.equal(tf.argmax(logits, axis=-1), labels)
         return loss, tf.reduce_sum(tf.cast(correct, tf.float32)) / global_batch

@@ -29,7 +29,7 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from trainer.checkpoint_store import CheckpointStore, Damaged
+from trainer.checkpoint_store import CheckpointStore, Damaged, latest_saved_step
 from trainer.output_dir import OutputPaths
 from trainer.plan import Plan
 from trainer.warm_start import restore_init_checkpoint
@@ -128,12 +128,6 @@ def restore_errors() -> Iterator[None]:
     except (tf.errors.OpError, AssertionError, ValueError, IndexError) as error:
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise Damaged(f"TensorFlow cannot restore it completely: {first_line}") from None
-
-
-def latest_saved_step(paths: OutputPaths) -> int | None:
-    """The newest published checkpoint's step (its files are not read)."""
-    steps = CheckpointStore(paths.checkpoints).published_steps()
-    return steps[0] if steps else None
 
 
 def latest_checkpoint(paths: OutputPaths) -> str | None:

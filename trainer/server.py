@@ -1,5 +1,8 @@
 """A ParameterServerStrategy ps or worker: a TensorFlow server that serves until stopped.
 
+It never imports TensorFlow's Python API (`trainer.grpc_server`): a server runs what the
+chief sends, and the import would cost it seconds of start-up on every (re)start.
+
 The ps keeps the variables, a worker runs whatever closures the chief sends; neither can
 tell from TensorFlow that training is over, so, like any TFJob trainer's, they `join()`
 forever. The run's end is not theirs to detect: the replica supervisor around every
@@ -9,12 +12,10 @@ and exits 0 at once if the run has already ended when they (re)start.
 
 from __future__ import annotations
 
-import tensorflow as tf
-
-from trainer.cluster import cluster_resolver
+from trainer.checkpoint_store import latest_saved_step
 from trainer.data import DataError, count_train_examples
+from trainer.grpc_server import start_server
 from trainer.output_dir import OutputPaths
-from trainer.outputs import latest_saved_step
 from trainer.preemption import Notice, exit_at_once, serve_until_saved, wait_for_sigterm
 from trainer.settings import Settings
 from trainer.steps import StepPlan
@@ -26,15 +27,8 @@ def serve(config: ClusterConfig, settings: Settings) -> int:
     name = str(task)
     # Before the server starts: a SIGTERM from then on is remembered, and acted on below.
     notice = Notice(settings.output_dir).install()
-    resolver = cluster_resolver(config)
-    server = tf.distribute.Server(
-        resolver.cluster_spec(),
-        job_name=task.type,
-        task_index=task.index,
-        protocol="grpc",
-        start=True,
-    )
-    print(f"{name} serving at {server.target} until the run ends")
+    target = start_server(config.cluster, task.type, task.index)
+    print(f"{name} serving at {target} until the run ends")
     # Not `server.join()`: Python runs a signal handler between bytecodes of the main thread,
     # and join() would hold it in TensorFlow until the supervisor kills the process.
     wait_for_sigterm(notice)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import keras
 import tensorflow as tf
 
+from trainer.checkpoint_store import latest_saved_step
 from trainer.data import Mnist
 from trainer.distribution import Executor, make_executor, make_strategy, make_train_steps
 from trainer.errors import RunError
@@ -29,7 +30,6 @@ from trainer.output_dir import OutputPaths
 from trainer.outputs import (
     Checkpoints,
     export_saved_model,
-    latest_saved_step,
     resume_model,
     write_metrics,
 )
