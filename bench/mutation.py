@@ -538,6 +538,18 @@ CHILD_PROCESS_TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
         ("trainer.distribution", ("tests/test_distribution_steps.py",)),
     ),
+    # Two ps stood for by two logical CPUs, which only a fresh process can set up.
+    **dict.fromkeys(
+        (
+            "trainer.weight_access.xǁPackedTransferǁ__init__",
+            "trainer.weight_access.xǁPackedTransferǁread",
+            "trainer.weight_access.xǁPackedTransferǁsend",
+            "trainer.weight_access.xǁPackedTransferǁ_unpack",
+        ),
+        ("trainer.weight_access", ("tests/test_weight_access.py",)),
+    ),
+    # A server started in a process that has not imported TensorFlow, as a replica's is.
+    "trainer.grpc_server.x_start_server": ("trainer.grpc_server", ("tests/test_grpc_server.py",)),
     # The namespace holder, `python -I netns.py`, which PrivateNetwork.create starts.
     **dict.fromkeys(
         ("infra.local.netns.x__hold", "infra.local.netns.x_bring_loopback_up"),
@@ -562,6 +574,7 @@ FORKSERVER = {
     "trainer.distribution",
     "trainer.cluster",
     "trainer.server",
+    "trainer.weight_access",
 }
 
 # Mutant → why no test can tell it from the code (mutant names: `mutmut results --all true`).
@@ -640,16 +653,6 @@ EQUIVALENT: dict[str, str] = {
         for n in (4, 5)
     },
     **{
-        f"trainer.distribution.x_make_train_steps__mutmut_{n}": (
-            "zip's strict=True made False, None or left out: tape.gradient returns one "
-            "gradient per variable it was given, so the two lists always have one length"
-        )
-        for n in (36, 39, 40)
-    },
-    "trainer.distribution.x_make_train_steps__mutmut_50": (
-        "argmax over axis +1 for -1: the logits are (batch, classes), whose last axis is 1"
-    ),
-    **{
         f"trainer.distribution.x_training_batches__mutmut_{n}": (
             "a shuffle buffer one example larger or smaller than the shard: a buffer at "
             "least the shard's size is a uniform shuffle, one short is a shuffle whose order "
@@ -674,16 +677,6 @@ EQUIVALENT: dict[str, str] = {
     "trainer.checkpoint_store.xǁCheckpointStoreǁ_candidate__mutmut_6": (
         "the step of the empty candidate for a step without files: publish reads only its "
         "(empty) paths and checks completeness with its own step"
-    ),
-    **{
-        f"trainer.server.x_serve__mutmut_{n}": (
-            "tf.distribute.Server's protocol None or left out: built from a ClusterSpec, the "
-            "server then takes its documented default, grpc"
-        )
-        for n in (12, 17)
-    },
-    "trainer.server.x_serve__mutmut_18": (
-        "start=True left out: tf.distribute.Server's start defaults to True"
     ),
     "trainer.outputs.x_export_saved_model__mutmut_15": (
         "format='tf_saved_model' left out: it is keras.Model.export's default format"

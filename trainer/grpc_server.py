@@ -2,11 +2,12 @@
 
 A ps or worker only serves: the chief sends it functions and tensors, and its C++ runtime
 runs them. `import tensorflow` runs the package's `__init__`, which loads the whole Python
-API and Keras: ~2.5 CPU-seconds. Starting a server needs far less: the native library that
-`_pywrap_tf_session` links (every kernel is registered when it loads), the `ServerDef`
-protobuf and TensorFlow's error classes, ~0.4 CPU-seconds. In the local dev topology three
-servers and the chief start at once on two cores, so the difference is CPU the chief's own
-import gets; in a cluster, every (re)started server serves that much sooner.
+API and Keras: with the server, 2.1-2.3 CPU-seconds here. Starting a server needs far less:
+the native library that `_pywrap_tf_session` links (every kernel is registered when it
+loads), the `ServerDef` protobuf and TensorFlow's error classes: 0.45-0.5 CPU-seconds
+(docs/benchmarks.md). In the local dev topology three servers and the chief start at once
+on two cores, so the difference is CPU the chief's own import gets; in a cluster, every
+(re)started server serves that much sooner.
 
 Those modules are imported with a stand-in for the `tensorflow` package, so its `__init__`
 does not run, and the stand-in is removed afterwards: a later `import tensorflow` in the
