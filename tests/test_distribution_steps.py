@@ -70,6 +70,58 @@ def test_the_step_runs_the_model_in_training_mode(data_dir: Path) -> None:
     assert float(loss) > 0 and 0 <= float(accuracy) <= 2
 
 
+class RecordedAccess:
+    """A weight access that computes as Keras does and records what the step hands it."""
+
+    def __init__(self, model: keras.Model) -> None:
+        self.model = model
+        self.called_with: list[Any] = []
+        self.sent: list[Any] = []
+
+    def read(self) -> list[Any]:
+        return [tf.identity(variable) for variable in self.model.trainable_variables]
+
+    def call(self, weights: list[Any], images: tf.Tensor) -> tf.Tensor:
+        self.called_with.append(weights)
+        logits, _ = self.model.stateless_call(weights, [], images, training=True)
+        return logits
+
+    def send(self, gradients: list[tf.Tensor]) -> list[tf.Tensor]:
+        self.sent.append(gradients)
+        return [gradient * 0 for gradient in gradients]  # no update: the weights stay
+
+
+def test_the_step_computes_with_the_weights_its_strategy_s_access_reads(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step asks `weight_access` for this strategy's access (a ParameterServerStrategy
+    gets the packed one), runs the model on what it read, and applies what it sends."""
+    from trainer import distribution
+
+    model = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Flatten(),
+                              keras.layers.Dense(EXAMPLES)])  # fmt: skip
+    strategy = tf.distribute.get_strategy()
+    asked: list[tuple[Any, Any]] = []
+    access = RecordedAccess(model)
+
+    def weight_access(given_strategy: Any, given_model: Any) -> RecordedAccess:
+        asked.append((given_strategy, given_model))
+        return access
+
+    monkeypatch.setattr(distribution, "weight_access", weight_access)
+    before = [variable.numpy() for variable in model.trainable_variables]
+    steps = make_train_steps(strategy, model, keras.optimizers.SGD(1.0), 4)
+    steps(iter(training_batches(data_dir, EXAMPLES, 4, seed=1)), tf.constant(2))
+    assert asked == [(strategy, model)]
+    # Traced once: the model ran on the read tensors (two of them: kernel, bias), not None.
+    assert [len(weights) for weights in access.called_with] == [2]
+    assert all(isinstance(w, tf.Tensor) for w in access.called_with[0])
+    assert [len(gradients) for gradients in access.sent] == [2]
+    # The optimizer applied what `send` returned (zeros), not the tape's gradients.
+    for was, variable in zip(before, model.trainable_variables, strict=True):
+        assert (variable.numpy() == was).all()
+
+
 def test_batches_have_a_static_shape_and_no_autotuner(data_dir: Path) -> None:
     """Every batch is full, so the traced step sees one shape; without autotuning the
     iterator's deletion does not wait for the tuner (it blocked the end of a run ~10 s)."""

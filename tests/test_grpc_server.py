@@ -9,6 +9,7 @@ address in the cluster; a port in use fails the start with `tf.errors.UnknownErr
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -49,7 +50,8 @@ def start(cluster: dict[str, list[str]], job: str, index: int) -> subprocess.Pop
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={"PATH": "/usr/bin:/bin", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)},
+        # The test's own env passes on, mutation testing's switch among it.
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)},
     )
 
 

@@ -9,6 +9,7 @@ concatenation per ps on the ps for the weights, one per ps on the worker for the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -63,12 +64,53 @@ def test_variables_in_place_hand_the_model_its_own_variables() -> None:
 
 def test_only_the_parameter_server_strategy_packs() -> None:
     model = build_model()
-    assert isinstance(weight_access(tf.distribute.get_strategy(), model), VariablesInPlace)
+    images = np.zeros((2, 28, 28, 1), dtype=np.uint8)
+    in_place = weight_access(tf.distribute.get_strategy(), model)
+    assert isinstance(in_place, VariablesInPlace)
+    assert [id(v) for v in in_place.read()] == [id(v) for v in model.trainable_variables]
+    # isinstance is all weight_access asks of the strategy; a real one needs a live cluster.
+    ps_strategy = tf.distribute.ParameterServerStrategy.__new__(
+        tf.distribute.ParameterServerStrategy
+    )
+    packed = weight_access(ps_strategy, model)
+    assert isinstance(packed, PackedTransfer)
+    np.testing.assert_allclose(
+        packed.call(packed.read(), images).numpy(), model(images).numpy(), atol=1e-6
+    )
+
+
+class SeesTrainingFlag(keras.layers.Layer):
+    """Passes its input through and notes the `training` it was called with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[object] = []
+
+    def call(self, inputs: tf.Tensor, training: object = None) -> tf.Tensor:
+        self.seen.append(training)
+        return inputs
+
+
+@pytest.mark.parametrize("access_type", [VariablesInPlace, PackedTransfer])
+def test_both_run_the_model_in_training_mode_on_the_weights_read(access_type: type) -> None:
+    """Dropout and batch statistics act only in training mode."""
+    flag = SeesTrainingFlag()
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((4,)), flag, keras.layers.Dense(3)])
+    images = np.arange(8, dtype=np.float32).reshape(2, 4)
+    access = access_type(model)
+    flag.seen.clear()  # building the model called the layer once, symbolically
+    logits = access.call(access.read(), tf.constant(images))
+    assert flag.seen == [True]
+    kernel, bias = (v.numpy() for v in model.trainable_variables)
+    np.testing.assert_allclose(logits.numpy(), images @ kernel + bias, rtol=1e-5)
 
 
 def test_a_model_with_state_beyond_its_weights_is_refused() -> None:
     model = keras.Sequential([keras.Input((3,)), keras.layers.BatchNormalization()])
-    with pytest.raises(ValueError, match="without non-trainable variables"):
+    with pytest.raises(
+        ValueError, match=r"^PackedTransfer takes a model without non-trainable variables$"
+    ):
         PackedTransfer(model)
 
 
@@ -113,7 +155,7 @@ def test_each_device_gets_one_packed_transfer_each_way() -> None:
         capture_output=True,
         text=True,
         timeout=180,
-        env={"PATH": "/usr/bin:/bin", "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr[-2000:]
     seen = json.loads(result.stdout.strip().splitlines()[-1])
