@@ -577,6 +577,7 @@ FORKSERVER = {
     "trainer.distribution",
     "trainer.cluster",
     "trainer.server",
+    "trainer.grpc_server",
     "trainer.weight_access",
 }
 

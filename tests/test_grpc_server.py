@@ -13,6 +13,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from tests.test_trainer_server import free_port, serves_tensorflow
@@ -62,6 +63,9 @@ def test_a_server_serves_its_own_address_without_loading_the_python_api() -> Non
         "worker": [f"localhost:{port}" for port in workers],
     }
     process = start(cluster, "worker", 1)
+    # A server process that hangs ends the test in two minutes: its lines then read empty.
+    watchdog = threading.Timer(120, process.kill)
+    watchdog.start()
     try:
         assert process.stdout is not None and process.stdin is not None
         started = json.loads(process.stdout.readline())
@@ -77,6 +81,7 @@ def test_a_server_serves_its_own_address_without_loading_the_python_api() -> Non
         assert later["later_import"] == 3  # the whole package still imports, and computes
         assert process.wait(timeout=120) == 0
     finally:
+        watchdog.cancel()
         process.kill()
         process.wait()
 
