@@ -51,7 +51,8 @@ SCORE_FILE = ROOT / "docs" / "mutation-score.md"
 WORK = ROOT / ".mutation"
 MUTMUT = Path(sys.executable).with_name("mutmut")
 SOURCES = ("infra", "trainer")
-CAUGHT = {"killed", "timeout"}
+# "segfault": the mutant crashed the test process, which fails the run as a failed test does.
+CAUGHT = {"killed", "timeout", "segfault"}
 # The modules run again once tests/conftest.py gave mutmut's forks a thread pool of their own
 # (the score file's header says why).
 RUN_AGAIN = (

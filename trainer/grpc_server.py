@@ -24,12 +24,8 @@ import sys
 import types
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 PACKAGE = "tensorflow"
-
-# Servers live as long as the process; TensorFlow cannot shut one down cleanly anyway.
-_running: list[Any] = []
 
 
 def start_server(cluster: Mapping[str, Sequence[str]], job: str, index: int) -> str:
@@ -44,8 +40,9 @@ def start_server(cluster: Mapping[str, Sequence[str]], job: str, index: int) -> 
     for name, addresses in cluster.items():
         server_def.cluster.job.add(name=name, tasks=dict(enumerate(addresses)))
     server = c_api.TF_NewServer(server_def.SerializeToString())
+    # Running until the process ends: the handle has no destructor that would stop it (the
+    # Python API's Server stops it in its own __del__), and TensorFlow cannot shut one down.
     c_api.TF_ServerStart(server)
-    _running.append(server)
     return str(c_api.TF_ServerTarget(server))
 
 
