@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.test_distribution_steps import SeesTrainingFlag
 from trainer.model import build_model
 from trainer.weight_access import PackedTransfer, VariablesInPlace, weight_access
 
@@ -77,18 +78,6 @@ def test_only_the_parameter_server_strategy_packs() -> None:
     np.testing.assert_allclose(
         packed.call(packed.read(), images).numpy(), model(images).numpy(), atol=1e-6
     )
-
-
-class SeesTrainingFlag(keras.layers.Layer):
-    """Passes its input through and notes the `training` it was called with."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen: list[object] = []
-
-    def call(self, inputs: tf.Tensor, training: object = None) -> tf.Tensor:
-        self.seen.append(training)
-        return inputs
 
 
 @pytest.mark.parametrize("access_type", [VariablesInPlace, PackedTransfer])
