@@ -1,5 +1,6 @@
-"""The TF_CONFIG cluster as TensorFlow's resolver: all a ps or worker server needs, so
-servers do not import the training code (model, input pipeline, optimizer)."""
+"""The TF_CONFIG cluster as TensorFlow's resolver, which both distributed strategies take.
+(A ps or worker server does not use it: it starts without TensorFlow's Python API,
+`trainer.grpc_server`, from the same parsed cluster.)"""
 
 from __future__ import annotations
 
