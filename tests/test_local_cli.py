@@ -363,21 +363,38 @@ def test_fresh_stamps_the_kept_output_in_utc(
     assert abs(stamp.replace(tzinfo=UTC) - datetime.now(UTC)) < timedelta(minutes=5)
 
 
-NET = "import os; print('net', os.readlink('/proc/self/ns/net'))"
+NET = """
+import os, sys, time
+from pathlib import Path
+seen, name = Path(sys.argv[1]), os.environ["POD_NAME"]
+net = os.readlink("/proc/self/ns/net")
+seen.mkdir(exist_ok=True)
+(seen / name).write_text(net)
+print("net", net, flush=True)
+# The chief's success ends the run, and a replica that starts after it runs nothing: the
+# chief waits until all four have run (on a loaded machine they start late).
+deadline = time.monotonic() + 100
+while name.endswith("chief-0") and len(list(seen.iterdir())) < 4 and time.monotonic() < deadline:
+    time.sleep(0.05)
+"""
+REPLICAS = ["mnist-chief-0", "mnist-ps-0", "mnist-worker-0", "mnist-worker-1"]
 
 
 @NAMESPACES
 def test_every_replica_runs_in_the_runs_private_network(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    stacks(tmp_path, job={"runId": "r1", "command": ["python", "-c", NET], "backoffLimit": 0})
+    command = ["python", "-c", NET, str(tmp_path / "seen")]
+    stacks(tmp_path, job={"runId": "r1", "command": command, "backoffLimit": 0})
     assert launch(tmp_path, "--timeout", "120") == 0
     out = capsys.readouterr().out
     assert "network: the replicas share a private network namespace, loopback only" in out
-    seen = set(re.findall(r"\] net (net:\[\d+\])$", out, re.MULTILINE))
+    # Names are padded to the longest: "[mnist-chief-0]  net ..." has two spaces.
+    seen = dict(re.findall(r"^\[(mnist-\S+)\]\s+net (net:\[\d+\])$", out, re.MULTILINE))
+    assert sorted(seen) == REPLICAS, out
     # One network for the whole run, and not this machine's.
-    assert len(seen) == 1, out
-    assert seen != {os.readlink("/proc/self/ns/net")}
+    assert len(set(seen.values())) == 1, out
+    assert set(seen.values()) != {os.readlink("/proc/self/ns/net")}
 
 
 def test_a_trial_that_would_put_a_secret_on_its_command_line_is_refused(
