@@ -187,6 +187,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_platform_stacks.py",
         "tests/test_platform_volumes.py",
         "tests/test_program_existing_cluster.py",
+        "tests/test_program_exports.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
         "tests/test_secret_env.py",
@@ -901,6 +902,70 @@ EQUIVALENT: dict[str, str] = {
         )
         for component, numbers in (("xǁAckClusterǁ", (1, 4, 7, 8)), ("xǁAskClusterǁ", (3, 6, 7)))
         for n in numbers
+    },
+    **{
+        f"infra.cloud.pod_isolation.xǁEciPodFirewallǁ__init____mutmut_{n}": reason
+        for numbers, reason in (
+            ((3, 6, 7), "the firewall component's options dropped: infra/program.py passes none"),
+            (
+                range(65, 70),
+                "another dict (or none) for the firewall's register_outputs: the engine only "
+                "stores it for display in the state; the program reads the attributes",
+            ),
+            (
+                (61, 63, 64),
+                "another tensorboard_group_id without TensorBoard: no pod reads it then "
+                "(placement annotates TensorBoard's Deployment alone with it)",
+            ),
+            (
+                (17,),
+                "break for continue when TensorBoard is off: it is the last of GROUPS, so no "
+                "group is skipped either way",
+            ),
+        )
+        for n in numbers
+    },
+    **{
+        f"infra.cloud.network.{name}__mutmut_{n}": reason
+        for name, numbers, reason in (
+            (
+                "xǁNetworkǁ__init__",
+                (7, 10),
+                "the network component's options dropped: infra/program.py passes none",
+            ),
+            (
+                "xǁNetworkǁ__init__",
+                (2, 3, 4),
+                "another default for `pods` (a description's word): infra/program.py always "
+                "passes it",
+            ),
+            (
+                "xǁNetworkǁ__init__",
+                range(63, 74),
+                "another dict (or none) for the network's register_outputs: the engine only "
+                "stores it for display in the state; the program reads the attributes",
+            ),
+            (
+                "xǁNetworkǁ_vpc",
+                (7, 9, 10),
+                "the parent of the existing VPC's lookup: it only picks the provider the invoke "
+                "inherits, and the stack has the one default alicloud provider",
+            ),
+            (
+                "xǁNetworkǁ_vswitch",
+                (5, 7, 8),
+                "the parent of the existing vSwitch's lookup: it only picks the provider the "
+                "invoke inherits, and the stack has the one default alicloud provider",
+            ),
+        )
+        for n in numbers
+    },
+    **{
+        f"infra.cloud.pod_isolation.x__register_rule__mutmut_{n}": (
+            "a rule's priority left to the provider: its default is 1 (pulumi_alicloud's "
+            "SecurityGroupRule docs: `Default value: 1`), what the program sets"
+        )
+        for n in (10, 22)
     },
     **{
         f"infra.cloud.cluster.{name}__mutmut_{n}": (

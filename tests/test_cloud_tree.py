@@ -45,6 +45,7 @@ ALWAYS_TAGGED = {
     "alicloud:vpc/natGateway:NatGateway",
     "alicloud:ecs/eipAddress:EipAddress",
     "alicloud:nas/fileSystem:FileSystem",
+    "alicloud:ecs/securityGroup:SecurityGroup",
 }
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
 AUTOSCALER = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
@@ -107,7 +108,8 @@ def _every_tagged_resource_names_its_project_stack_and_component(
     stack_name, recorded = deployed
     by_urn = _by_urn(recorded)
     tagged = [r for r in recorded.resources if r.custom and isinstance(r.inputs.get("tags"), dict)]
-    # What bills by the hour carries the tags, so a stack's cost can be found by them.
+    # What bills by the hour carries the tags, so a stack's cost can be found by them; the
+    # security groups too, so a stack's firewall can be found in the console.
     billed = [r for r in recorded.resources if r.type in ALWAYS_TAGGED]
     assert billed and all(r in tagged for r in billed), [r.name for r in billed if r not in tagged]
     for resource in tagged:

@@ -320,3 +320,67 @@ def test_the_groups_and_rules_sit_under_one_firewall_component(ask_eci: Recorded
     ]  # fmt: skip
     assert children
     assert {r.parent for r in children} == {firewall.urn}
+
+
+def test_each_group_is_named_and_described_for_the_console_and_tagged_for_the_bill(
+    ask_eci: Recorded,
+) -> None:
+    """What a user finds in the ECS console's security group list: `<project>-<stack>-
+    <component>-<group>` (unique per stack, so two stacks' groups never share a name)."""
+    groups = {group.name: group.inputs for group in ask_eci.of_type(SECURITY_GROUP)}
+    assert {name: (g["securityGroupName"], g["description"]) for name, g in groups.items()} == {
+        "pods-replicas": (
+            "tftrain-ask-eci-pods-replicas",
+            "tftrain ECI pods of the job's replicas",
+        ),
+        "pods-tensorboard": (
+            "tftrain-ask-eci-pods-tensorboard",
+            "tftrain ECI pods of the job's tensorboard",
+        ),
+    }
+    for inputs in groups.values():
+        assert inputs["tags"] == {
+            "app": "tftrain",
+            "pulumi-stack": "ask-eci",
+            "pulumi-component": "pods",
+            "managed-by": "pulumi",
+        }
+
+
+def test_each_rule_says_what_it_admits_and_sits_at_the_highest_priority(
+    ask_eci: Recorded,
+) -> None:
+    # ECS: priority 1..100, a smaller number wins (AuthorizeSecurityGroup's API reference).
+    rules = ask_eci.of_type(RULE)
+    assert {rule.name: rule.inputs["description"] for rule in rules} == {
+        "pods-replicas-tcp-2222-from-replicas": "tftrain: TCP 2222 from replicas",
+        "pods-tensorboard-tcp-6006-from-cidr-1": "tftrain: TCP 6006 from 0.0.0.0/0",
+        "pods-cluster-udp-53-from-cidr-2": f"tftrain: UDP 53 from {POD_CIDR}",
+        "pods-cluster-tcp-53-from-cidr-3": f"tftrain: TCP 53 from {POD_CIDR}",
+    }
+    assert [rule.inputs["priority"] for rule in rules] == [1, 1, 1, 1]
+
+
+def test_the_network_is_named_and_described_for_the_console(ask_eci: Recorded) -> None:
+    """What a user finds in the VPC console: `<project>-<stack>-<component>[-pods]`, and what
+    each part is for; the pod vSwitch sits in the stack's VPC."""
+    (vpc,) = ask_eci.of_type("alicloud:vpc/network:Network")
+    assert (vpc.inputs["vpcName"], vpc.inputs["description"]) == (
+        "tftrain-ask-eci-network",
+        "tftrain network of network",
+    )
+    switches = {s.name: s.inputs for s in ask_eci.of_type(SWITCH)}
+    assert {
+        name: (s["vswitchName"], s["description"], s["vpcId"]) for name, s in switches.items()
+    } == {
+        "network-vswitch": (
+            "tftrain-ask-eci-network",
+            "tftrain nodes, pods and NAS mount target of network",
+            VPC,
+        ),
+        "network-pod-vswitch": (
+            "tftrain-ask-eci-network-pods",
+            "tftrain pod addresses (ECI) of network",
+            VPC,
+        ),
+    }
