@@ -171,6 +171,7 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_engine_cwd.py",
         "tests/test_mock_deploy.py",
         "tests/test_mock_deploy_recording.py",
+        "tests/test_mock_deploy_tree.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
     ),
@@ -921,6 +922,60 @@ EQUIVALENT: dict[str, str] = {
                 (17,),
                 "break for continue when TensorBoard is off: it is the last of GROUPS, so no "
                 "group is skipped either way",
+            ),
+        )
+        for n in numbers
+    },
+    **{
+        f"infra.mock_deploy.{name}__mutmut_{n}": reason
+        for name, numbers, reason in (
+            (
+                "x__normalise",
+                (9,),
+                "None for redact inside a secret: that branch runs only when redact is false, "
+                "and None is as false",
+            ),
+            (
+                "xǁRecordingMocksǁnew_resource",
+                (4,),
+                "None for the inputs' root path: falsy like '', so every key's path is the key",
+            ),
+            (
+                "xǁRecordingMocksǁcall",
+                (4, 11),
+                "another root path for a lookup's arguments: a lookup keeps its arguments, not "
+                "their secret paths, so the paths are dropped",
+            ),
+            (
+                "x_run_program",
+                (21,),
+                "None for set_mocks' mocks: the monitor is passed too, and set_mocks makes a "
+                "monitor from the mocks only without one (pulumi/runtime/mocks.py)",
+            ),
+            (
+                "x_run_program",
+                (32, 33),
+                "another root directory: only pulumi.get_root_directory() reads it, which "
+                "neither the program nor the providers' SDKs call",
+            ),
+            (
+                "x_run_program",
+                (37, 40),
+                "getattr without its default for the root's outputs: the root is always a "
+                "Stack, which has them",
+            ),
+            (
+                "xǁ_RecordingMonitorǁInvoke",
+                (6, 7, 8),
+                "another token for getResource: the SDK invokes it only to rehydrate a "
+                "resource from its URN (runtime/resource.py get_resource), which the program "
+                "never does",
+            ),
+            (
+                "x__freeze_imports_once",
+                (1, 2, 3),
+                "the import-time objects frozen on every run, or the flag stored as None or "
+                "False (the list is what is tested, not its item): gc.freeze only saves time",
             ),
         )
         for n in numbers

@@ -53,6 +53,8 @@ SECRET = "<secret>"
 
 # The type a `pulumi.StackReference` reads: the engine answers it, with another stack's outputs.
 STACK_REFERENCE = "pulumi:pulumi:StackReference"
+# The root of every stack's tree; the engine leaves it out of its children's URNs.
+ROOT_STACK = "pulumi:pulumi:Stack"
 
 
 @dataclass(frozen=True)
@@ -218,6 +220,18 @@ class _RecordingMonitor(MockMonitor):
             with self._lock:
                 self.reads[(request.type, request.name)] = request.id
         return super().ReadResource(request)
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The URN the engine gives (pulumi/sdk/go/common/resource/urn.go `NewURN`): the
+        parent's whole qualified type before the resource's own, unless the parent is the
+        root stack. The SDK's mock keeps only the parent's last type, the root's included, so
+        a top-level resource's URN would not be the one `pulumi up` writes to the state."""
+        qualified = type_
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != ROOT_STACK:
+                qualified = f"{parent_type}${type_}"
+        return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{qualified}::{name}"
 
     def _place(
         self, request: Any, ignored: tuple[str, ...], import_id: str, after: tuple[str, ...]

@@ -74,6 +74,8 @@ def _components_sit_at_the_root_under_their_names(deployed: tuple[str, Recorded]
         named = "oss-access" if resource.name.startswith("oss-access-") else resource.name
         assert expected[named] == resource.type
         assert resource.parent == root, resource.name
+        # A top-level resource's URN has no parent type: the engine leaves the root's out.
+        assert resource.urn == f"urn:pulumi:{stack_name}::tftrain::{resource.type}::{resource.name}"
 
 
 def _every_cloud_resource_sits_under_the_component_it_is_named_after(

@@ -312,7 +312,9 @@ def test_the_groups_and_rules_sit_under_one_firewall_component(ask_eci: Recorded
     groups deleted and created again under the running pods)."""
     (firewall,) = ask_eci.of_type("tftrain:cloud:EciPodFirewall")
     assert firewall.name == "pods"
-    assert firewall.urn.endswith("$tftrain:cloud:EciPodFirewall::pods")
+    # The engine's URN: urn:pulumi:<stack>::<project>::<parent types$>type::<name>, the
+    # root stack's type left out (pulumi/sdk/go/common/resource/urn.go NewURN).
+    assert firewall.urn == "urn:pulumi:ask-eci::tftrain::tftrain:cloud:EciPodFirewall::pods"
     children = [
         r for r in ask_eci.resources
         if r.type in ("alicloud:ecs/securityGroup:SecurityGroup",
@@ -320,6 +322,11 @@ def test_the_groups_and_rules_sit_under_one_firewall_component(ask_eci: Recorded
     ]  # fmt: skip
     assert children
     assert {r.parent for r in children} == {firewall.urn}
+    replicas = next(r for r in children if r.name == "pods-replicas")
+    assert replicas.urn == (
+        "urn:pulumi:ask-eci::tftrain::"
+        "tftrain:cloud:EciPodFirewall$alicloud:ecs/securityGroup:SecurityGroup::pods-replicas"
+    )
 
 
 def test_each_group_is_named_and_described_for_the_console_and_tagged_for_the_bill(
