@@ -927,6 +927,13 @@ EQUIVALENT: dict[str, str] = {
         for n in numbers
     },
     **{
+        f"infra.cloud.nas.xǁNasStorageǁ__init____mutmut_{n}": (
+            "another dict (or none) for the NAS component's register_outputs: the engine only "
+            "stores it for display in the state; the program reads the attributes"
+        )
+        for n in range(99, 105)
+    },
+    **{
         f"infra.mock_deploy.{name}__mutmut_{n}": reason
         for name, numbers, reason in (
             (

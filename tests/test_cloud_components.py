@@ -745,11 +745,13 @@ def test_nas_admits_each_given_client_cidr_with_one_rule() -> None:
 
     mocks, _ = deploy(build)
     rules = mocks.of_type(ACCESS_RULE)
-    assert sorted(rule.inputs["sourceCidrIp"] for rule in rules) == [
-        "192.168.0.0/20",
-        "192.168.16.0/20",
-    ]
-    assert len({rule.name for rule in rules}) == 2
+    # A rule's name is its URN: the first keeps the name it had when it was the only one.
+    assert {rule.name: rule.inputs["sourceCidrIp"] for rule in rules} == {
+        "tft-access-rule": "192.168.0.0/20",
+        "tft-access-rule-1": "192.168.16.0/20",
+    }
+    # NAS: priority 1..100, 1 the highest (the provider's AccessRule docs).
+    assert [rule.inputs["priority"] for rule in rules] == [1, 1]
 
 
 def retained_children(config: StackConfig) -> dict[str, bool | None]:
@@ -797,6 +799,12 @@ def test_nas_file_system_and_mount_target_in_the_stack_vswitch() -> None:
     assert mount_target.inputs["accessGroupName"] == group_name
     assert mount_target.inputs["vpcId"] == out["vpc_id"].value
     assert mount_target.inputs["vswitchId"] == out["vswitch_id"].value
+    # CreateMountTarget's NetworkType: Vpc (the other, Classic, is the classic network's).
+    assert mount_target.inputs["networkType"] == "Vpc"
+    # The group and its rule name the file system's type (standard | extreme): one of another
+    # type applies to nothing.
+    parts = (FILE_SYSTEM, ACCESS_GROUP, ACCESS_RULE)
+    assert [mocks.one(part).inputs["fileSystemType"] for part in parts] == ["standard"] * 3
     assert out["file_system_id"].value == file_system.id
     assert out["mount_target_domain"].value.endswith(".cn-hangzhou.nas.aliyuncs.com")
 

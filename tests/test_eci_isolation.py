@@ -145,6 +145,12 @@ def test_nas_admits_the_pod_vswitch_alone(ask_eci: Recorded) -> None:
     assert [(r["sourceCidrIp"], r["rwAccessType"], r["userAccessType"]) for r in rules] == [
         (POD_CIDR, "RDWR", "no_squash")
     ]
+    # A mount target whose group has no rule refuses every client: it waits for the rule.
+    (mount_target,) = ask_eci.of_type("alicloud:nas/mountTarget:MountTarget")
+    assert (
+        "urn:pulumi:ask-eci::tftrain::tftrain:cloud:NasStorage$alicloud:nas/accessRule:AccessRule"
+        "::nas-access-rule"
+    ) in mount_target.dependencies
 
 
 def test_the_nas_rule_follows_the_configured_pod_vswitch() -> None:
