@@ -927,6 +927,52 @@ EQUIVALENT: dict[str, str] = {
         for n in numbers
     },
     **{
+        f"infra.render.diff.{name}__mutmut_{n}": reason
+        for name, numbers, reason in (
+            (
+                "x__commit",
+                (11,),
+                "--QUIET for --quiet: git then fails an unknown revision with its message and "
+                "code 128 instead of 1; either is non-zero, and its stderr is not shown",
+            ),
+            (
+                "x__commit",
+                (13,),
+                "--END-OF-OPTIONS for --end-of-options: every argument ends in ^{commit}, "
+                "which git reads as a revision either way (an option-like REV stays unknown)",
+            ),
+            (
+                "x__extract",
+                (12,),
+                "another word for ls-tree's '--': it only keeps a path starting with '-' from "
+                "being read as an option, and the paths start with the project's own folders",
+            ),
+            ("x__git", (4, 8), "check=None or left out: subprocess.run's default is False"),
+            (
+                "x__lend_renderer",
+                (13, 16, 18, 19),
+                "the lent renderer's __pycache__ copied too: it is the working tree's own "
+                "renderer, so its bytecode matches its sources",
+            ),
+            (
+                "x_default_base",
+                (18,),
+                "an empty candidate when origin/HEAD is unset: `merge-base HEAD ''` fails, "
+                "and the loop also refuses an empty branch",
+            ),
+            ("x_render_at_revision", (9, 10, 11), "another prefix for a temporary folder"),
+            ("x_stack_file_at_revision", (11, 12, 13), "another prefix for a temporary folder"),
+            (
+                "x_render_at_revision",
+                (84, 90, 93),
+                "text=None, False or left out beside encoding='utf-8': subprocess opens the "
+                "pipes in text mode whenever an encoding is given",
+            ),
+            ("x_render_at_revision", (95,), "'UTF-8' for 'utf-8': the same codec"),
+        )
+        for n in numbers
+    },
+    **{
         f"infra.cloud.nas.xǁNasStorageǁ__init____mutmut_{n}": (
             "another dict (or none) for the NAS component's register_outputs: the engine only "
             "stores it for display in the state; the program reads the attributes"

@@ -51,6 +51,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "infra/render/__main__.py": STUB,
         "stacks/Pulumi.s.yaml": "config:\n  tftrain:data:\n    localInputDir: data/in\n",
         "stacks/Pulumi.bad.yaml": "config: {}\n",
+        "envs/Pulumi.e.yaml": "config: {}\n",
         "data/in/a.txt": "uploaded\n",
         "data/other.txt": "not part of any render\n",
         "notes.md": "not part of any render\n",
@@ -90,9 +91,19 @@ def test_the_old_side_is_revs_renderer_on_revs_files_alone(project: Path) -> Non
     ]
 
 
-def test_without_only_the_whole_render_is_asked_for(project: Path) -> None:
+def test_without_only_the_whole_render_is_asked_for(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTHONSAFEPATH")  # not set: nothing to take out
     out, _ = render_at_revision("HEAD", "s", project / "stacks", None)
     assert json.loads(out)["argv"] == ["s", "--stacks-dir", "stacks"]
+
+
+def test_another_stacks_directory_is_revs_copy_of_it(project: Path) -> None:
+    out, _ = render_at_revision("HEAD", "e", project / "envs", None)
+    seen = json.loads(out)
+    assert seen["argv"] == ["e", "--stacks-dir", "envs"]
+    assert "envs/Pulumi.e.yaml" in seen["files"]
 
 
 def test_a_stack_rev_does_not_have_renders_as_empty_and_says_so(project: Path) -> None:

@@ -272,3 +272,71 @@ def test_a_stack_new_in_the_working_tree_has_no_old_file(
     assert compared.notes == ["note: HEAD has no stack n; it renders as empty"]
     assert "  hyperparams.learningRate: (unset) → 0.5" in compared.summary.splitlines()
     assert compared.diff[:2] == ["--- n@HEAD", "+++ n@working-tree"]
+
+
+def test_the_remotes_branch_comes_before_a_local_one_of_the_same_name(repo: Path) -> None:
+    old = git(repo, "rev-parse", "HEAD")
+    (repo / "proj" / "x").write_text("x")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "pushed")
+    pushed = git(repo, "rev-parse", "HEAD")
+    # origin/main has the new commit, the local main does not (no origin/HEAD is set).
+    git(repo, "update-ref", "refs/remotes/origin/main", pushed)
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "branch", "-f", "main", old)
+    assert diff.default_base() == pushed[:12]
+    # The same for master, where there is no main.
+    git(repo, "update-ref", "-d", "refs/remotes/origin/main")
+    git(repo, "branch", "-m", "main", "master")
+    git(repo, "update-ref", "refs/remotes/origin/master", pushed)
+    assert diff.default_base() == pushed[:12]
+
+
+def test_without_a_default_branch_the_error_says_how_to_name_one(repo: Path) -> None:
+    git(repo, "branch", "-m", "main", "trunk")
+    with pytest.raises(DiffError) as error:
+        diff.default_base()
+    assert str(error.value) == (
+        "no default branch to review against (origin/HEAD, main or master): pass --base REV"
+    )
+
+
+def test_without_git_the_error_says_so(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-such-dir"))
+    with pytest.raises(DiffError) as error:
+        diff.default_base()
+    assert str(error.value) == "--diff needs git, which is not installed"
+
+
+def test_a_failed_archive_names_the_commit_and_gits_message(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = diff._git
+
+    def archive_fails(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+        if args[0] == "archive":
+            return subprocess.CompletedProcess(args, 128, b"", b"fatal: disk full\n")
+        return real(args, cwd)
+
+    monkeypatch.setattr(diff, "_git", archive_fails)
+    commit = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(DiffError) as error:
+        diff.stack_file_at_revision("HEAD", "s", None)
+    assert str(error.value) == f"git archive {commit} failed: fatal: disk full"
+
+
+def test_a_revision_whose_stack_file_links_out_of_the_project_is_not_read(repo: Path) -> None:
+    stacks = repo / "proj" / "stacks"
+    (stacks / "Pulumi.s.yaml").unlink()
+    (stacks / "Pulumi.s.yaml").symlink_to("/etc/hostname")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a link out")
+    commit = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(DiffError) as error:
+        diff.stack_file_at_revision("HEAD", "s", None)
+    assert str(error.value) == (
+        f"not reading {commit}'s files: 'proj/stacks/Pulumi.s.yaml' is a link to an absolute "
+        "path, which could lead out of the project"
+    )

@@ -104,7 +104,13 @@ def _extract(repo: Path, commit: str, paths: list[str], into: Path) -> None:
     if archive.returncode != 0:
         raise DiffError(f"git archive {commit} failed: {archive.stderr.decode().strip()}")
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(into, filter="data")
+        try:
+            # "data": no link or path that leads out of `into`, no device, no set-uid bit.
+            tar.extractall(into, filter="data")
+        except tarfile.FilterError as error:
+            raise DiffError(
+                f"not reading {commit}'s files: {error}, which could lead out of the project"
+            ) from error
 
 
 def _uploaded_dir(path: Path) -> str:
