@@ -2163,6 +2163,10 @@ def rerun_survivors(module: str, jobs: int) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, target)
     (work / "pyproject.toml").write_text(config)
+    # Which tests reach which function, mapped afresh: mutmut maps only tests new since the
+    # last map, so a test that asserts more than it did, or reached a function through a
+    # fixture then, would not be run against the mutants it now catches.
+    (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
     with (work / "survivors-run.log").open("w") as out:
         subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
