@@ -969,6 +969,19 @@ EQUIVALENT: dict[str, str] = {
                 "pipes in text mode whenever an encoding is given",
             ),
             ("x_render_at_revision", (95,), "'UTF-8' for 'utf-8': the same codec"),
+            (
+                "x_render_at_revision",
+                (85, 91),
+                "no encoding for the old render's output: the child is the same Python in the "
+                "same environment, so it writes in the locale's encoding the parent then "
+                "reads with (UTF-8 in a C locale, PEP 538)",
+            ),
+            (
+                "x_stack_file_at_revision",
+                (24,),
+                "a missing file read anyway: read_stack refuses it with a ConfigError ('stack "
+                "file ... not found'), which the except turns into the same None",
+            ),
         )
         for n in numbers
     },

@@ -49,6 +49,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "infra/__init__.py": "",
         "infra/render/__init__.py": "",
         "infra/render/__main__.py": STUB,
+        "infra/mock_deploy.py": "",
+        "infra/program_dir.py": "",
         "stacks/Pulumi.s.yaml": "config:\n  tftrain:data:\n    localInputDir: data/in\n",
         "stacks/Pulumi.bad.yaml": "config: {}\n",
         "envs/Pulumi.e.yaml": "config: {}\n",
@@ -84,6 +86,8 @@ def test_the_old_side_is_revs_renderer_on_revs_files_alone(project: Path) -> Non
         "Pulumi.yaml",
         "data/in/a.txt",
         "infra/__init__.py",
+        "infra/mock_deploy.py",
+        "infra/program_dir.py",
         "infra/render/__init__.py",
         "infra/render/__main__.py",
         "stacks/Pulumi.bad.yaml",
@@ -117,3 +121,13 @@ def test_a_failing_old_render_is_an_error_with_its_own_words(project: Path) -> N
     with pytest.raises(RevisionRenderError) as raised:
         render_at_revision("HEAD", "bad", None, None)
     assert str(raised.value) == "rendering bad at HEAD failed:\nboom"
+
+
+def test_a_revision_before_the_renderer_is_rendered_with_the_working_trees(project: Path) -> None:
+    repo = project.parent
+    _git(repo, "rm", "-q", "-r", "proj/infra/render")
+    _git(repo, "commit", "-q", "-m", "before the renderer")
+    _git(repo, "checkout", "HEAD~1", "--", "proj/infra/render")  # the working tree has it
+    out, notes = render_at_revision("HEAD", "s", None, None)
+    assert notes == ["note: HEAD predates infra/render; rendered with the working tree's"]
+    assert "infra/render/__main__.py" in json.loads(out)["files"]
