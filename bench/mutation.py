@@ -1038,6 +1038,24 @@ EQUIVALENT: dict[str, str] = {
                 "never does",
             ),
             (
+                "xǁ_RecordingMonitorǁplaced",
+                (3, 5, 6, 7, 8),
+                "another default for a registration missing from the tree: there is none, "
+                "every registration comes through RegisterResource or ReadResource first",
+            ),
+            (
+                "xǁRecordingMocksǁnew_resource",
+                (41,),
+                "None for the referenced stack's name in its state: the program reads a "
+                "StackReference's outputs, never its `name` output (its name is its input)",
+            ),
+            (
+                "xǁRecordingMocksǁnew_resource",
+                (52, 53),
+                "another replacement for '/' in an id: only namespaced Kubernetes objects have "
+                "one in their name, and nothing the program registers or exports reads their id",
+            ),
+            (
                 "x__freeze_imports_once",
                 (1, 2, 3),
                 "the import-time objects frozen on every run, or the flag stored as None or "

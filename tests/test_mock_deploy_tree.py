@@ -18,6 +18,8 @@ from infra.config import read_stack_file, stack_file
 from infra.config.stack_file import engine_config
 from infra.mock_deploy import SECRET, ProviderError, Recorded, Registration, StackOutputs
 from tests.pulumi_mocks import PlausibleCloud, run_program
+from tests.shared_values import SHARED_SCOPE
+from tests.test_up_after_destroy import kept_file_system
 
 ROOT = "urn:pulumi:ask-eci::tftrain::pulumi:pulumi:Stack::tftrain-ask-eci"
 NETWORK = "urn:pulumi:ask-eci::tftrain::tftrain:cloud:Network::network"
@@ -29,7 +31,7 @@ K8S_PROVIDER = "urn:pulumi:ask-eci::tftrain::pulumi:providers:kubernetes::k8s"
 IMAGE = "registry.example.com/tftrain/trainer:1"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=SHARED_SCOPE)
 def ask_eci() -> Recorded:
     return run_program("ask-eci")
 
@@ -106,10 +108,20 @@ def test_a_kubernetes_object_read_by_name_stays_with_the_objects() -> None:
     assert not [token for token, _ in run.calls if token.endswith(".get")]
 
 
-def test_the_fake_cloud_computes_from_the_resources_id() -> None:
-    run = run_program("platform-ack")
-    # PlausibleCloud: a NAS file system's fileSystemId is its id, <name>-id.
-    assert run.outputs["nasFileSystemId"] == "nas-fs-id"
+def test_the_fake_cloud_computes_from_the_resources_id(ask_eci: Recorded) -> None:
+    # PlausibleCloud: a NAT gateway's SNAT table is stb-<its id>, and ids are <name>-id.
+    snat_tables = {
+        r.inputs["snatTableId"] for r in ask_eci.of_type("alicloud:vpc/snatEntry:SnatEntry")
+    }
+    assert snat_tables == {"stb-network-nat-id"}
+
+
+def test_an_adopted_resource_carries_its_import_id() -> None:
+    run = run_program(
+        "ack-gpu", cloud=PlausibleCloud(kept_file_systems=(kept_file_system("0a1b2c3d4e"),))
+    )
+    (file_system,) = run.of_type("alicloud:nas/fileSystem:FileSystem")
+    assert file_system.import_id == "0a1b2c3d4e"
 
 
 def test_a_preview_redacts_every_secret_and_a_deployment_keeps_them() -> None:
