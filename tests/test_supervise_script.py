@@ -94,7 +94,9 @@ class Run:
             # stage); setsid here does the same for the namespace's PID 1.
             argv = ["unshare", "--pid", "--fork", "--mount-proc", "setsid", *argv]
         argv = [*wrapper, *argv]
-        # A group leader, as a container's PID 1 and the local launcher's replicas are.
+        # A group leader, as a container's PID 1 and the local launcher's replicas are; with
+        # every stop signal at its default, as a container's process starts (a signal ignored
+        # on entry cannot be trapped by a shell, and the test runner's may be ignored).
         return subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
@@ -102,6 +104,7 @@ class Run:
             text=True,
             start_new_session=True,
             env=env,
+            preexec_fn=_default_stop_signals,
         )
 
     def supervisor_pid(self, process: subprocess.Popen[str]) -> int:
@@ -149,6 +152,11 @@ def finish(process: subprocess.Popen[str], timeout: float = 15) -> tuple[int, st
 def started(path: Path) -> str:
     """A command that records its start in `path`, then serves forever."""
     return f"echo started >> {path}; while :; do sleep 0.1; done"
+
+
+def _default_stop_signals() -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def trapping(path: Path, action: str) -> tuple[str, ...]:
