@@ -95,8 +95,8 @@ class Run:
             argv = ["unshare", "--pid", "--fork", "--mount-proc", "setsid", *argv]
         argv = [*wrapper, *argv]
         # A group leader, as a container's PID 1 and the local launcher's replicas are; with
-        # every stop signal at its default, as a container's process starts (a signal ignored
-        # on entry cannot be trapped by a shell, and the test runner's may be ignored).
+        # every stop signal at its default and unblocked, as a container's process starts (a
+        # signal ignored on entry cannot be trapped by a shell; the test runner's may be).
         return subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
@@ -155,8 +155,10 @@ def started(path: Path) -> str:
 
 
 def _default_stop_signals() -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    stop = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    for signum in stop:
         signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stop)  # a blocked signal is inherited too
 
 
 def trapping(path: Path, action: str) -> tuple[str, ...]:
