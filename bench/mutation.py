@@ -84,6 +84,11 @@ EXTRA_TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_watch_a_run.py",
     ),
     "infra.records.report": ("tests/test_run_report.py",),
+    "infra.charts": (
+        "tests/test_charts.py",
+        "tests/test_run_report.py",
+        "tests/test_sweep_plot.py",
+    ),
     "infra.render.exposure": ("tests/test_golden_consequences.py", "tests/test_render_summary.py"),
     "infra.manifests.placement": (
         "tests/test_eci_isolation.py",
@@ -741,28 +746,6 @@ EQUIVALENT: dict[str, str] = {
         "sweep is always there"
     ),
     **{
-        f"infra.records.report.x_plot__mutmut_{n}": (
-            "the backend's name in another case: matplotlib looks backends up case-blind"
-        )
-        for n in (3, 4)
-    },
-    **{
-        f"infra.records.report.x_plot__mutmut_{n}": (
-            "dpi left to matplotlib: its default (rcParams figure.dpi) is the same 100"
-        )
-        for n in (7, 9)
-    },
-    **{
-        f"infra.records.report.x_plot__mutmut_{n}": (
-            "savefig's format left out or in capitals: matplotlib takes it from the path's "
-            ".png, and lower-cases a format it is given"
-        )
-        for n in (34, 36, 38)
-    },
-    "infra.records.report.x_plot__mutmut_39": (
-        "pyplot.close(None) closes the current figure, which is the one just drawn"
-    ),
-    **{
         f"infra.config.sweep_points.x_grid_points__mutmut_{n}": (
             "zip's strict check: itertools.product yields exactly one value per key, so the "
             "lengths always match"
@@ -1364,13 +1347,6 @@ EQUIVALENT: dict[str, str] = {
         "the kept logs followed: a run whose pods are gone has no fresh heartbeat, so read "
         "here it is never running and following returns once it has printed"
     ),
-    **{
-        f"infra.sweep.plot.x_plot__mutmut_{n}": (
-            "zip's strict left out or None for False: both are false, and must be (one panel "
-            "more than keys: the curves)"
-        )
-        for n in (25, 28)
-    },
     **{
         f"infra.status.runs_list.x_parse_args__mutmut_{n}": (
             "--stack's metavar left out or None: argparse names it STACK, from the option"

@@ -37,7 +37,6 @@ def _export(output: Path, export_root: Path) -> None:
 def test_compare_reads_an_export_copy(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
     stacks, runs, bucket = tmp_path / "stacks", tmp_path / "volume", tmp_path / "bucket"
     stacks.mkdir()
     write_stack(stacks, {"parameters": {"hyperparams.learningRate": {"values": [0.001, 0.01, 0.1]}},
@@ -104,7 +103,6 @@ def test_the_help_says_what_each_option_takes(capsys: pytest.CaptureFixture[str]
 def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
     stacks, runs, exports = _stacks(tmp_path), tmp_path / "runs", tmp_path / "exports"
     config = sweep()
     first, second, _ = (t.job.run_id for t in config.trials)
@@ -117,13 +115,13 @@ def test_the_command_says_what_it_wrote_honours_set_and_relinks_best(
     out = capsys.readouterr().out
     printed = out.splitlines()
     # The table as written to sweep-results.md, then what was written and linked.
-    assert out.startswith((runs / "sweep-results.md").read_text() + "\nmatplotlib is not")
+    assert out.startswith((runs / "sweep-results.md").read_text() + "\nwritten in ")
     # Minimize: the lowest metric, trial 1's 0.91, is the best.
     assert (
         f"Best (minimize test_accuracy): trial 1, {first} (hyperparams.learningRate=0.001): 0.91"
         in printed
     )
-    assert f"written in {runs}: sweep-results.csv, sweep-results.md" in printed, printed
+    assert f"written in {runs}: sweep-results.csv, sweep-results.md, sweep-results.svg" in printed
     assert f"{runs / 'best'} → {first} (the best trial)" in printed
     assert f"{exports / 'mnist' / 'best'} → {first} (its export)" in printed
     assert (runs / "best").resolve() == (runs / first).resolve()
@@ -187,7 +185,6 @@ def test_the_plot_gets_the_results_and_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     drawn = []
-    monkeypatch.setattr(cli, "matplotlib_missing", lambda: None)
     monkeypatch.setattr(cli, "plot", lambda *args: drawn.append(args))
     stacks, runs = _stacks(tmp_path), tmp_path / "runs"
     config = sweep()
@@ -195,9 +192,9 @@ def test_the_plot_gets_the_results_and_is_named(
     assert main(["s", "--stacks-dir", str(stacks), "--runs-dir", str(runs)]) == 0
     ((results, metric, path),) = drawn
     assert [r.run_id for r in results] == [config.trials[i].job.run_id for i in (1, 0, 2)]
-    assert (metric, path) == ("test_accuracy", runs / "sweep-results.png")
+    assert (metric, path) == ("test_accuracy", runs / "sweep-results.svg")
     printed = capsys.readouterr().out.splitlines()
-    assert f"written in {runs}: sweep-results.csv, sweep-results.md, sweep-results.png" in printed
+    assert f"written in {runs}: sweep-results.csv, sweep-results.md, sweep-results.svg" in printed
 
 
 def test_by_default_compare_reads_the_launchers_runs_dir(

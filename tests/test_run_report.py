@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -22,10 +23,10 @@ from infra.records.report import (
     write_report,
 )
 from infra.records.run_state import read_run
+from tests.chart_helpers import SVG, chart_texts
 
 KEY, OLD, NEW = "run-1a2b3c4d", "0123456789ab", "ba9876543210"
 IMAGE = "registry.example.com/tftrain/trainer:1"
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _attempt(run: Path, generation: str, replica: str, n: int, when: float, log: str = "") -> None:
@@ -339,9 +340,10 @@ def test_scalars_are_plotted_and_their_last_values_listed(tmp_path: Path) -> Non
     state = read_run(run)
     assert state is not None and state.step == 20
     text = write_report(state, "Run x", {"image": "img"}).read_text()
-    assert "![loss](loss.png)" in text and "![accuracy](accuracy.png)" in text
+    assert "![loss](loss.svg)" in text and "![accuracy](accuracy.svg)" in text
     for plot in ("loss", "accuracy"):
-        assert (run / "report" / f"{plot}.png").read_bytes().startswith(PNG_SIGNATURE)
+        root = ElementTree.parse(run / "report" / f"{plot}.svg").getroot()
+        assert root.tag == f"{SVG}svg"
     assert "| epoch_loss | 1 | 2 | ./ |" in text
     assert "| loss | 20 | 0.25 | train/ |" in text
     assert "| accuracy | 20 | 0.75 | eval/ |" in text
@@ -350,46 +352,49 @@ def test_scalars_are_plotted_and_their_last_values_listed(tmp_path: Path) -> Non
     assert list(series(state, "acc")) == ["eval/accuracy"]
 
 
-def test_a_plot_draws_each_series_by_step_with_its_name(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import struct
-
-    import matplotlib.figure
-
+def test_a_plot_draws_each_series_by_step_with_its_name(tmp_path: Path) -> None:
     from infra.records.report import plot
     from infra.records.tensorboard_scalars import Point
 
-    seen: dict[str, object] = {}
-    real = matplotlib.figure.Figure.savefig
-
-    def capture(figure: matplotlib.figure.Figure, path: Path, **options: object) -> None:
-        (axes,) = figure.axes
-        seen["lines"] = [
-            (line.get_label(), list(line.get_xdata()), list(line.get_ydata()), line.get_marker(),
-             line.get_markersize())
-            for line in axes.get_lines()
-        ]  # fmt: skip
-        seen["labels"] = (axes.get_xlabel(), axes.get_ylabel(), axes.get_title())
-        seen["legend"] = [text.get_text() for text in axes.get_legend().get_texts()]
-        real(figure, path, **options)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", capture)
     lines = {
         "train/loss": [Point(10, 0.5, 1.0), Point(20, 0.25, 2.0)],
         "loss": [Point(5, 1.0, 1.0)],
     }
-    plot(tmp_path / "loss.png", "loss", "Run x", lines)
+    plot(tmp_path / "loss.svg", "loss", "Run x", lines)
+    root = ElementTree.parse(tmp_path / "loss.svg").getroot()
+    # 7 x 4 inches at 100 dpi, as the PNG was: a size that reads on a laptop and in a pull request.
+    assert (root.get("width"), root.get("height")) == ("700", "400")
+    texts = chart_texts(tmp_path / "loss.svg")
     # Titled with the run; 0.25 to 1.0 spans less than a decade: a linear axis.
-    assert seen == {
-        "lines": [("train/loss", [10, 20], [0.5, 0.25], "o", 3.0), ("loss", [5], [1.0], "o", 3.0)],
-        "labels": ("step", "loss", "loss: Run x"),
-        "legend": ["train/loss", "loss"],
+    assert (texts["title"], texts["x-label"], texts["y-label"]) == (
+        ["loss: Run x"], ["step"], ["loss"]
+    )  # fmt: skip
+    assert texts["legend-label"] == ["train/loss", "loss"]
+    assert "note" not in texts  # no test metric: no value written beside a point
+    groups = {
+        g.get("data-label"): len(list(g.iter(f"{SVG}circle")))
+        for g in root.iter(f"{SVG}g")
+        if g.get("class") == "series"
     }
-    png = (tmp_path / "loss.png").read_bytes()
-    assert png.startswith(PNG_SIGNATURE)
-    # IHDR: 7 x 4 inches at 100 dpi, a size that reads on a laptop and in a pull request.
-    assert struct.unpack(">II", png[16:24]) == (700, 400)
+    assert groups == {"train/loss": 2, "loss": 1}  # a dot per point: one point is no line
+
+
+def test_a_test_metric_is_named_with_its_value_and_a_wide_range_drawn_on_a_log_axis(
+    tmp_path: Path,
+) -> None:
+    from infra.records.report import plot
+    from infra.records.tensorboard_scalars import Point
+
+    lines = {
+        "train/loss": [Point(10, 2.3, 1.0), Point(20, 0.2, 2.0)],  # more than a decade
+        "eval/test_loss": [Point(20, 0.21234, 3.0)],
+    }
+    plot(tmp_path / "loss.svg", "loss", "Run x", lines)
+    texts = chart_texts(tmp_path / "loss.svg")
+    assert texts["y-label"] == ["loss (log scale)"]
+    assert texts["legend-label"] == ["train/loss", "eval/test_loss = 0.2123"]
+    assert texts["note"] == ["0.2123"]
+    assert texts["y-tick"] == ["0.2", "0.5", "1", "2"]
 
 
 def test_a_report_of_a_run_with_nothing_yet(
@@ -429,8 +434,8 @@ def test_each_plot_is_drawn_under_its_name(tmp_path: Path, monkeypatch: pytest.M
     assert state is not None
     write_report(state, "Run x", {"image": "img"})
     assert [(path, name, run_title, list(lines)) for path, name, run_title, lines in drawn] == [
-        (run / "report" / "loss.png", "loss", "Run x", ["train/loss"]),
-        (run / "report" / "accuracy.png", "accuracy", "Run x", ["eval/test_accuracy"]),
+        (run / "report" / "loss.svg", "loss", "Run x", ["train/loss"]),
+        (run / "report" / "accuracy.svg", "accuracy", "Run x", ["eval/test_accuracy"]),
     ]
 
 

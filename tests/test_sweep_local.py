@@ -87,7 +87,7 @@ def test_a_local_sweep_runs_every_trial_and_writes_the_comparison(
         (ids[0], "0.1", "succeeded"),
     ]
     assert f"Best (maximize test_accuracy): trial 2, {ids[1]}" in out
-    assert (runs / "sweep-results.png").is_file() and (runs / "sweep-results.md").is_file()
+    assert (runs / "sweep-results.svg").is_file() and (runs / "sweep-results.md").is_file()
     # Each trial ran as its own run, in its own directory, under its own replica names.
     for run_id in ids:
         assert (runs / run_id / "eval").is_dir()

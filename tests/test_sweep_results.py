@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from tensorboard.summary.writer.record_writer import RecordWriter
 from infra.config import StackConfig, parse_config
 from infra.lifecycle import OUTCOMES_DIR, run_key
 from infra.records.tensorboard_scalars import flat_run_scalars, latest
-from infra.sweep import cli
 from infra.sweep.cli import main
 from infra.sweep.results import (
     best_trial,
@@ -174,26 +174,19 @@ def run_command(tmp_path: Path) -> tuple[Path, StackConfig]:
     return runs, config
 
 
-def test_the_command_writes_csv_and_markdown_and_links_the_best_without_matplotlib(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_the_command_writes_csv_markdown_and_the_chart_and_links_the_best(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Where matplotlib is missing the comparison still works, minus the PNG.
-    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
     runs, config = run_command(tmp_path)
     printed = capsys.readouterr().out
     second = config.trials[1].job.run_id
     assert f"Best (maximize test_accuracy): trial 2, {second}" in printed
-    assert "matplotlib is not installed" in printed
+    assert f"written in {runs}: sweep-results.csv, sweep-results.md, sweep-results.svg" in printed
     assert len(rows((runs / "sweep-results.csv").read_text())) == 3
     assert "| **2** | " in (runs / "sweep-results.md").read_text()
-    assert not (runs / "sweep-results.png").exists()
+    chart = ElementTree.parse(runs / "sweep-results.svg").getroot()
+    assert chart.tag == "{http://www.w3.org/2000/svg}svg"
     assert (runs / "best").resolve() == (runs / second).resolve()
-
-
-@pytest.mark.slow  # matplotlib's import and drawing: seconds on a busy machine
-def test_the_command_draws_the_png(tmp_path: Path) -> None:
-    runs, _ = run_command(tmp_path)
-    assert (runs / "sweep-results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_command_refuses_a_stack_without_a_sweep(
@@ -230,9 +223,8 @@ def test_a_metric_no_trial_wrote_names_the_scalars_found(tmp_path: Path) -> None
 
 
 def test_compare_json_is_the_table_for_scripts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
     runs, config = run_command(tmp_path)
     capsys.readouterr()
     stacks = tmp_path / "stacks"
@@ -249,9 +241,8 @@ def test_compare_json_is_the_table_for_scripts(
 
 
 def test_compare_names_the_scalars_when_the_metric_is_not_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(cli, "matplotlib_missing", lambda: "matplotlib is not installed")
     stacks, runs = tmp_path / "stacks", tmp_path / "runs"
     stacks.mkdir()
     runs.mkdir()

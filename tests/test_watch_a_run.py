@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import time
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from infra.local.cli import main as launch
 from infra.status import main as status
 from tests.cluster_helpers import STACK, fake_stacks_dir, launcher_args, reaping
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG_ROOT = "{http://www.w3.org/2000/svg}svg"
 STATUS_SECONDS = 5  # issue 30: the local status answers within 5 s
 
 
@@ -72,8 +73,8 @@ def test_a_worker_killed_once_shows_two_attempts_in_its_logs_status_and_report(
     assert "**Succeeded.**" in text
     assert re.search(r"^\| mnist-worker-1 \| 2 \| 1 \| [0-9.]+s \|", text, re.MULTILINE), text
     for plot in ("loss", "accuracy"):
-        assert f"![{plot}]({plot}.png)" in text
-        assert (report.parent / f"{plot}.png").read_bytes().startswith(PNG_SIGNATURE)
+        assert f"![{plot}]({plot}.svg)" in text
+        assert ElementTree.parse(report.parent / f"{plot}.svg").getroot().tag == SVG_ROOT
     assert "| loss | 30 | 0.5 | train/ |" in text  # the fake's last loss (its SCALARS)
 
     # The status command, from the stack and the run directory.
@@ -116,7 +117,7 @@ def test_a_short_dev_run_leaves_logs_a_report_and_a_status(
     assert re.search(r"^Test-Accuracy: 0\.\d+$", chief_log, re.MULTILINE), chief_log[-2000:]
     report = _report_path(out)
     for plot in ("loss", "accuracy"):
-        assert (report.parent / f"{plot}.png").read_bytes().startswith(PNG_SIGNATURE)
+        assert ElementTree.parse(report.parent / f"{plot}.svg").getroot().tag == SVG_ROOT
     shown = _status(capsys, "dev", "--runs-dir", str(run_dir))
     assert shown.splitlines()[0] == f"{run_dir}: succeeded", shown  # pasteable: absolute here
     assert re.search(r"step 40, test_accuracy 0\.\d{4}", shown), shown

@@ -147,7 +147,9 @@ beat_every=$((lost_after / 6))
 [ "$beat_every" -ge 1 ] || beat_every=1
 
 # Fractions work with GNU and busybox sleep, else 1 s. No output: a sleep that outlives
-# the watcher must not hold the replica's stdout/stderr open.
+# the watcher must not hold the replica's stdout/stderr open. Waits for an end (a stopped
+# command, the copier, the watcher) look every 0.05 s: they are short, a look is cheap (a few
+# ms for a /proc scan), and each is on the path of the run's end, which a user waits for.
 nap() { sleep "$1" >/dev/null 2>&1 || sleep 1 >/dev/null 2>&1; }
 now() { date +%s 2>/dev/null; }
 
@@ -474,9 +476,9 @@ start_log() {
 # $1: this attempt's exit status; $2: CMD's, and why they differ (empty: they do not).
 end_log() {
     [ -n "$copier" ] || return 0
-    ticks=10
+    ticks=20
     while [ "$ticks" -gt 0 ] && kill -0 "$copier" 2>/dev/null; do
-        nap 0.1
+        nap 0.05
         ticks=$((ticks - 1))
     done
     # On a line of its own, also after output that did not end with one.
@@ -499,9 +501,9 @@ supervisor=$$
 # however many reasons there are to stop it; then up to --stop-grace s for the whole group.
 stop_child() {
     kill -TERM "$supervisor" 2>/dev/null
-    ticks=$((grace * 5))
+    ticks=$((grace * 20))
     while [ "$ticks" -gt 0 ] && [ -n "$(busy)" ]; do
-        nap 0.2
+        nap 0.05
         ticks=$((ticks - 1))
     done
     left=$(busy)
@@ -572,9 +574,9 @@ if [ -n "$signalled" ]; then
     # get their time. When the run ended, the watcher bounds it with --stop-grace and exits;
     # told from outside, the platform bounds it (the pod's grace, the launcher's).
     while { run_succeeded || run_failed; } && alive "$watcher"; do
-        nap 0.2
+        nap 0.05
     done
-    while [ -n "$(busy)" ]; do nap 0.2; done
+    while [ -n "$(busy)" ]; do nap 0.05; done
 fi
 # SIGKILL: the watcher ignores SIGTERM.
 kill -KILL "$watcher" 2>/dev/null

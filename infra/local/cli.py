@@ -269,15 +269,15 @@ def _commands(plan: LocalPlan) -> list[str]:
 
 
 def _report(plan: LocalPlan, shown: StackConfig, stack: str) -> str:
-    """The post-run report, rendered here (the launcher has matplotlib; the trainer's image
-    need not); a line saying where it is, or why there is none."""
+    """The post-run report, rendered here (with this project's Python, which the trainer's
+    image need not have); a line saying where it is, or why there is none."""
     state = read_run(plan.output_dir)
     if state is None:
         return "report: none (no replica started)"
     title = f"Run {plan.config.job.run_id} of stack {stack}: {state.outcome}"
     try:
         path = write_report(state, title, config_that_ran(shown))
-    except (OSError, ImportError) as error:
+    except OSError as error:
         return f"report: could not be written ({error})"
     return f"report: {path}"
 

@@ -1,15 +1,15 @@
-"""The post-run report: a Markdown page and PNG plots, beside the run, once it has ended.
+"""The post-run report: a Markdown page and SVG plots, beside the run, once it has ended.
 
     <run dir>/report/report.md      outcome and cause, per-replica attempts and wall time,
                                     final metrics, the plots, the config that ran
-    <run dir>/report/loss.png       every scalar named like a loss, over steps
-    <run dir>/report/accuracy.png   every scalar named like an accuracy, over steps
+    <run dir>/report/loss.svg       every scalar named like a loss, over steps
+    <run dir>/report/accuracy.svg   every scalar named like an accuracy, over steps
 
 Everything comes from `infra.records.run_state` (the supervisors' records and logs, the trainer's
 event files and metrics.txt), so a user's trainer that logs scalars gets plots too. It is
 rendered by whoever watches the run end with this project's Python (the local launcher at
 the end of a launch, `python -m infra.status` for a run it finds ended), never inside the
-trainer's image: matplotlib is a development dependency, not the trainer image's.
+trainer's image.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from infra import charts
+from infra.charts import Panel, Series
 from infra.config import StackConfig
 from infra.records.run_state import RunState, log_tail
 from infra.records.tensorboard_scalars import Point
@@ -117,32 +119,18 @@ def plot_spec(name: str, run: str, lines: Mapping[str, Sequence[Point]]) -> Plot
 
 
 def plot(path: Path, name: str, run: str, lines: Mapping[str, Sequence[Point]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display, no GUI toolkit
-    from matplotlib import pyplot
-
+    """One SVG chart of `lines` (series name → points) over steps, 700 by 400 px."""
     spec = plot_spec(name, run, lines)
-    figure, axes = pyplot.subplots(figsize=(7, 4), dpi=100)
-    try:
-        for series, points in lines.items():
-            # A marker too: a series of one point (a short run) is no line.
-            axes.plot([p.step for p in points], [p.value for p in points], marker="o",
-                      markersize=3, label=spec.labels[series])  # fmt: skip
-            if series != spec.labels[series]:  # the test metric's value, at its point
-                axes.annotate(f"{points[-1].value:.4f}", (points[-1].step, points[-1].value),
-                              textcoords="offset points", xytext=(-4, 6), ha="right")  # fmt: skip
-        if spec.log_scale:
-            axes.set_yscale("log")
-        axes.set_xlabel("step")
-        axes.set_ylabel(name + (" (log scale)" if spec.log_scale else ""))
-        axes.set_title(spec.title, fontsize="medium")
-        axes.grid(alpha=0.3)
-        axes.legend()
-        figure.tight_layout()
-        figure.savefig(path, format="png")
-    finally:
-        pyplot.close(figure)
+    # The test metric's value beside its last point too: the number the run is judged by.
+    notes = {tag: f"{points[-1].value:.4f}" for tag, points in lines.items()}
+    series = [
+        Series(
+            label, [(p.step, p.value) for p in lines[tag]], note="" if tag == label else notes[tag]
+        )
+        for tag, label in spec.labels.items()
+    ]
+    y_label = name + (" (log scale)" if spec.log_scale else "")
+    charts.write(path, [Panel(spec.title, "step", y_label, series, y_log=spec.log_scale)], 700)
 
 
 def outcome_lines(state: RunState) -> list[str]:
@@ -204,8 +192,8 @@ def write_report(
     for name, fragment in PLOTS.items():
         lines = series(state, fragment)
         if lines:
-            plot(out / f"{name}.png", name, title, lines)
-            plots.append(f"![{name}]({name}.png)")
+            plot(out / f"{name}.svg", name, title, lines)
+            plots.append(f"![{name}]({name}.svg)")
         else:
             plots.append(f"No {name} scalar in the event files.")
     text = [

@@ -1,6 +1,6 @@
 """The report of a run in the cluster, rendered here: `python -m infra.status <stack> --report`.
 
-In the cluster no process with matplotlib sees the run end (the trainer's image needs
+In the cluster no process of this project sees the run end (the trainer's image needs
 nothing beyond /bin/sh), and the run's directory is on NAS, which this machine cannot
 mount. The one pod that mounts it after the run is TensorBoard's (read-only): through it,
 `kubectl exec` streams as a tar what the report reads (the outcome records, the replicas'

@@ -3,7 +3,7 @@
 Reads each trial's run directory under DIR (default: the local launcher's
 runs/<stack>/<job>; for the cluster, a copy of the volume's <mountPath>/<job> or of the
 bucket's <exportPrefix><job>/), prints the table, and writes beside the runs
-sweep-results.csv, sweep-results.md and (with matplotlib) sweep-results.png, and `best`, a
+sweep-results.csv, sweep-results.md and sweep-results.svg, and `best`, a
 link to the best trial's directory. Exit status: 0 compared; 2 a bad stack, a stack without a
 sweep, or no such directory.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from infra.config import ConfigError, StackConfig
 from infra.local.plan import default_output_dir, load_config
-from infra.sweep.plot import matplotlib_missing, plot
+from infra.sweep.plot import plot
 from infra.sweep.results import (
     TrialResult,
     best_trial,
@@ -51,7 +51,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="A sweep's trials in one table, best first; written beside the runs as "
-        "sweep-results.csv, .md and .png, with `best` linking the best trial's directory.",
+        "sweep-results.csv, .md and .svg, with `best` linking the best trial's directory.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -92,15 +92,8 @@ def write_results(config: StackConfig, runs_dir: Path, results: list[TrialResult
     (runs_dir / f"{RESULTS}.csv").write_text(to_csv(results, metric.name))
     (runs_dir / f"{RESULTS}.md").write_text(markdown)
     lines = [markdown.rstrip("\n"), ""]
-    missing = matplotlib_missing()
-    if missing:
-        lines.append(missing)
-    else:
-        plot(results, metric.name, runs_dir / f"{RESULTS}.png")
-    written = ", ".join(
-        f"{RESULTS}{ext}" for ext in (".csv", ".md", *([] if missing else [".png"]))
-    )
-    lines.append(f"written in {runs_dir}: {written}")
+    plot(results, metric.name, runs_dir / f"{RESULTS}.svg")
+    lines.append(f"written in {runs_dir}: {RESULTS}.csv, {RESULTS}.md, {RESULTS}.svg")
     best = best_trial(results)
     if best is not None:
         lines.append(f"{_link_best(runs_dir, best.run_id)} → {best.run_id} (the best trial)")

@@ -1,5 +1,5 @@
-"""The comparison as a picture: the metric against each swept parameter, and the trials'
-curves. Needs matplotlib (requirements-dev.txt): `results` writes no PNG without it."""
+"""The comparison as a picture (SVG, `infra.charts`): the metric against each swept parameter,
+the best trial circled, then the trials' training curves."""
 
 from __future__ import annotations
 
@@ -7,66 +7,56 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from infra import charts
+from infra.charts import Panel, Series
 from infra.sweep.results import TrialResult, best_trial
 
-
-def matplotlib_missing() -> str | None:
-    """Why no plot can be drawn here, or None."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return "matplotlib is not installed (pip install matplotlib): no PNG written"
-    return None
+PANEL_WIDTH = 450
 
 
 def _numeric(values: Sequence[Any]) -> bool:
     return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
-def _against(axes: Any, key: str, results: Sequence[TrialResult], metric: str) -> None:
+def against(key: str, results: Sequence[TrialResult], metric: str) -> Panel:
+    """The metric of each trial that has one, against its value of `key`: a number on a
+    linear or (when the positive values span a decade) log axis, anything else a category."""
     measured = [r for r in results if r.metric is not None]
     values = [r.point.get(key) for r in measured]
     best = best_trial(results)
+    categories: list[str] = []
     if _numeric(values):
-        axes.scatter(values, [r.metric for r in measured])
-        if best is not None:  # the best trial, ringed and named
-            axes.scatter([best.point.get(key)], [best.metric], s=160, facecolors="none",
-                         edgecolors="tab:red", label=f"best: trial {best.number}")  # fmt: skip
-            axes.legend(fontsize="small")
-        positive = [float(v) for v in values if float(v) > 0]
-        if len(positive) == len(values) and values and max(positive) >= 10 * min(positive):
-            axes.set_xscale("log")
+        xs = [float(v) for v in values]
+        positive = [x for x in xs if x > 0]
+        log = bool(xs) and len(positive) == len(xs) and max(xs) >= 10 * min(xs)
     else:
-        labels = sorted({str(v) for v in values})
-        axes.scatter([labels.index(str(v)) for v in values], [r.metric for r in measured])
-        axes.set_xticks(range(len(labels)), labels)
-    axes.set_xlabel(key)
-    axes.set_ylabel(metric)
+        categories = sorted({str(v) for v in values})
+        xs = [float(categories.index(str(v))) for v in values]
+        log = False
+    ys = [r.metric for r in measured if r.metric is not None]
+    ringed = None
+    if best is not None and best in measured:
+        x = xs[measured.index(best)]
+        ringed = Series(f"best: trial {best.number}", [(x, ys[measured.index(best)])])
+    trials = Series("", list(zip(xs, ys, strict=True)), joined=False)
+    return Panel("", key, metric, [trials], x_log=log,
+                 categories=categories, ringed=ringed)  # fmt: skip
+
+
+def curves(results: Sequence[TrialResult]) -> Panel:
+    """Each trial's curve over steps, named by its number, the best one said."""
+    best = best_trial(results)
+    series = [
+        Series(f"{r.number}{' (best)' if r is best else ''}", [(p.step, p.value) for p in r.curve])
+        for r in results
+        if r.curve
+    ]
+    tags = sorted({r.curve_tag for r in results if r.curve})
+    return Panel("training curves (legend: trial number)", "step", ", ".join(tags), series)
 
 
 def plot(results: Sequence[TrialResult], metric: str, path: Path) -> None:
-    """Write the PNG to `path`: one panel per swept key, then the curves."""
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display: a file only
-    import matplotlib.pyplot as plt
-
+    """Write the SVG to `path`: one panel per swept key, then the curves."""
     keys = list(dict.fromkeys(key for r in results for key in r.point))
-    figure, panels = plt.subplots(1, len(keys) + 1, figsize=(4.5 * (len(keys) + 1), 4))
-    for axes, key in zip(panels, keys, strict=False):
-        _against(axes, key, results, metric)
-    curves = panels[-1]
-    for result in results:
-        if result.curve:
-            steps = [p.step for p in result.curve]
-            best = " (best)" if result is best_trial(results) else ""
-            curves.plot(steps, [p.value for p in result.curve], label=f"{result.number}{best}")
-    curves.set_xlabel("step")
-    tags = sorted({r.curve_tag for r in results if r.curve})
-    curves.set_ylabel(", ".join(tags))
-    curves.set_title("training curves (legend: trial number)")
-    if any(r.curve for r in results):
-        curves.legend(fontsize="small")
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
+    panels = [against(key, results, metric) for key in keys] + [curves(results)]
+    charts.write(path, panels, PANEL_WIDTH)
