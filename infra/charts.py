@@ -92,8 +92,18 @@ def linear_axis(values: Sequence[float]) -> Axis:
     step = nice_step((high - low) / TICKS)
     first, last = math.ceil(low / step - 1e-9), math.floor(high / step + 1e-9)
     digits = max(0, -math.floor(math.log10(step)))
-    ticks = tuple((k * step, f"{k * step + 0.0:.{digits}f}") for k in range(first, last + 1))
+    ticks = tuple((k * step, f"{k * step:.{digits}f}") for k in range(first, last + 1))
     return Axis(low, high, False, ticks)
+
+
+def _powers(low: float, high: float, multiples: Sequence[int]) -> list[tuple[float, str]]:
+    """Each multiple of each power of ten whose log lies in low..high, with its label."""
+    return [
+        (m * 10.0**k, f"{m * 10.0**k:g}")
+        for k in range(math.floor(low), math.ceil(high) + 1)
+        for m in multiples
+        if low - 1e-9 <= math.log10(m * 10.0**k) <= high + 1e-9
+    ]
 
 
 def log_axis(values: Sequence[float]) -> Axis:
@@ -103,16 +113,9 @@ def log_axis(values: Sequence[float]) -> Axis:
     if low == high:
         low, high = low - 0.5, high + 0.5
     low, high = low - PAD * (high - low), high + PAD * (high - low)
-    ticks = []
-    for multiples in ((1,), (1, 2, 5)):
-        ticks = [
-            (m * 10.0**k, f"{m * 10.0**k:g}")
-            for k in range(math.floor(low), math.ceil(high) + 1)
-            for m in multiples
-            if low - 1e-9 <= math.log10(m * 10.0**k) <= high + 1e-9
-        ]
-        if len(ticks) >= 2:
-            break
+    ticks = _powers(low, high, (1,))
+    if len(ticks) < 2:
+        ticks = _powers(low, high, (1, 2, 5))
     return Axis(10.0**low, 10.0**high, True, tuple(ticks))
 
 

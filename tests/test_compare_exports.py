@@ -81,12 +81,18 @@ def test_the_help_says_what_each_option_takes(capsys: pytest.CaptureFixture[str]
     with pytest.raises(SystemExit) as done:
         main(["--help"])
     assert done.value.code == 0
-    text = " ".join(capsys.readouterr().out.split())
+    raw = capsys.readouterr().out
+    # The examples and exit codes keep their lines, as the module writes them.
+    assert "\nexit status:\n  0  compared\n  1  no trial has written" in raw
+    text = " ".join(raw.split())
     assert text.startswith(
         "usage: tftrain compare [-h] [--stacks-dir DIR] [--runs-dir DIR] "
         "[--set KEY=VALUE] [--json] STACK"
     )
-    assert "A sweep's trials in one table, best first" in text
+    assert (
+        "A sweep's trials in one table, best first; written beside the runs as "
+        "sweep-results.csv, .md and .svg, with `best` linking the best trial's directory." in text
+    )
     assert "STACK a stack with a sweep" in text
     assert "--stacks-dir DIR where the stack files are (stacks/)" in text
     assert "--runs-dir DIR the directory holding the trials' RUN_ID/ directories" in text

@@ -131,7 +131,7 @@ def test_exit_now_keeps_what_was_printed_but_not_flushed(tmp_path: Path) -> None
 
 
 def test_a_ps_worker_leaves_at_once_and_says_why(tmp_path: Path, children: list) -> None:
-    child = start(children, "preemption.exit_at_once('worker:1')", str(tmp_path))
+    child = start(children, "preemption.exit_at_once('worker:1', lambda: False)", str(tmp_path))
     child.send_signal(signal.SIGTERM)
     assert finish(child) == (
         SIGTERMED,
@@ -271,10 +271,17 @@ def test_a_worker_s_steps_say_why_it_leaves(
 
     monkeypatch.setattr(preemption, "exit_now", fake_exit)
     with pytest.raises(Exited) as stop:
-        preemption.exit_at_once("worker:3")
+        preemption.exit_at_once("worker:3", lambda: False)
     assert stop.value.status == SIGTERMED
     assert capsys.readouterr().out == (
         "worker:3: SIGTERM; the chief re-runs this worker's steps elsewhere\n"
+    )
+    # Stopped because the run has ended: its steps are all done, none is re-run.
+    with pytest.raises(Exited) as stop:
+        preemption.exit_at_once("worker:3", lambda: True)
+    assert stop.value.status == SIGTERMED
+    assert capsys.readouterr().out == (
+        "worker:3: SIGTERM after the run's final checkpoint; no steps left to run\n"
     )
 
 

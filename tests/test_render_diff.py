@@ -230,6 +230,34 @@ def test_compare_stack_opens_with_the_review_then_the_folded_diff(
     text, notes = diff.diff_stack("HEAD", "s", stacks, "kubernetes")
     assert text == compared.summary + "\n" + "\n".join(compared.diff) + "\n"
     assert notes == ["note: old"]
+    # diff_stack renders the same part, on both sides.
+    assert renders.calls[2:] == renders.calls[:2]
+
+
+def test_the_config_changes_come_from_the_stacks_folder_given(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Two folders hold a stack s at HEAD: stacks/ (0.1, the fixture's) and other/ (0.3).
+    other = repo / "proj" / "other"
+    other.mkdir()
+    (other / "Pulumi.s.yaml").write_text(STACK.format(0.3))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "other")
+    (other / "Pulumi.s.yaml").write_text(STACK.format(0.4))
+    _Renders(monkeypatch, (_job_render("r1"), []), _job_render("r1"))
+    compared = diff.compare_stack("HEAD", "s", other, None)
+    assert "  hyperparams.learningRate: 0.3 → 0.4" in compared.summary.splitlines()
+
+
+def test_a_part_that_renders_nothing_still_shows_the_config_change(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --only names a part the stack has none of, on both sides: the stack file still changed.
+    stacks = repo / "proj" / "stacks"
+    (stacks / "Pulumi.s.yaml").write_text(STACK.format(0.2))
+    _Renders(monkeypatch, ("", []), "")
+    compared = diff.compare_stack("HEAD", "s", stacks, "tensorboard")
+    assert "  hyperparams.learningRate: 0.1 → 0.2" in compared.summary.splitlines()
 
 
 def test_a_stack_the_working_tree_deleted_renders_as_empty(

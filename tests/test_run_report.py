@@ -261,6 +261,19 @@ def test_each_outcome_reads_as_the_supervisors_records_say(
     assert outcome_lines(state)[0] == first_line
 
 
+def test_a_run_whose_supervisors_went_silent_reads_lost_with_the_way_on(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    _attempt(run, NEW, "mnist-chief-0", 1, 2000.0, "step 3\n")  # not ended, no beat since 1970
+    state = read_run(run)
+    assert state is not None and state.outcome == "lost"
+    (line,) = outcome_lines(state)
+    assert line.startswith("**Lost**: lost: no heartbeat from mnist-chief-0 attempt 1 (")
+    assert line.endswith(
+        "(its supervisor was killed: a killed launcher, a replica killed whole, a full volume); "
+        "run the same command again to continue from its last checkpoint."
+    )
+
+
 def test_the_config_that_ran_in_full() -> None:
     # The stack-file spelling (docs/config.md): camelCase keys, lists, empty values and the
     # namespace left out, a group of 0 replicas left out, env named like a secret masked.
@@ -386,7 +399,7 @@ def test_a_test_metric_is_named_with_its_value_and_a_wide_range_drawn_on_a_log_a
     from infra.records.tensorboard_scalars import Point
 
     lines = {
-        "train/loss": [Point(10, 2.3, 1.0), Point(20, 0.2, 2.0)],  # more than a decade
+        "train/loss": [Point(10, 2.0, 1.0), Point(20, 0.2, 2.0)],  # exactly a decade
         "eval/test_loss": [Point(20, 0.21234, 3.0)],
     }
     plot(tmp_path / "loss.svg", "loss", "Run x", lines)

@@ -153,8 +153,8 @@ def test_a_server_serves_until_sigterm_then_a_ps_waits_for_the_save(
     def serve_until_saved(output_dir: Path, name: str, complete: object) -> None:
         calls.append(("until saved", output_dir, name, complete()))  # type: ignore[operator]
 
-    def exit_at_once(name: str) -> None:
-        calls.append(("exit", name))
+    def exit_at_once(name: str, complete: object) -> None:
+        calls.append(("exit", name, complete()))  # type: ignore[operator]
         raise Exited
 
     monkeypatch.setattr(server, "wait_for_sigterm", wait_for_sigterm)
@@ -166,7 +166,8 @@ def test_a_server_serves_until_sigterm_then_a_ps_waits_for_the_save(
         capsys.readouterr().out == f"{name} serving at grpc://localhost:{port} until the run ends\n"
     )
     ps_wait = [("until saved", tmp_path / "out", name, True)] if kind == "ps" else []
-    assert calls == [("waited",), *ps_wait, ("exit", name)]
+    # Both read the final checkpoint (published above) from this run's output dir.
+    assert calls == [("waited",), *ps_wait, ("exit", name, True)]
     # The server serves on its own address from the cluster.
     assert serves_tensorflow(port)
 

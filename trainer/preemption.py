@@ -136,7 +136,11 @@ def serve_until_saved(
     exit_now(EXIT_PREEMPTED)
 
 
-def exit_at_once(task: str) -> NoReturn:
-    """A ParameterServerStrategy worker after SIGTERM: nothing to save, exit."""
-    print(f"{task}: SIGTERM; the chief re-runs this worker's steps elsewhere")
+def exit_at_once(task: str, training_complete: Callable[[], bool]) -> NoReturn:
+    """A ParameterServerStrategy worker after SIGTERM: nothing to save, exit, saying whether
+    its steps are re-run elsewhere or the run had already finished them all."""
+    if training_complete():
+        print(f"{task}: SIGTERM after the run's final checkpoint; no steps left to run")
+    else:
+        print(f"{task}: SIGTERM; the chief re-runs this worker's steps elsewhere")
     exit_now(EXIT_PREEMPTED)

@@ -34,7 +34,7 @@ def serve(config: ClusterConfig, settings: Settings) -> int:
     wait_for_sigterm(notice)
     if task.type == "ps":
         serve_until_saved(settings.output_dir, name, lambda: training_complete(settings))
-    exit_at_once(name)
+    exit_at_once(name, lambda: training_complete(settings))
 
 
 def training_complete(settings: Settings) -> bool:

@@ -225,7 +225,8 @@ def compare_stack(rev: str, stack: str, stacks_dir: Path | None, only: str | Non
     old_name, new_name = f"{stack}@{rev}", f"{stack}@{WORKING_TREE}"
     old_file = stack_file_at_revision(rev, stack, stacks_dir)
     path = stack_file(stack, stacks_dir)
-    new_file = read_stack(path) if new and path.is_file() else None
+    # The file's values even when --only leaves nothing rendered: the config still changed.
+    new_file = read_stack(path) if path.is_file() else None
     folded_old, folded = fold_run_id(old, new)
     return StackDiff(
         stack=stack,

@@ -21,26 +21,21 @@ def _numeric(values: Sequence[Any]) -> bool:
 def against(key: str, results: Sequence[TrialResult], metric: str) -> Panel:
     """The metric of each trial that has one, against its value of `key`: a number on a
     linear or (when the positive values span a decade) log axis, anything else a category."""
-    measured = [r for r in results if r.metric is not None]
-    values = [r.point.get(key) for r in measured]
-    best = best_trial(results)
-    categories: list[str] = []
-    if _numeric(values):
-        xs = [float(v) for v in values]
-        positive = [x for x in xs if x > 0]
-        log = bool(xs) and len(positive) == len(xs) and max(xs) >= 10 * min(xs)
-    else:
-        categories = sorted({str(v) for v in values})
-        xs = [float(categories.index(str(v))) for v in values]
-        log = False
-    ys = [r.metric for r in measured if r.metric is not None]
+    values = [r.point.get(key) for r in results if r.metric is not None]
+    categories = [] if _numeric(values) else sorted({str(v) for v in values})
+
+    def place(value: Any) -> float:
+        return float(categories.index(str(value))) if categories else float(value)
+
+    points = [(place(r.point.get(key)), r.metric) for r in results if r.metric is not None]
+    xs = [x for x, _ in points]
+    log = not categories and bool(xs) and min(xs) > 0 and max(xs) >= 10 * min(xs)
+    best = best_trial(results)  # a succeeded trial with the metric: one of the points
     ringed = None
-    if best is not None and best in measured:
-        x = xs[measured.index(best)]
-        ringed = Series(f"best: trial {best.number}", [(x, ys[measured.index(best)])])
-    trials = Series("", list(zip(xs, ys, strict=True)), joined=False)
-    return Panel("", key, metric, [trials], x_log=log,
-                 categories=categories, ringed=ringed)  # fmt: skip
+    if best is not None and best.metric is not None:
+        ringed = Series(f"best: trial {best.number}", [(place(best.point.get(key)), best.metric)])
+    trials = Series("", points, joined=False)
+    return Panel("", key, metric, [trials], x_log=log, categories=categories, ringed=ringed)
 
 
 def curves(results: Sequence[TrialResult]) -> Panel:
