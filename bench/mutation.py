@@ -600,8 +600,8 @@ EQUIVALENT: dict[str, str] = {
         for name in (
             *(f"x__legend__mutmut_{n}" for n in (4, 6, 10, 11, 15, 17, 20, 23, 25, 27, 29, 32)),
             *(f"x__legend__mutmut_{n}" for n in (52, 54, 57, 61, 74)),
-            *(f"x__panel__mutmut_{n}" for n in (61, 77, 83)),
-            *(f"x__series__mutmut_{n}" for n in (32, 33, 52, 54)),
+            *(f"x__panel__mutmut_{n}" for n in (52, 68, 74)),
+            *(f"x__series__mutmut_{n}" for n in (27, 28, 47, 49)),
             "xǁ_Frameǁgrid__mutmut_24",
             "xǁ_Frameǁgrid__mutmut_49",
         )

@@ -54,6 +54,16 @@ class Panel:
     categories: Sequence[str] = ()  # x values are indexes into these, which label the ticks
     ringed: Series | None = None  # circled and named in the legend
 
+    def placeable(self, series: Series) -> list[tuple[float, float]]:
+        """The points of `series` this panel's axes can place."""
+        return drawable(series.points, self.x_log, self.y_log)
+
+    def every_point(self) -> list[tuple[float, float]]:
+        """The placeable points of every series and the ring: what the axes must reach and
+        the legend should not hide."""
+        shown = [*self.series, *([self.ringed] if self.ringed else [])]
+        return [p for s in shown for p in self.placeable(s)]
+
 
 @dataclass(frozen=True)
 class Axis:
@@ -136,8 +146,7 @@ def drawable(points: Sequence[tuple[float, float]], x_log: bool, y_log: bool) ->
 
 
 def _axes(panel: Panel) -> tuple[Axis, Axis]:
-    shown = [*panel.series, *([panel.ringed] if panel.ringed else [])]
-    points = [p for s in shown for p in drawable(s.points, panel.x_log, panel.y_log)]
+    points = panel.every_point()
     xs, ys = [x for x, _ in points], [y for _, y in points]
     if panel.categories:
         x_axis = category_axis(panel.categories)
@@ -187,7 +196,7 @@ class _Frame:
 
 
 def _series(frame: _Frame, series: Series, colour: str, panel: Panel) -> list[str]:
-    placed = [frame.at(x, y) for x, y in drawable(series.points, panel.x_log, panel.y_log)]
+    placed = [frame.at(x, y) for x, y in panel.placeable(series)]
     parts = [f"<g class={quoteattr('series')} data-label={quoteattr(series.label)}>"]
     if series.joined and len(placed) > 1:
         coordinates = " ".join(f"{x:.1f},{y:.1f}" for x, y in placed)
@@ -204,7 +213,7 @@ def _series(frame: _Frame, series: Series, colour: str, panel: Panel) -> list[st
 
 
 def _ring(frame: _Frame, ringed: Series, panel: Panel) -> list[str]:
-    placed = [frame.at(x, y) for x, y in drawable(ringed.points, panel.x_log, panel.y_log)]
+    placed = [frame.at(x, y) for x, y in panel.placeable(ringed)]
     parts = [f"<g class={quoteattr('ringed')} data-label={quoteattr(ringed.label)}>"]
     parts += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="8" fill="none" stroke="{RING_COLOUR}" '
               'stroke-width="1.5"/>' for x, y in placed]  # fmt: skip
@@ -240,8 +249,7 @@ def _panel(panel: Panel, left: float, width: float) -> list[str]:
     frame = _Frame(left, width, *_axes(panel))
     parts = frame.grid()
     entries = []
-    shown = [*panel.series, *([panel.ringed] if panel.ringed else [])]
-    points = [frame.at(*p) for s in shown for p in drawable(s.points, panel.x_log, panel.y_log)]
+    points = [frame.at(*p) for p in panel.every_point()]
     for i, series in enumerate(panel.series):
         colour = PALETTE[i % len(PALETTE)]
         parts += _series(frame, series, colour, panel)
