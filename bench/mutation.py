@@ -156,7 +156,7 @@ TESTS: dict[str, tuple[str, ...]] = {
     # Its own tests, with the lookup stubbed: the components' tests (the program for every
     # stack, minutes per stats run) reach its lookup and refusal too, and catch nothing more.
     "infra.cloud.kubernetes_version": ("tests/test_cloud_kubernetes_version.py",),
-    "infra.cloud.load_balancer_acl": ("tests/test_cloud_components.py",),
+    "infra.cloud.load_balancer_acl": ("tests/test_cloud_components.py", "tests/test_cloud_tree.py"),
     "infra.cloud.lookup": (
         "tests/test_bucket_ownership.py",
         "tests/test_cloud_lookup.py",
@@ -1239,6 +1239,69 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (15, 16, 18)
     },
+    **{
+        f"infra.cloud.zone_offers.x_check_nas_storage__mutmut_{n}": (
+            "another stand-in (None, 'XXXX', none given) for an offer's missing storageType or "
+            "protocolType: any stand-in that is not Performance, Capacity or NFS matches "
+            "nothing, as the empty string does"
+        )
+        for n in (14, 16, 20, 26, 28, 32)
+    },
+    **{
+        f"infra.manifests.run_access.x_namespace_kubeconfig__mutmut_{n}": (
+            "another stand-in (None, 'XXXX', none given) for a missing current-context or "
+            "context cluster: it only has to name no entry of the admin kubeconfig, which "
+            "names none so"
+        )
+        for n in (20, 22, 25, 39, 41, 44)
+    },
+    **{
+        f"infra.manifests.run_access.x_namespace_kubeconfig__mutmut_{n}": (
+            "the issued kubeconfig's key order (sort_keys None, True or left out): kubectl and "
+            "the Kubernetes provider read it as a mapping, so the order changes nothing"
+        )
+        for n in (91, 93, 94)
+    },
+    **{
+        f"infra.manifests.oss.x_oss_objects__mutmut_{n}": (
+            "writer=None for writer=False on the input volume and claim: only its truth is read"
+        )
+        for n in (15, 41)
+    },
+    **{
+        f"infra.manifests.workloads.x_replica_jobs__mutmut_{n}": (
+            "another constant in the drafts whose digest is the deploy generation (a generation "
+            "of None or 'XXXX', no ECI ids or the offline ones on every cluster kind): the "
+            "digest still changes exactly when a pod template does, in the review and the "
+            "deploy alike (tests/test_manifests_workloads.py holds the two equal)"
+        )
+        for n in (8, 10, 27, 31)
+    },
+    **{
+        f"infra.render.cloud.x_render_cloud__mutmut_{n}": (
+            "another rstrip of the banner (None: whitespace; 'XX\\nXX': X and newlines): the "
+            "banner ends in one newline and no X, so every one strips just that"
+        )
+        for n in (34, 36)
+    },
+    **{
+        f"infra.render.actions.x__changed_inputs__mutmut_{n}": (
+            "another default (None, 'XXXX', none given) for an input the new side lacks: the "
+            "key comes from either side, so one it lacks the old side has, the two differ, "
+            "and `or` never reads the default"
+        )
+        for n in (7, 9, 10)
+    },
+    "infra.render.actions.x_cloud_changes__mutmut_34": (
+        "'XXXX' for '' as a removed force-new input's value: neither holds a resource's id"
+    ),
+    "infra.render.actions.x_cloud_replace_lines__mutmut_16": (
+        "zip without strict: replacing and referring are built together, one entry per key"
+    ),
+    "infra.manifests.tensorboard.x_tensorboard_deployment__mutmut_5": (
+        "gpus=None for gpus=0 in TensorBoard's placement: placement() only asks whether the "
+        "count is non-zero, and None and 0 are both false"
+    ),
     "infra.manifests.network_policy.x__policy__mutmut_3": (
         "run_name for job.name in every policy's name: only the training policy is made from "
         "a trial; the others from the stack's own config, whose run_name is the job name"
@@ -2377,6 +2440,14 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         "the fork a pool of its own (tests/test_mutation_fork.py). Since then "
         f"{', '.join(RUN_AGAIN)} were run again; the other rows with mutants not run "
         "come from runs before the fix, and their caught counts may include such waits.",
+        "",
+        "mutmut runs a mutant only against the tests its stats run saw call the mutated "
+        "function. A value a test file computed once and shared (a platform deployed once "
+        "for tests/test_run_namespaces.py, a trained run, a parsed stack) counted only for "
+        "the first test that asked for it, so mutants only later tests catch survived. "
+        "Since 2026-11-27 every such value goes through tests/shared_values.py, which "
+        "shares nothing under mutmut, and tests/test_mutation_fork.py holds every test "
+        "file to it.",
         "",
         *table,
         "",

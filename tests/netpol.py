@@ -11,9 +11,11 @@ API reference defines it:
   namespaceSelector requires both; podSelector alone means the policy's own namespace;
 - label selectors: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist).
 
-ipBlock is applied to every address, pods included (Calico's and Terway's reading; Cilium
-never matches in-cluster endpoints with ipBlock). The node-local exception (a node always
-reaches its own pods) is not modelled: nothing here connects from a node.
+ipBlock is applied to every address, pods included (Calico's and Terway's reading), unless
+`ip_blocks_match_pods` is false: Cilium never matches in-cluster endpoints with ipBlock, and the
+Kubernetes reference leaves pod IPs in an ipBlock to the implementation. The node-local
+exception (a node always reaches its own pods) is not modelled: nothing here connects from a
+node.
 """
 
 from __future__ import annotations
@@ -86,8 +88,11 @@ def _peer_matches(
     policy_namespace: str,
     other: Endpoint,
     namespaces: Mapping[str, Mapping[str, str]],
+    ip_blocks_match_pods: bool,
 ) -> bool:
     if "ipBlock" in peer:
+        if isinstance(other, Pod) and not ip_blocks_match_pods:
+            return False
         return _in_block(peer["ipBlock"], other.ip)
     if not isinstance(other, Pod):
         return False  # pod and namespace selectors select pods only
@@ -142,6 +147,7 @@ def _allowed(
     protocol: str,
     port_owner: Endpoint,
     namespaces: Mapping[str, Mapping[str, str]],
+    ip_blocks_match_pods: bool,
 ) -> bool:
     applicable = _applicable(policies, subject, direction)
     if not applicable:
@@ -151,7 +157,9 @@ def _allowed(
         for rule in policy["spec"].get(rules_key) or []:
             peers = rule.get(peers_key) or []
             peer_ok = not peers or any(
-                _peer_matches(peer, policy["metadata"]["namespace"], other, namespaces)
+                _peer_matches(
+                    peer, policy["metadata"]["namespace"], other, namespaces, ip_blocks_match_pods
+                )
                 for peer in peers
             )
             if peer_ok and _port_matches(rule.get("ports"), port, protocol, port_owner):
@@ -166,13 +174,15 @@ def connection_allowed(
     port: int,
     namespaces: Mapping[str, Mapping[str, str]],
     protocol: str = "TCP",
+    ip_blocks_match_pods: bool = True,
 ) -> bool:
     """Would `source` reach `destination:port`? `namespaces` maps name to its labels."""
+    common = (port, protocol, destination, namespaces, ip_blocks_match_pods)
     egress_ok = not isinstance(source, Pod) or _allowed(
-        policies, source, destination, "Egress", port, protocol, destination, namespaces
+        policies, source, destination, "Egress", *common
     )
     ingress_ok = not isinstance(destination, Pod) or _allowed(
-        policies, destination, source, "Ingress", port, protocol, destination, namespaces
+        policies, destination, source, "Ingress", *common
     )
     return egress_ok and ingress_ok
 

@@ -26,6 +26,7 @@ import pytest
 
 from infra.local.plan import REPO
 from tests.cluster_helpers import wait_until
+from tests.shared_values import SHARED_SCOPE
 
 # A sitecustomize that injects faults into the trainer (tests/faults/sitecustomize.py).
 FAULTS = Path(__file__).resolve().parent / "faults"
@@ -53,7 +54,7 @@ def tree(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=SHARED_SCOPE)
 def died_at_30(tmp_path_factory: pytest.TempPathFactory) -> Path:
     output = tmp_path_factory.mktemp("base") / "out"
     assert train(output, 30) == 0  # a later run to step 40 resumes as if it had died at 30

@@ -870,12 +870,17 @@ def test_load_balancer_acl_holds_exactly_the_allowed_ranges() -> None:
     entries = mocks.of_type(SLB_ACL_ENTRY)
     assert sorted(entry.inputs["entry"] for entry in entries) == sorted(cidrs)
     assert {entry.inputs["aclId"] for entry in entries} == {acl.id} == {out["acl_id"].value}
+    # An entry's name is its URN: the same ranges keep the same entries on the next `up`.
+    assert sorted(entry.name for entry in entries) == [
+        "tensorboard-entry-198.51.100.7-32",
+        "tensorboard-entry-203.0.113.0-24",
+    ]
     # The deprecated in-resource entry list is not used.
     assert "entryLists" not in acl.inputs
 
 
 def test_load_balancer_acl_refuses_an_empty_list_which_would_admit_everyone() -> None:
-    with pytest.raises(ValueError, match="at least one CIDR"):
+    with pytest.raises(ValueError, match=r"^LoadBalancerAcl needs at least one CIDR$"):
         deploy(lambda: {"acl_id": LoadBalancerAcl("tensorboard", []).acl_id})
 
 

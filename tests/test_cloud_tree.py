@@ -22,6 +22,7 @@ from tests.test_cloud_components import ASK, deploy, server_of, stack
 
 CLOUD_STACKS = ("ack-cpu", "ack-gpu", "ask-eci", "platform-ack")
 SPOT = "ack-gpu with a spot pool"
+PUBLIC_BOARD = "ack-gpu with an internet-facing TensorBoard"
 # The cloud components the program makes, by Pulumi name (infra/program.py): hand-listed.
 COMPONENTS = {
     "network": "tftrain:cloud:Network",
@@ -29,6 +30,7 @@ COMPONENTS = {
     "pods": "tftrain:cloud:EciPodFirewall",
     "data": "tftrain:cloud:OssBucket",
     "oss-access": "tftrain:cloud:OssRrsaAccess",
+    "tensorboard": "tftrain:cloud:LoadBalancerAcl",
 }
 CLUSTER_COMPONENT = {"ack": "tftrain:cloud:AckCluster", "ask": "tftrain:cloud:AskCluster"}
 CLUSTER_RESOURCE = {
@@ -46,6 +48,7 @@ ALWAYS_TAGGED = {
     "alicloud:ecs/eipAddress:EipAddress",
     "alicloud:nas/fileSystem:FileSystem",
     "alicloud:ecs/securityGroup:SecurityGroup",
+    "alicloud:slb/acl:Acl",
 }
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
 AUTOSCALER = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
@@ -228,14 +231,25 @@ RULES = (
 )
 
 
-@pytest.mark.parametrize("stack", [*CLOUD_STACKS, SPOT])
+# Stacks no checked-in stack file is: ack-gpu with a change (a stack given as a mapping is
+# "test").
+VARIANTS = {
+    SPOT: {"cluster": {"spotGpuPool": {"maxSize": 2}}, "worker": {"spot": True}},
+    PUBLIC_BOARD: {
+        "tensorboard": {
+            "public": True,
+            "allowedSourceRanges": ["203.0.113.0/24", "198.51.100.7/32"],
+        }
+    },
+}
+
+
+@pytest.mark.parametrize("stack", [*CLOUD_STACKS, *VARIANTS])
 def test_the_stacks_cloud_tree_follows_every_rule(stack: str) -> None:
     """Each rule above on one run of the program (a run per test, no cache shared between
-    tests: a mutation run reruns exactly the tests that ran the code). SPOT is ack-gpu with
-    a spot GPU pool, which no checked-in stack has; a stack given as a mapping is "test"."""
-    if stack == SPOT:
-        overrides = {"cluster": {"spotGpuPool": {"maxSize": 2}}, "worker": {"spot": True}}
-        deployed = ("test", run_program(stack_raw("ack-gpu", overrides)))
+    tests: a mutation run reruns exactly the tests that ran the code)."""
+    if stack in VARIANTS:
+        deployed = ("test", run_program(stack_raw("ack-gpu", VARIANTS[stack])))
     else:
         deployed = (stack, run_program(stack))
     broken = []

@@ -179,10 +179,12 @@ MWMS_CHECK = textwrap.dedent(
     config = parse_tf_config(os.environ.pop("TF_CONFIG"))
     strategy = make_strategy(Plan("multi_worker_mirrored", Role.TRAINER, True), config)
     executor = LocalExecutor(strategy, lambda *a: None, Path(sys.argv[1]), 40, 4, 1)
+    # This worker's flag on each call: given (the same twice), or raised, then not.
+    flags = [sys.argv[2] == "True"] * 2 if len(sys.argv) > 2 else [True, False]
     print(json.dumps({
         "type": type(strategy).__name__,
         "cluster": strategy.cluster_resolver.cluster_spec().as_dict(),
-        "heard": [executor.any_replica(True), executor.any_replica(False)],
+        "heard": [executor.any_replica(flag) for flag in flags],
     }))
     """
 )
@@ -208,3 +210,69 @@ def test_a_one_worker_mwms_uses_tf_config_s_cluster_and_hears_its_own_flag(
         "cluster": {"worker": [address]},
         "heard": [True, False],
     }
+
+
+PS_CHECK = textwrap.dedent(
+    """
+    import json, os
+    import tensorflow as tf
+    from trainer.distribution import make_strategy
+    from trainer.plan import Plan, Role
+    from trainer.tf_config import parse_tf_config
+
+    # TensorFlow's in-process cluster: the worker and the ps serve from this process.
+    cluster = json.loads(os.environ["TF_CONFIG"])["cluster"]
+    for kind in ("worker", "ps"):
+        tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name=kind, task_index=0)
+    config = parse_tf_config(os.environ.pop("TF_CONFIG"))
+    strategy = make_strategy(Plan("parameter_server", Role.COORDINATOR, True), config)
+    with strategy.scope():
+        variable = tf.Variable(1.0)
+    print(json.dumps({"type": type(strategy).__name__, "variables_on": [variable.device]}))
+    """
+)
+
+
+def test_a_ps_chief_coordinates_the_cluster_tf_config_names() -> None:
+    cluster = {kind: [f"127.0.0.1:{_free_port()}"] for kind in ("chief", "worker", "ps")}
+    tf_config = {"cluster": cluster, "task": {"type": "chief", "index": 0}}
+    done = subprocess.run(
+        [sys.executable, "-c", PS_CHECK],
+        cwd=REPO,
+        env={**os.environ, "TF_CONFIG": json.dumps(tf_config), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+        "type": "ParameterServerStrategyV2",
+        "variables_on": ["/job:ps/replica:0/task:0/device:CPU:0"],
+    }
+
+
+def test_every_mwms_worker_hears_a_flag_any_one_of_them_raises(data_dir: Path) -> None:
+    """`any_replica`: worker 0 is told to stop, worker 1 is not; both must stop together."""
+    cluster = {"worker": [f"127.0.0.1:{_free_port()}" for _ in range(2)]}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", MWMS_CHECK, str(data_dir), str(index == 0)],
+            cwd=REPO,
+            env={
+                **os.environ,
+                "TF_CONFIG": json.dumps(
+                    {"cluster": cluster, "task": {"type": "worker", "index": index}}
+                ),
+                "PYTHONPATH": str(REPO),
+            },
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for index in range(2)
+    ]
+    outputs = [worker.communicate(timeout=120) for worker in workers]
+    for worker, (_, err) in zip(workers, outputs, strict=True):
+        assert worker.returncode == 0, err[-2000:]
+    heard = [json.loads(out.strip().splitlines()[-1])["heard"] for out, _ in outputs]
+    assert heard == [[True, True], [True, True]]

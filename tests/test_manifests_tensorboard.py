@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from infra.config import parse_config
 from infra.manifests.tensorboard import tensorboard_deployment, tensorboard_service
-from infra.platform.cluster_facts import cluster_facts
+from infra.platform.cluster_facts import EciNetwork, cluster_facts
 
 NEWEST_SCHEMA = max(all_versions(), key=Version)
 IMAGE = "registry.example.com/tftrain/trainer:1"
@@ -115,3 +115,45 @@ def test_the_deployment_serves_every_run_of_the_job_read_only() -> None:
     ]
     assert {"name": "data", "persistentVolumeClaim": {"claimName": "mnist-data"}} in pod["volumes"]
     assert "imagePullSecrets" not in pod
+
+
+def test_on_ack_tensorboard_stays_off_the_gpu_nodes() -> None:
+    # TensorBoard needs no GPU: it runs on the system pool, never on a billed GPU node or
+    # one that tolerates the GPU pool's taint.
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "cluster": {"kind": "ack", "gpuPool": {"instanceTypes": ["ecs.gn6i-c4g1.xlarge"]}},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "job": {"name": "mnist", "namespace": "team-a"},
+            "worker": {"gpuCount": 1},
+        }
+    )
+    pod = tensorboard_deployment(config, cluster_facts(config))["spec"]["template"]["spec"]
+    assert "nodeSelector" not in pod
+    assert "tolerations" not in pod
+
+
+def test_on_isolated_ask_tensorboard_sits_in_its_own_security_group() -> None:
+    # An ASK stack that makes its cluster gives TensorBoard a group of its own, apart from the
+    # replicas' (docs/security.md); ECI reads the pod's vSwitch and group from annotations
+    # (Alibaba Cloud "Annotations for ECI-based pods").
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "cluster": {"kind": "ask"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "job": {"name": "mnist", "namespace": "team-a"},
+        }
+    )
+    network = EciNetwork("vsw-pods", "sg-replicas", "sg-board")
+    deployment = tensorboard_deployment(config, cluster_facts(config, eci_network=network))
+    template = deployment["spec"]["template"]
+    assert template["metadata"]["annotations"] == {
+        "k8s.aliyun.com/eci-auto-imc": "true",
+        "k8s.aliyun.com/eci-image-cache": "true",
+        "k8s.aliyun.com/eci-security-group": "sg-board",
+        "k8s.aliyun.com/eci-vswitch": "vsw-pods",
+    }
+    assert "nodeSelector" not in template["spec"]
+    kubernetes_validate.validate(deployment, NEWEST_SCHEMA, strict=True)

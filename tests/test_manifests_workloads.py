@@ -196,3 +196,121 @@ def test_every_replica_starts_from_the_named_runs_checkpoints() -> None:
             "name": "TFTRAIN_INIT_CHECKPOINT",
             "value": "/data/mnist/r0/checkpoints",
         } in container["env"]
+
+
+def _generations(config: Any, facts: Any, sections: frozenset[str] = frozenset()) -> set[str]:
+    commands = [
+        job["spec"]["template"]["spec"]["containers"][0]["command"]
+        for job in replica_jobs(config, facts, build_topology(config), sections)
+    ]
+    return {command[command.index("--generation") + 1] for command in commands}
+
+
+def test_the_deploy_generation_is_the_reviews_whatever_ids_the_eci_network_gets() -> None:
+    """An isolated ASK stack's pods name a vSwitch and security groups the program makes during
+    `up`; the review (`render`) knows only placeholders. The generation the review shows must
+    be the one the Jobs get, or every `up` would look like a new deploy."""
+    from infra.platform.cluster_facts import EciNetwork
+
+    config = stack(cluster={"kind": "ask"}, network={"zoneId": "cn-hangzhou-i"})
+    review = _generations(config, cluster_facts(config))
+    made = EciNetwork("vsw-made", "sg-replicas-made", "sg-board-made")
+    deployed = _generations(config, cluster_facts(config, eci_network=made))
+    assert len(review) == 1
+    assert deployed == review
+    # While the pods themselves name the made ones.
+    (job, *_) = replica_jobs(
+        config, cluster_facts(config, eci_network=made), build_topology(config)
+    )
+    annotations = job["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["k8s.aliyun.com/eci-vswitch"] == "vsw-made"
+    assert annotations["k8s.aliyun.com/eci-security-group"] == "sg-replicas-made"
+
+
+GPU_WORKER = {"number": 1, "gpuCount": 1, "spot": True, "cpu": "2", "memory": "8Gi"}
+
+
+def test_a_spot_gpu_worker_on_ack_asks_for_its_gpu_on_the_spot_pool() -> None:
+    config = stack(
+        worker=GPU_WORKER,
+        cluster={"kind": "ack", "gpuPool": {"instanceTypes": ["ecs.gn6i-c4g1.xlarge"]},
+                 "spotGpuPool": {"maxSize": 2}},
+        network={"zoneId": "cn-hangzhou-i"},
+    )  # fmt: skip
+    jobs = jobs_of(config)
+    pod = jobs["mnist-worker-0"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"] == {
+        "requests": {"cpu": "2", "memory": "8Gi"},
+        # The device plugin's resource: a GPU is asked for as a limit (Kubernetes "Schedule GPUs").
+        "limits": {"cpu": "2", "memory": "8Gi", "nvidia.com/gpu": "1"},
+    }
+    # The spot pool's nodes carry this label and taint (infra/cloud/cluster.py).
+    spot = {
+        "key": "tftrain.io/capacity",
+        "operator": "Equal",
+        "value": "spot",
+        "effect": "NoSchedule",
+    }
+    assert pod["nodeSelector"] == {"tftrain.io/capacity": "spot"}
+    assert pod["tolerations"] == [spot]
+    # A CPU replica asks for no GPU and no spot node.
+    chief = jobs["mnist-chief-0"]["spec"]["template"]["spec"]
+    assert "nvidia.com/gpu" not in chief["containers"][0]["resources"]["limits"]
+    assert "nodeSelector" not in chief
+
+
+def test_a_spot_gpu_worker_on_ask_is_a_spot_gpu_eci_instance() -> None:
+    # Alibaba Cloud "Annotations for ECI-based pods": the instance type, the GPU driver and
+    # the spot bid (SpotAsPriceGo: the market price).
+    config = stack(
+        worker=GPU_WORKER,
+        cluster={"kind": "ask", "eciGpuSpec": "ecs.gn6i-c4g1.xlarge"},
+        network={"zoneId": "cn-hangzhou-i"},
+    )
+    template = jobs_of(config)["mnist-worker-0"]["spec"]["template"]
+    annotations = template["metadata"]["annotations"]
+    assert annotations["k8s.aliyun.com/eci-use-specs"] == "ecs.gn6i-c4g1.xlarge"
+    assert annotations["k8s.aliyun.com/eci-spot-strategy"] == "SpotAsPriceGo"
+    assert annotations["k8s.aliyun.com/eci-gpu-driver-version"] == "tesla=550"
+    assert template["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+
+
+def test_only_the_replica_that_ends_the_run_mounts_the_oss_export() -> None:
+    """The chief writes the export when the run succeeds (export.sh); every replica reads the
+    input, read-only."""
+    config = stack(
+        cluster={"kind": "ack"},
+        network={"zoneId": "cn-hangzhou-i"},
+        data={"bucket": "team-data-01", "inputPrefix": "mnist/", "exportPrefix": "exports/"},
+    )
+    for name, job in jobs_of(config).items():
+        pod = job["spec"]["template"]["spec"]
+        mounts = {m["name"]: m for m in pod["containers"][0]["volumeMounts"]}
+        claims = {v["name"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
+        assert mounts["input"] == {"name": "input", "mountPath": "/input", "readOnly": True}
+        ends_run = name == "mnist-chief-0"
+        assert ("export" in mounts) == ("export" in claims) == ends_run, name
+
+
+def test_an_init_checkpoint_in_the_buckets_input_is_read_where_the_pods_mount_it() -> None:
+    config = stack(
+        {"initCheckpoint": "/input/pretrained/ckpt-5"},
+        cluster={"kind": "ack"},
+        network={"zoneId": "cn-hangzhou-i"},
+        data={"bucket": "team-data-01", "inputPrefix": "mnist/", "exportPrefix": "exports/"},
+    )
+    for made in jobs_of(config).values():
+        (container,) = made["spec"]["template"]["spec"]["containers"]
+        wanted = {"name": "TFTRAIN_INIT_CHECKPOINT", "value": "/input/pretrained/ckpt-5"}
+        assert wanted in container["env"]
+
+
+def test_a_secret_env_value_is_not_part_of_the_deploy_generation() -> None:
+    """The review has a placeholder where `up` has the decrypted value (a section the engine
+    hands over marked secret): both must show the same generation."""
+    from infra.config.types import SECRET_PLACEHOLDER
+
+    review = stack({"env": {"TOKEN": SECRET_PLACEHOLDER}})
+    deployed = stack({"env": {"TOKEN": "s3cr3t"}})
+    shown = _generations(review, cluster_facts(review))
+    assert _generations(deployed, cluster_facts(deployed), frozenset({"job"})) == shown

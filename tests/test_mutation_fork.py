@@ -4,6 +4,7 @@ a thread pool); and values a test file shares are not shared (tests/shared_value
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import subprocess
@@ -75,3 +76,39 @@ def test_shared_values_are_shared_except_under_mutmut(
         timeout=60,
     )
     assert done.stdout.split() == [str(calls), scope], done.stderr
+
+
+# Fixtures shared by a file's tests that run none of infra/ or trainer/ in the test process,
+# so mutmut's map of which test runs which function loses nothing by them.
+SHARED_WITHOUT_PROJECT_CODE = {
+    ("test_bring_your_data.py", "first_run"): "the run is a launcher child process",
+    ("test_render.py", "origin"): "git commands on a copy of the project",
+    ("test_train_loop_run.py", "data_dir"): "IDX bytes written by the test itself",
+}
+
+
+def _shares_across_tests(decorator: ast.expr) -> bool:
+    """A cache decorator, or a fixture whose scope is wider than one test."""
+    name = ast.unparse(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    if name in ("cache", "lru_cache", "functools.cache", "functools.lru_cache"):
+        return True
+    if isinstance(decorator, ast.Call) and name == "pytest.fixture":
+        scopes = [k.value for k in decorator.keywords if k.arg == "scope"]
+        return any(isinstance(s, ast.Constant) and s.value != "function" for s in scopes)
+    return False
+
+
+def test_test_files_share_values_only_through_shared_values() -> None:
+    """A value computed in the first test that asks for it hides every later test from
+    mutmut's map (tests/shared_values.py says why): a program run, a trained model or a parsed
+    stack is shared through `shared` or SHARED_SCOPE, which mutmut turns off."""
+    found = set()
+    for path in sorted((REPO / "tests").glob("*.py")):
+        if path.name == "shared_values.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                _shares_across_tests(d) for d in node.decorator_list
+            ):
+                found.add((path.name, node.name))
+    assert found == set(SHARED_WITHOUT_PROJECT_CODE)

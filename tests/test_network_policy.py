@@ -49,9 +49,22 @@ class World:
     other_run: list[Pod]  # the same job's replicas of another run, same namespace
     other_namespace: list[Pod]  # the same stack deployed in another namespace
 
-    def allowed(self, source: Any, destination: Any, port: int, protocol: str = "TCP") -> bool:
+    def allowed(
+        self,
+        source: Any,
+        destination: Any,
+        port: int,
+        protocol: str = "TCP",
+        ip_blocks_match_pods: bool = True,
+    ) -> bool:
         return connection_allowed(
-            self.policies, source, destination, port, self.namespaces, protocol
+            self.policies,
+            source,
+            destination,
+            port,
+            self.namespaces,
+            protocol,
+            ip_blocks_match_pods=ip_blocks_match_pods,
         )
 
 
@@ -167,14 +180,19 @@ def test_egress_keeps_dns_and_the_outside_world_but_not_the_metadata_service(nam
     for pod in [*w.training, *w.tensorboard]:
         assert isolated(w.policies, pod, "Egress")
         for protocol in ("UDP", "TCP"):
-            assert w.allowed(pod, COREDNS, 53, protocol)
+            # Also where an ipBlock never matches a pod (Cilium): the cluster DNS is a pod.
+            for pods_in_blocks in (True, False):
+                assert w.allowed(pod, COREDNS, 53, protocol, pods_in_blocks), pods_in_blocks
             assert w.allowed(pod, NODE_LOCAL_DNS, 53, protocol)
         assert w.allowed(pod, INTERNET, 443)  # OSS, registries, datasets
         assert w.allowed(pod, VPC_CLIENT, 2049)  # anything in the VPC (NFS from a pod too)
         assert not w.allowed(pod, METADATA, 80)
     for source in w.training:
         for peer in w.training:
-            assert w.allowed(source, peer, TF_PORT) == _same_run(source, peer)
+            for pods_in_blocks in (True, False):
+                assert w.allowed(source, peer, TF_PORT, "TCP", pods_in_blocks) == _same_run(
+                    source, peer
+                ), pods_in_blocks
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -276,3 +294,19 @@ def test_the_policies_are_named_after_the_job_and_each_trial() -> None:
         "mnist-egress",
         "mnist-tensorboard",
     ]
+
+
+@pytest.mark.parametrize("stack", ["ask-eci", "ack-gpu"])
+def test_on_ask_every_policy_says_that_nothing_enforces_it(stack: str) -> None:
+    """ECI pods are outside any CNI's NetworkPolicy enforcement (docs/security.md): anyone
+    reading the objects in an ASK cluster is told so; on ACK (Terway enforces) nothing is said."""
+    from infra.config import load_stack
+    from infra.manifests.network_policy import network_policies
+
+    notes = [p["metadata"].get("annotations") for p in network_policies(load_stack(stack))]
+    assert len(notes) == 4
+    if stack == "ask-eci":
+        note = "ECI (cluster.kind ask) enforces no NetworkPolicy: see docs/security.md"
+        assert notes == [{"tftrain.io/not-enforced": note}] * 4
+    else:
+        assert notes == [None] * 4

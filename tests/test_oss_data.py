@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-from functools import cache
 from typing import Any
 
 import kubernetes_validate
@@ -61,7 +60,7 @@ def role(raw: dict[str, Any]) -> str:
     return str(raw.get("cluster", {}).get("role", "standalone"))
 
 
-@cache
+@shared
 def raw_with_data(stack: str) -> dict[str, Any]:
     """The stack with an OSS input: a bucket of the account, or on a run stack its platform's."""
     raw = read_stack_file(stack_file(stack))

@@ -87,6 +87,31 @@ def test_updates_of_a_type_without_a_schema_table_carry_the_caveat() -> None:
     [note] = cloud_update_note(updated)
     assert note.startswith("  (updates of Alarm: no provider schema recorded for their type;")
     assert cloud_update_note({SWITCH: "Switch"}) == []
+    two = {ALARM: "Alarm", "alicloud:log/project:Project  logs": "Project", SWITCH: "Switch"}
+    [note] = cloud_update_note(two)
+    assert note.startswith("  (updates of Alarm, Project: no provider schema recorded")
+
+
+def test_a_force_new_input_removed_replaces_and_names_no_resource() -> None:
+    new = _cloud()
+    del new[SWITCH].inputs["cidrBlock"]
+    changes = cloud_changes(_cloud(), new)
+    assert changes[SWITCH].action == "replace"
+    assert (changes[SWITCH].replacing, changes[SWITCH].referring) == (("cidrBlock",), ("",))
+
+
+def test_an_input_holding_two_replaced_ids_names_both() -> None:
+    other = "alicloud:vpc/switch:Switch  net-vswitch-b"
+
+    def cloud(cidr: str) -> dict:
+        return {
+            SWITCH: CloudResource({"cidrBlock": cidr}),
+            other: CloudResource({"cidrBlock": cidr.replace("10.0", "10.1")}),
+            MOUNT: CloudResource({"vswitchId": "<net-vswitch.id> <net-vswitch-b.id>"}),
+        }
+
+    changes = cloud_changes(cloud("10.0.0.0/24"), cloud("10.0.2.0/24"))
+    assert changes[MOUNT].referring == ("net-vswitch, net-vswitch-b",)
 
 
 def test_actions_and_counts() -> None:

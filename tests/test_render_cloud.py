@@ -102,8 +102,19 @@ def test_offline_config_replaces_every_secret(tmp_path: Path) -> None:
 
 def test_an_existing_cluster_at_the_latest_version_is_told_what_it_needs(tmp_path: Path) -> None:
     text = render_stack("dev", only="cloud")
-    assert "# No cloud resources: cluster.kind is existing, so `pulumi up` creates\n" in text
-    assert "# Its Kubernetes must be 1.26 or newer, or it drops the Jobs' podFailurePolicy" in text
+    assert (
+        "#\n"
+        "# No cloud resources: cluster.kind is existing, so `pulumi up` creates\n"
+        "# nothing on Alibaba Cloud and deploys into the cluster of this kubeconfig:\n"
+        "#\n"
+        "# pulumi:providers:kubernetes  k8s\n"
+    ) in text
+    assert text.endswith(
+        "#\n"
+        "# Its Kubernetes must be 1.26 or newer, or it drops the Jobs' podFailurePolicy\n"
+        "# and retries exit 2 like any failure. Set cluster.kubernetesVersion to the\n"
+        "# version it runs to have that checked.\n"
+    )
     document = {"config": read_stack_entries(stack_file("dev"))}
     document["config"]["tftrain:cluster"]["kubernetesVersion"] = "1.31.1-aliyun.1"
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document))
@@ -114,11 +125,55 @@ def test_an_existing_cluster_at_the_latest_version_is_told_what_it_needs(tmp_pat
 
 def test_a_run_stack_names_its_platform_and_creates_no_cloud_resource() -> None:
     text = render_stack("run-ack", only="cloud")
-    assert (
+    assert text.endswith(
+        "# ===== Cloud resources: the Pulumi program run as an offline preview =====\n"
+        "# <name.id>: the id the cloud assigns to resource `name`; <computed>: known once created\n"
+        "# or looked up at deploy time; <secret>: a secret, never shown.\n"
         "#\n"
         "# No cloud resources: a run stack (cluster.role run) creates only Kubernetes objects,\n"
         "# on the cluster of platform stack organization/tftrain/platform-ack, whose outputs\n"
         "# it reads at deploy time (offline: <platform output NAME> placeholders).\n"
-    ) in text
-    assert "cluster.kind is" not in text
-    assert "clusterIdentifier: <platform output clusterId>" in text
+        "#\n"
+        "# pulumi:pulumi:StackReference  platform\n"
+        "#   name: organization/tftrain/platform-ack\n"
+        "#\n"
+        "# pulumi:providers:kubernetes  k8s\n"
+        "#   clusterIdentifier: <platform output clusterId>\n"
+        # The namespace's kubeconfig the platform issued: a secret output of that stack.
+        "#   kubeconfig: <secret>\n"
+    )
+
+
+def test_each_lookup_shows_its_arguments_beneath_it(ack_gpu: list[str]) -> None:
+    # One lookup per pool's instance type (stacks/Pulumi.ack-gpu.yaml), in the order of the
+    # arguments, each argument one line deeper.
+    start = ack_gpu.index("# alicloud:ecs/getInstanceTypes:getInstanceTypes  (lookup)")
+    assert ack_gpu[start - 1 : start + 5] == [
+        "#",
+        "# alicloud:ecs/getInstanceTypes:getInstanceTypes  (lookup)",
+        "#   instanceType: ecs.g7.xlarge",
+        "#",
+        "# alicloud:ecs/getInstanceTypes:getInstanceTypes  (lookup)",
+        "#   instanceType: ecs.gn6i-c4g1.xlarge",
+    ]
+    assert ack_gpu[-3:] == [
+        "#",
+        "# alicloud:ram/getRoles:getRoles  (lookup)",
+        "#   nameRegex: ^AliyunCSManagedAutoScalerRole$",
+    ]
+
+
+def test_lookups_of_one_kind_are_in_the_order_of_their_arguments(tmp_path: Path) -> None:
+    """Not the order the program asked in: a pool's types listed the other way round render
+    the same review."""
+    document = {"config": read_stack_entries(stack_file("ack-gpu"))}
+    pool = document["config"]["tftrain:cluster"]["gpuPool"]
+    pool["instanceTypes"] = ["ecs.gn6v-c8g1.2xlarge", "ecs.gn6i-c4g1.xlarge"]
+    (tmp_path / "Pulumi.ack-gpu.yaml").write_text(yaml.safe_dump(document))
+    lines = render_stack("ack-gpu", tmp_path, only="cloud").splitlines()
+    asked = [line for line in lines if line.startswith("#   instanceType: ")]
+    assert asked == [
+        "#   instanceType: ecs.g7.xlarge",
+        "#   instanceType: ecs.gn6i-c4g1.xlarge",
+        "#   instanceType: ecs.gn6v-c8g1.2xlarge",
+    ]

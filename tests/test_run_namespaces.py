@@ -15,14 +15,17 @@ import json
 from typing import Any
 
 import kubernetes_validate
+import kubernetes_validate.utils
 import pytest
 import yaml
+from packaging.version import Version
 
 from infra.config import parse_config, read_stack_file, stack_file
 from infra.manifests.run_access import IssuedStorage, issued_objects
 from infra.mock_deploy import STACK_REFERENCE, Recorded, StackOutputs
 from infra.platform.outputs import KUBECONFIG, RUN_KUBECONFIGS, RUN_OSS_ROLE_NAMES
 from tests.pulumi_mocks import MOCK_ACCOUNT_ID, MOCK_SA_TOKEN, deployed_outputs, run_program
+from tests.shared_values import shared
 from tests.test_manifests_schema import schema_version
 from tests.test_platform_stacks import PLATFORM_ASK, RUN_ASK
 
@@ -79,29 +82,16 @@ def platform_raw(name: str) -> dict[str, Any]:
     return PLATFORMS.get(name) or read_stack_file(stack_file(name))
 
 
-# Each platform deployed once per test session. Not a functools.cache: mutmut runs a session
-# per mutant in a fork of one that ran the tests, and a module-level cache would hand the
-# mutant the unmutated program's results.
-_RUNS: dict[str, Recorded] = {}
-_OUTPUTS: dict[str, StackOutputs] = {}
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _deploy_afresh_per_session() -> None:
-    _RUNS.clear()
-    _OUTPUTS.clear()
-
-
+@shared
 def platform_run(name: str) -> Recorded:
-    if name not in _RUNS:
-        _RUNS[name] = run_program(PLATFORMS.get(name, name))
-    return _RUNS[name]
+    """The platform deployed under the mocks, once per session (each test afresh under mutmut:
+    tests/shared_values.py)."""
+    return run_program(PLATFORMS.get(name, name))
 
 
+@shared
 def platform_outputs(name: str) -> StackOutputs:
-    if name not in _OUTPUTS:
-        _OUTPUTS[name] = deployed_outputs(PLATFORMS.get(name, name))
-    return _OUTPUTS[name]
+    return deployed_outputs(PLATFORMS.get(name, name))
 
 
 def granted(role: dict[str, Any]) -> dict[tuple[str, str], set[str]]:
@@ -623,3 +613,71 @@ def test_the_platforms_issuing_as_components_in_one_process() -> None:
                    if r.type.startswith("kubernetes:"))  # fmt: skip
     assert kinds == sorted(["Namespace", "ServiceAccount", "Role", "RoleBinding", "Secret",
                             *["PersistentVolume"] * 3] * 2)  # fmt: skip
+
+
+@pytest.mark.parametrize(("kind", "ossfs_options"), [
+    ("ack", "-o uid=10000 -o gid=10000"),
+    # ECI's ossfs does not add allow_other as ACK's plugin does: without it the trainer's
+    # non-root user could not read the mount.
+    ("ask", "-o uid=10000 -o gid=10000 -o allow_other"),
+])  # fmt: skip
+def test_what_a_platform_issues_a_namespace_is_valid_as_written(
+    kind: str, ossfs_options: str
+) -> None:
+    """The objects as `render` writes them (not as the provider registers them): each valid
+    against the API, labelled as tftrain's, and volumes that keep the data when a claim goes."""
+    endpoint = "oss-cn-hangzhou-internal.aliyuncs.com"
+    storage = IssuedStorage(kind, "nas.example", "team-data-01", endpoint, "mnist/", "exports/")
+    objects = issued_objects("team-a", storage)
+    newest = max(kubernetes_validate.utils.all_versions(), key=Version)
+    for obj in objects:
+        kubernetes_validate.validate(obj, newest, strict=True)
+        assert obj["metadata"]["labels"]["app.kubernetes.io/name"] == "tftrain", obj["kind"]
+    volumes = {o["metadata"]["name"]: o["spec"] for o in objects if o["kind"] == "PersistentVolume"}
+    assert sorted(volumes) == [
+        "tftrain-team-a-data", "tftrain-team-a-export", "tftrain-team-a-input",
+    ]  # fmt: skip
+    assert {spec["persistentVolumeReclaimPolicy"] for spec in volumes.values()} == {"Retain"}
+    for name, path in (("input", "/mnist/"), ("export", "/exports/team-a/")):
+        attributes = volumes[f"tftrain-team-a-{name}"]["csi"]["volumeAttributes"]
+        assert attributes == {
+            "bucket": "team-data-01",
+            "url": endpoint,
+            "path": path,
+            "otherOpts": ossfs_options,
+        }
+    # Runs read their input and write only their exports.
+    assert volumes["tftrain-team-a-input"]["csi"]["readOnly"] is True
+    assert "readOnly" not in volumes["tftrain-team-a-export"]["csi"]
+
+
+@pytest.mark.parametrize(("storage", "expected"), [
+    ({}, IssuedStorage("ask", "nas.example", "team-data-01", "ep.example", "mnist/", "exports/")),
+    # A user's own NFS server: nothing of it is issued (the platform's NAS only).
+    (
+        {"kind": "nfs", "nfsServer": "10.0.0.5"},
+        IssuedStorage("ask", None, "team-data-01", "ep.example", "mnist/", "exports/"),
+    ),
+])  # fmt: skip
+def test_the_issued_volumes_mount_the_platforms_nas_and_bucket(
+    storage: dict[str, str], expected: IssuedStorage
+) -> None:
+    from infra.manifests.run_access import issued_storage
+    from infra.platform.cluster_facts import cluster_facts
+
+    raw = {**PLATFORM_ASK_DATA, **({"storage": storage} if storage else {})}
+    config = config_of(raw)
+    facts = cluster_facts(
+        config, nas_domain="nas.example", oss_endpoint="ep.example", oss_bucket="team-data-01"
+    )
+    assert issued_storage(config, facts) == expected
+
+
+def test_a_platform_without_a_bucket_issues_no_oss_volume() -> None:
+    from infra.manifests.run_access import issued_storage
+    from infra.platform.cluster_facts import cluster_facts
+
+    config = config_of(PLATFORM_ASK)
+    storage = issued_storage(config, cluster_facts(config, nas_domain="nas.example"))
+    assert storage.oss_bucket is None
+    assert storage.nfs_server == "nas.example"

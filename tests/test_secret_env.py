@@ -13,16 +13,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import kubernetes_validate
 import pytest
+from kubernetes_validate.utils import all_versions
+from packaging.version import Version
 
 from infra.config import load_stack_file, parse_config
 from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import run_key
 from infra.local.plan import resolve_secret_env
+from infra.manifests.secret_env import env_secret
 from tests.pulumi_mocks import run_program
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
 TOKEN = "s3cr3t-token-value"
+NEWEST_SCHEMA = max(all_versions(), key=Version)
 
 
 def test_offline_a_secure_value_is_a_placeholder_and_the_run_id_ignores_values(
@@ -151,6 +156,29 @@ def test_locally_a_secret_comes_from_the_shell_or_is_refused_by_key() -> None:
         resolve_secret_env(config, {})
 
 
+def test_locally_every_missing_secret_is_named_and_the_rest_kept_as_written() -> None:
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "job": {"env": {"PLAIN": "p", "API_KEY": {"secure": "v1:a"}}},
+            "worker": {"env": {"TOKEN": {"secure": "v1:x"}}},
+            "ps": {"env": {"PS_ONLY": "q"}},
+        }
+    )
+    shell = {"API_KEY": "k", "TOKEN": TOKEN, "UNRELATED": "u"}
+    resolved = resolve_secret_env(config, shell)
+    assert resolved.job.env == {"PLAIN": "p", "API_KEY": "k"}
+    assert resolved.worker.env == {"TOKEN": TOKEN}
+    assert resolved.ps.env == {"PS_ONLY": "q"}
+    with pytest.raises(ValueError) as refused:
+        resolve_secret_env(config, {"UNRELATED": "u"})
+    # Every missing one, job's first, and how to set the first.
+    assert str(refused.value) == (
+        "tftrain:job.env.API_KEY, tftrain:worker.env.TOKEN: a Pulumi secret, which the "
+        "launcher cannot decrypt; set it in this shell to run locally (export API_KEY=...)"
+    )
+
+
 def test_a_dry_run_never_prints_a_secret_resolved_from_the_shell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -192,3 +220,25 @@ def test_locally_a_secret_named_on_a_command_line_is_refused_by_key(
     assert "visible to every user in ps" in captured.err
     assert TOKEN not in captured.out + captured.err
     assert not (tmp_path / "out").exists()  # nothing started, nothing made
+
+
+def test_the_env_secret_is_an_opaque_secret_the_api_server_accepts() -> None:
+    # What `render` writes out and `kubectl apply` sends: one key per TFJob replica type
+    # (Kubeflow's chief, master, worker, ps, evaluator) and name, the value base64-encoded.
+    config = parse_config({"image": IMAGE, "job": {"env": {"TOKEN": TOKEN}}})
+    secret = env_secret(config, ["job"])
+    encoded = base64.b64encode(TOKEN.encode()).decode()
+    assert secret == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "mnist-env",
+            "namespace": "tftrain",
+            "labels": {"app.kubernetes.io/name": "tftrain", "app.kubernetes.io/instance": "mnist"},
+        },
+        "type": "Opaque",
+        "data": {
+            f"{kind}.TOKEN": encoded for kind in ("chief", "master", "worker", "ps", "evaluator")
+        },
+    }
+    kubernetes_validate.validate(secret, NEWEST_SCHEMA, strict=True)

@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.shared_values import SHARED_SCOPE
 from trainer.data import CHECKSUMS, FILES, DataError, count_train_examples, load_mnist
 from trainer.settings import BUNDLED_DATA_DIR
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope=SHARED_SCOPE)
 def mnist():
     return load_mnist(BUNDLED_DATA_DIR)
 

@@ -105,14 +105,21 @@ def test_ask_checks_the_nas_only() -> None:
     assert "no zone" in str(run("ask-eci", PlausibleCloud(nas_zones={})).error)
 
 
-def test_an_existing_vswitch_brings_its_zone_and_is_not_checked() -> None:
+@pytest.mark.parametrize("zone", [{}, {"zoneId": "cn-hangzhou-k"}])
+def test_an_existing_vswitch_brings_its_zone_and_is_not_checked(zone: dict[str, str]) -> None:
+    # A zoneId beside the vSwitch is not the zone anything is bought in: the vSwitch's is.
     raw = read_stack_file(stack_file("ack-cpu"))
     raw["network"] = {
         "vpcId": "vpc-existing",
         "vswitchId": "vsw-existing",
-        "vpcCidr": "172.16.0.0/12",
+        "vpcCidr": "172.16.0.0/12",  # the mock cloud's vSwitch is 172.16.8.0/21
+        "podVswitchCidr": "172.20.0.0/18",
+        "serviceCidr": "10.96.0.0/20",
+        **zone,
     }
     recorded = run(raw, PlausibleCloud(type_zones={}, nas_zones={}))
+    assert recorded.error is None
+    assert recorded.of_type("alicloud:cs/nodePool:NodePool")
     assert calls(recorded, TYPES) == calls(recorded, NAS_ZONES) == []
 
 
@@ -184,8 +191,13 @@ def test_an_offer_without_a_zone_id_is_neither_listed_nor_matched() -> None:
         check_nas_storage("Capacity", "", [*nameless, *SMB_ONLY_IN_H])
     assert str(raised.value).endswith("zones that do: cn-hangzhou-i. Use the other storage "
                                       "type, or a zone that offers it")  # fmt: skip
-    with pytest.raises(pulumi.RunError, match="NAS lists no zone that does"):
+    with pytest.raises(pulumi.RunError) as raised:
         check_nas_storage("Capacity", "cn-hangzhou-h", nameless)
+    assert str(raised.value) == (
+        "tftrain:storage.nasStorageType = 'Capacity': NAS offers no Capacity NFS file systems "
+        "in tftrain:network.zoneId cn-hangzhou-h; NAS lists no zone that does. Use the other "
+        "storage type, or a zone that offers it"
+    )
 
 
 def with_gpu_types(*types: str) -> dict[str, Any]:
@@ -194,14 +206,22 @@ def with_gpu_types(*types: str) -> dict[str, Any]:
     return raw
 
 
-def test_one_sold_out_type_among_several_is_not_a_refusal() -> None:
+def test_one_sold_out_type_among_several_is_not_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
     # The autoscaler picks among a pool's types: gn6v sells in cn-hangzhou-i, gn6i not here.
+    warned: list[object] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *_, **__: warned.append(message))
     sold_out = {**MOCK_TYPE_ZONES, "ecs.gn6i-c4g1.xlarge": ("cn-hangzhou-h",)}
     raw = with_gpu_types("ecs.gn6i-c4g1.xlarge", "ecs.gn6v-c8g1.2xlarge")
     raw["worker"] = {**raw["worker"], "cpu": "2", "memory": "8Gi"}
     recorded = run(raw, PlausibleCloud(type_zones=sold_out))
     assert recorded.error is None
     assert recorded.of_type("alicloud:cs/nodePool:NodePool")
+    # The preview says which type the pool will not get.
+    assert [w for w in warned if "gn6i" in str(w)] == [
+        "tftrain:cluster.gpuPool.instanceTypes: ecs.gn6i-c4g1.xlarge not on sale in "
+        "tftrain:network.zoneId cn-hangzhou-i; the pool's other instance types are, and its "
+        "nodes will be of those"
+    ]
 
 
 def test_a_pool_none_of_whose_types_is_on_sale_is_refused() -> None:
