@@ -1298,6 +1298,82 @@ EQUIVALENT: dict[str, str] = {
     "infra.render.actions.x_cloud_replace_lines__mutmut_16": (
         "zip without strict: replacing and referring are built together, one entry per key"
     ),
+    "infra.local.sweep.x_runs_dir__mutmut_5": (
+        "trials[1] for trials[0] in the default runs directory: its parent is runs/<stack>/"
+        "<job>, the same for every trial (trials differ in their run id only), and a sweep "
+        "has at least two"
+    ),
+    "infra.local.sweep.x_core_slices__mutmut_1": (
+        "`>` for `>=` when there are as many trials at once as cores: the even split then "
+        "gives each trial one core, as the one-core-each branch does"
+    ),
+    **{
+        f"infra.local.sweep.xǁSweepRunǁ__init____mutmut_{n}": (
+            "trial names from 0 or from 2 in the list that only sizes the line prefix: the "
+            "widest name is the same (the launcher's or the last trial's)"
+        )
+        for n in (11, 13)
+    },
+    **{
+        f"infra.local.sweep.xǁSweepRunǁrun__mutmut_{n}": (
+            "the fallback for a system without sched_getaffinity: Linux, the only system the "
+            "launcher pins trials on, has it"
+        )
+        for n in (3, 13)
+    },
+    **{
+        f"infra.local.sweep.x_run_sweep__mutmut_{n}": (
+            "`> 128` or `>= 129` for `>= 128`: a sweep's status is 0, 1 or 128 + a signal's "
+            "number, never 128 itself"
+        )
+        for n in (53, 54)
+    },
+    **{
+        f"infra.render.parsed.x_kind_of_title__mutmut_{n}": (
+            "another split of the type token (every ':', two, or index +1 of a two-part split): "
+            "the last part is the same"
+        )
+        for n in (11, 14, 15, 20, 23, 24)
+    },
+    **{
+        name: (
+            "split on any whitespace for a split on one or two spaces: a title's type token "
+            "holds no space, so its first part is the same"
+        )
+        for name in (
+            "infra.render.parsed.x_kind_of_title__mutmut_26",
+            "infra.render.parsed.x_type_of_title__mutmut_1",
+        )
+    },
+    "infra.render.parsed.x_parse_render__mutmut_12": (
+        "no stop at the Kubernetes section's first '---': its comment lines are titles of "
+        "objects ('# Kind namespace/name', one space), which the cloud reader takes for no "
+        "resource; parsing every stack's render gives the same result either way"
+    ),
+    "infra.render.parsed.x_parse_render__mutmut_16": (
+        "a banner marking a stack reference open: the lines after each banner are its fixed "
+        "text, never '#   name: ', and the next title sets the mark afresh; parsing every "
+        "stack's render gives the same result"
+    ),
+    "infra.render.parsed.x_parse_render__mutmut_59": (
+        "an input line stripped of X too: inputs are the providers' camelCase names, none "
+        "starting with X"
+    ),
+    **{
+        f"infra.cloud.load_balancer_acl.xǁLoadBalancerAclǁ__init____mutmut_{n}": (
+            "another dict (or none) for the ACL component's register_outputs: the engine only "
+            "stores it for display in the state; the program reads the component's acl_id, "
+            "which the tests check"
+        )
+        for n in (48, 49, 50)
+    },
+    **{
+        f"infra.cloud.load_balancer_acl.xǁLoadBalancerAclǁ__init____mutmut_{n}": (
+            "the component's opts dropped or passed as its props: the program gives it no "
+            "options (None), so every form registers it alike"
+        )
+        for n in (8, 11, 12)
+    },
     "infra.manifests.tensorboard.x_tensorboard_deployment__mutmut_5": (
         "gpus=None for gpus=0 in TensorBoard's placement: placement() only asks whether the "
         "count is non-zero, and None and 0 are both false"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,34 @@ def test_apply_override(assignment: str, expected: dict) -> None:
 def test_apply_override_rejects(assignment: str) -> None:
     with pytest.raises(ValueError, match="--set"):
         apply_override({}, assignment)
+
+
+def test_the_interpreter_shims_are_executable_and_writable_by_their_owner_only(
+    tmp_path: Path,
+) -> None:
+    shims = sorted(write_interpreters(tmp_path).iterdir())
+    assert shims
+    assert {stat.S_IMODE(shim.stat().st_mode) for shim in shims} == {0o755}
+
+
+def test_an_upper_case_no_proxy_alone_is_kept_too(tmp_path: Path) -> None:
+    env = process_env({"NO_PROXY": "internal.example.com"}, {}, tmp_path)
+    assert env["no_proxy"] == env["NO_PROXY"] == "localhost,127.0.0.1,internal.example.com"
+
+
+def test_a_secret_named_in_a_groups_own_command_is_refused_under_its_key() -> None:
+    from infra.local.plan import secrets_on_command_lines
+
+    config = parse_config({
+        **IMAGE,
+        "job": {"env": {"TOKEN": {"secure": "v1:x"}}},
+        "worker": {"command": ["python", "train.py", "--token=$(TOKEN)"]},
+    })  # fmt: skip
+    assert secrets_on_command_lines(config) == [
+        "tftrain:worker.command: $(TOKEN) is a Pulumi secret; on this machine it would be on the "
+        "replica's command line, visible to every user in ps: read TOKEN from the environment "
+        "in the trainer instead"
+    ]
 
 
 def test_python_anywhere_in_a_command_is_this_interpreter(tmp_path: Path) -> None:
@@ -138,6 +167,8 @@ def test_plan_moves_the_topology_to_localhost_and_keeps_the_contract(tmp_path: P
         # The trainer's documented settings (trainer/settings.py), from the stack's
         # hyperparams: maxSteps as set, the rest the documented defaults.
         assert TRAINER_SETTINGS.items() <= dict(spec.env).items()
+        # No initCheckpoint, no --input-dir: nothing to start from.
+        assert "TFTRAIN_INIT_CHECKPOINT" not in spec.env
     assert len(generations) == 1  # one launch, one deploy generation for every replica
     assert default_output_dir("dev", config) == REPO / "runs/dev/mnist" / config.job.run_id
 

@@ -4,6 +4,7 @@ how the machine's cores are shared out. The sweep run itself: tests/test_sweep_l
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import signal
@@ -274,3 +275,94 @@ def test_a_second_signal_while_stopping_ends_the_sweep_with_its_status(
         "[launcher] exit status 130",
     ]
     assert compared == []  # no comparison of a sweep cut short
+
+
+def test_stopping_gives_each_trials_launcher_time_to_stop_its_replicas(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A trial's launcher sends SIGTERM, waits --stop-grace, SIGKILLs and reaps; the sweep
+    # waits for that twice over, plus 5 s to reap, before killing it: 2 * 4 + 5.
+    waited = []
+    monkeypatch.setattr(
+        sweep_module.process, "stop", lambda children, timeout: waited.append(timeout)
+    )
+    SweepRun(parse_args(["sw", "--stop-grace", "4"]), swept(2))._stop()
+    assert waited == [13]
+
+
+def test_a_signal_while_trials_run_stops_them_and_gives_its_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def signalled(_seconds: float) -> None:
+        raise Stopped(signal.SIGTERM)
+
+    # The sweep's own clock only: the signal arrives while it waits between polls.
+    monkeypatch.setattr(sweep_module, "time", SimpleNamespace(sleep=signalled))
+    monkeypatch.setattr(
+        sweep_module, "trial_argv", lambda args, run_dir, run_id: [sys.executable, "-c", "pass"]
+    )
+    stopped = []
+    monkeypatch.setattr(SweepRun, "_stop", lambda self: stopped.append(True))
+    sweep = SweepRun(parse_args(["sw", "--output-dir", str(tmp_path)]), swept(2))
+    try:
+        assert sweep.run(list(enumerate(swept(2).trials, 1))) == 128 + 15  # SIGTERM
+    finally:
+        kill(sweep.children)
+    assert stopped == [True]
+    out = capsys.readouterr().out.splitlines()
+    assert "[launcher] SIGTERM received: stopping every running trial" in out
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity: Linux")
+def test_a_sweep_started_on_one_core_shares_that_core_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`taskset -c N python -m infra.local STACK`: the trials get N, not the machine."""
+    mine = os.sched_getaffinity(0)
+    only = min(mine)
+    program = "import os; print('cores', sorted(os.sched_getaffinity(0)), flush=True)"
+    monkeypatch.setattr(
+        sweep_module, "trial_argv", lambda args, run_dir, run_id: [sys.executable, "-c", program]
+    )
+    config = parse_config({**SWEPT, "sweep": {**SWEPT["sweep"], "parallel": 2}})
+    sweep = SweepRun(parse_args(["sw", "--output-dir", str(tmp_path)]), config)
+    os.sched_setaffinity(0, {only})
+    try:
+        assert sweep.run(list(enumerate(config.trials, 1))) == 0
+    finally:
+        os.sched_setaffinity(0, mine)
+    assert re.findall(r"cores \[(.*)\]", capsys.readouterr().out) == [str(only)] * 2
+
+
+def test_the_comparison_runs_with_the_launchs_stacks_and_assignments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = []
+    monkeypatch.setattr(
+        sweep_module.subprocess, "run", lambda argv, **options: ran.append((argv, options))
+    )
+    args = parse_args(["sw", "--stacks-dir", str(tmp_path)])
+    sweep_module.compare_trials(args, ["a.b=1", "c=2"], tmp_path / "runs")
+    assert ran == [
+        (
+            [sys.executable, "-m", "infra.sweep", "sw", "--runs-dir", str(tmp_path / "runs"),
+             "--stacks-dir", str(tmp_path.resolve()), "--set", "a.b=1", "--set", "c=2"],
+            # From the checkout, whatever the user's directory; its failure is its own to say.
+            {"cwd": REPO, "check": False},
+        )
+    ]  # fmt: skip
+
+
+def test_the_trial_option_says_what_it_takes_and_what_a_sweep_does_without_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # one line per option: no wrap inside a word
+    parser = argparse.ArgumentParser(prog="infra.local")
+    sweep_module.add_trial_option(parser)
+    text = " ".join(parser.format_help().split())
+    assert "[--trial RUN_ID]" in text
+    assert (
+        "--trial RUN_ID a stack with a sweep: run only this trial (default: every trial not "
+        "yet succeeded, sweep.parallel at a time; --output-dir is then the directory of the "
+        "trials' RUN_ID directories, default runs/STACK/JOB)"
+    ) in text
