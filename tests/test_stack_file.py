@@ -80,6 +80,27 @@ def test_every_fault_is_a_config_error_with_file_and_line(name: str, tmp_path: P
     )
 
 
+# The whole message, where its words are this project's (or the YAML reader's own context and
+# problem, for a syntax error).
+WHOLE = {
+    "syntax-error": "not valid YAML: while parsing a flow node expected the node content, but "
+    "found '<stream end>'",
+    "recursive-alias": "an alias that contains itself",
+    "infinity": ".inf: the Pulumi engine cannot pass infinity or NaN to a program: write a number",
+    "deep-nesting": "nested deeper than 32 or over 100000 values",
+}
+
+
+@pytest.mark.parametrize("name", WHOLE)
+def test_the_fault_says_exactly_what_is_wrong(name: str, tmp_path: Path) -> None:
+    content, line, _ = FAULTS[name]
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as error:
+        read_stack(path)
+    assert error.value.problems == [f"{path}:{line}: {WHOLE[name]}"]
+
+
 # Worked by hand from yaml.v3's resolve.go (its word table, strconv.ParseInt(s, 0, 64), then
 # ParseUint, then its float pattern and strconv.ParseFloat, which fails out of range).
 @pytest.mark.parametrize(
@@ -483,3 +504,17 @@ def test_a_document_of_exactly_the_value_limit_is_read_and_one_more_is_not(
     with pytest.raises(ConfigError) as refused:
         parse_yaml("[1, 2, 3, 4, 5]", "--set")
     assert refused.value.problems == ["--set:1: nested deeper than 32 or over 5 values"]
+
+
+@pytest.mark.parametrize(("lists", "accepted"), [(29, True), (30, False)])
+def test_a_value_32_keys_and_indices_deep_is_the_deepest_read(
+    lists: int, accepted: bool, tmp_path: Path
+) -> None:
+    # config, tftrain:job, args and 29 list indices: the innermost value is 32 deep.
+    path = tmp_path / "Pulumi.deep.yaml"
+    path.write_text("config:\n  tftrain:job: {args: " + "[" * lists + "1" + "]" * lists + "}\n")
+    if accepted:
+        read_stack(path)
+    else:
+        with pytest.raises(ConfigError, match="nested deeper than 32"):
+            read_stack(path)

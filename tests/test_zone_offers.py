@@ -249,3 +249,24 @@ def test_a_type_no_zone_sells_is_refused_in_full_words() -> None:
         "zone here selling it. Pick another instance type, or a zone that sells it (a new "
         "zone replaces the vSwitch, cluster and NAS)"
     )
+
+
+def test_every_sold_out_type_of_a_pool_is_named_in_one_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    warned: list[object] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *_, **__: warned.append(message))
+    sold_out = {
+        **MOCK_TYPE_ZONES,
+        "ecs.gn6i-c4g1.xlarge": ("cn-hangzhou-h",),
+        "ecs.gn7i-c8g1.2xlarge": ("cn-hangzhou-h",),
+    }
+    raw = with_gpu_types("ecs.gn6i-c4g1.xlarge", "ecs.gn7i-c8g1.2xlarge", "ecs.gn6v-c8g1.2xlarge")
+    raw["worker"] = {**raw["worker"], "cpu": "2", "memory": "8Gi"}
+    recorded = run(raw, PlausibleCloud(type_zones=sold_out))
+    assert recorded.error is None
+    assert [w for w in warned if "gpuPool" in str(w)] == [
+        "tftrain:cluster.gpuPool.instanceTypes: ecs.gn6i-c4g1.xlarge, ecs.gn7i-c8g1.2xlarge not "
+        "on sale in tftrain:network.zoneId cn-hangzhou-i; the pool's other instance types are, "
+        "and its nodes will be of those"
+    ]
