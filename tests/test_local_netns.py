@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -191,6 +192,25 @@ def test_a_refusal_is_reported_with_what_the_holder_said(
     with pytest.raises(NetworkUnavailable) as raised:
         PrivateNetwork.create()
     assert str(raised.value) == f"the kernel refused a network namespace ({said})"
+
+
+def test_a_holder_that_never_answers_is_reported_not_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Silent and alive (it would wait on its input forever): the launcher stops waiting
+    # after the deadline, kills it, and says so.
+    script = tmp_path / "holder.py"
+    script.write_text("import sys\nsys.stdin.read()\n")
+    monkeypatch.setattr(netns, "__file__", str(script))
+    monkeypatch.setattr(netns, "HOLDER_ANSWER_SECONDS", 2.0)
+    started = time.monotonic()
+    with pytest.raises(NetworkUnavailable) as raised:
+        PrivateNetwork.create()
+    waited = time.monotonic() - started
+    assert str(raised.value) == "the namespace holder gave no answer in 2 s"
+    # The configured deadline, not a doubled one: 2 s of room for a loaded machine's
+    # start and kill of the holder.
+    assert 2.0 <= waited < 4.0
 
 
 def test_a_failed_call_through_libc_reports_the_kernels_errno() -> None:

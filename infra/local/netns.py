@@ -19,7 +19,8 @@ has every capability in it, so joining needs no privilege either.
 
 Where the kernel refuses (user namespaces disabled by sysctl, a seccomp or AppArmor policy,
 not Linux), `PrivateNetwork.create` raises `NetworkUnavailable` with the kernel's reason,
-and the launcher says so before anything starts.
+and the launcher says so before anything starts; so it does for a holder that gives no
+answer within HOLDER_ANSWER_SECONDS.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
+import select
 import socket
 import struct
 import subprocess
@@ -39,6 +41,9 @@ _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
 READY = "ready"
+# The holder answers in well under a second (a stdlib-only Python and four system calls);
+# this is for one that never does, so the launcher says so instead of waiting in silence.
+HOLDER_ANSWER_SECONDS = 30.0
 
 
 class NetworkUnavailable(Exception):
@@ -104,6 +109,12 @@ class PrivateNetwork:
         )
         assert holder.stdin is not None and holder.stdout is not None
         try:
+            answered, _, _ = select.select([holder.stdout], [], [], HOLDER_ANSWER_SECONDS)
+            if not answered:
+                holder.kill()
+                raise NetworkUnavailable(
+                    f"the namespace holder gave no answer in {HOLDER_ANSWER_SECONDS:g} s"
+                )
             said = holder.stdout.readline().strip()
             if said != READY:
                 raise NetworkUnavailable(f"the kernel refused a network namespace ({said})")
