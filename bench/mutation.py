@@ -1408,6 +1408,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (17, 19)
     },
+    **{
+        f"infra.program.x_user_secret_reads__mutmut_{n}": (
+            "another default (None, 'XXXX', none given) for a Secret's missing namespace: "
+            "every Secret the stack makes is namespaced, so the default is never read"
+        )
+        for n in (3, 5, 10)
+    },
     "infra.manifests.tensorboard.x_tensorboard_deployment__mutmut_5": (
         "gpus=None for gpus=0 in TensorBoard's placement: placement() only asks whether the "
         "count is non-zero, and None and 0 are both false"
@@ -1988,7 +1995,7 @@ EQUIVALENT: dict[str, str] = {
             "O_RDONLY & O_CLOEXEC (0) for O_RDONLY | O_CLOEXEC: os.open makes every "
             "descriptor non-inheritable anyway (PEP 446), so it is close-on-exec either way"
         )
-        for n in (31, 37)
+        for n in (42, 48)
     },
     "infra.local.netns.xǁPrivateNetworkǁcreate__mutmut_20": (
         "`or` for `and` in the assert that the holder's pipes exist: Popen makes both "

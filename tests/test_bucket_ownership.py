@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -244,3 +245,18 @@ def test_a_missing_user_secret_creates_nothing_in_the_cluster() -> None:
     assert run.error is not None and "not found" in str(run.error)
     created = [r.type for r in run.resources if r.type.startswith("kubernetes:")]
     assert created == ["kubernetes:core/v1:Secret"]  # only the failed read
+
+
+def test_the_credentials_secret_the_stack_makes_is_not_read_first() -> None:
+    """With the AccessKey in the stack (`pulumi config set --secret`), the stack makes the
+    Secret the volumes name: reading it before it exists would fail the first `up`."""
+    raw = read_stack_file(stack_file("dev"))
+    raw["data"] = {
+        "bucket": "team-data-01",
+        "inputPrefix": "mnist/",
+        "endpoint": "oss-cn-hangzhou-internal.aliyuncs.com",
+    }
+    secrets = {"data": json.dumps({**raw["data"], "accessKeyId": "LTAI-x", "accessKeySecret": "s"})}
+    run = run_program(raw, secrets=secrets)
+    names = sorted(r.name for r in run.resources if r.type == "kubernetes:core/v1:Secret")
+    assert names == ["tftrain-dev/mnist-oss-credentials"]  # made, not read: no existing-secret-

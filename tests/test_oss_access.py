@@ -341,6 +341,17 @@ def test_the_whole_programs_role_trusts_only_the_clusters_oidc_issuer_for_the_os
             }
         },
     }
+    # It grants the bucket the stack made, once that bucket exists.
+    (bucket,) = run.of_type("alicloud:oss/bucket:Bucket")
+    (policy,) = run.of_type("alicloud:ram/policy:Policy")
+    resources = {
+        arn
+        for granted in json.loads(policy.inputs["policyDocument"])["Statement"]
+        for arn in granted["Resource"]
+    }
+    assert f"acs:oss:*:*:{bucket.inputs['bucket']}" in resources
+    (access,) = run.of_type("tftrain:cloud:OssRrsaAccess")
+    assert bucket.urn in access.dependencies
 
 
 def test_a_stack_with_its_own_role_exports_no_policy_to_attach() -> None:
