@@ -1326,25 +1326,11 @@ EQUIVALENT: dict[str, str] = {
         "gives each trial one core, as the one-core-each branch does"
     ),
     **{
-        f"infra.local.sweep.xǁSweepRunǁ__init____mutmut_{n}": (
-            "trial names from 0 or from 2 in the list that only sizes the line prefix: the "
-            "widest name is the same (the launcher's or the last trial's)"
-        )
-        for n in (11, 13)
-    },
-    **{
         f"infra.local.sweep.xǁSweepRunǁrun__mutmut_{n}": (
             "the fallback for a system without sched_getaffinity: Linux, the only system the "
             "launcher pins trials on, has it"
         )
         for n in (3, 13)
-    },
-    **{
-        f"infra.local.sweep.x_run_sweep__mutmut_{n}": (
-            "`> 128` or `>= 129` for `>= 128`: a sweep's status is 0, 1 or 128 + a signal's "
-            "number, never 128 itself"
-        )
-        for n in (53, 54)
     },
     **{
         f"infra.render.parsed.x_kind_of_title__mutmut_{n}": (
@@ -1414,6 +1400,13 @@ EQUIVALENT: dict[str, str] = {
             "every Secret the stack makes is namespaced, so the default is never read"
         )
         for n in (3, 5, 10)
+    },
+    **{
+        f"infra.program.x_preflight__mutmut_{n}": (
+            "another bucket or endpoint for a stack without OSS data: only a stack that uses "
+            "OSS reads them (provision_data runs only then)"
+        )
+        for n in (29, 30)
     },
     "infra.manifests.tensorboard.x_tensorboard_deployment__mutmut_5": (
         "gpus=None for gpus=0 in TensorBoard's placement: placement() only asks whether the "

@@ -7,6 +7,7 @@ token in X-aliyun-ecs-metadata-token; Alibaba's "Obtain instance metadata" page)
 from __future__ import annotations
 
 import http.server
+import re
 import socket
 import subprocess
 import sys
@@ -241,3 +242,24 @@ def test_every_cloud_stack_says_what_its_first_up_from_a_laptop_needs(path: Path
     assert "First `up` from a laptop" in comments
     assert "cluster.publicApiServer: true" in comments
     assert "network.vpcId" in comments
+
+
+@pytest.mark.parametrize(
+    ("cluster", "expected"),
+    [
+        ({}, None),  # unnamed: the name the stack gives the cluster it creates
+        ({"name": "team-gpu"}, "team-gpu"),
+    ],
+)
+def test_the_reach_check_asks_for_the_cluster_this_stack_names(
+    cluster: dict[str, str], expected: str | None
+) -> None:
+    """A second `up` must find the cluster the first one made, under the name it made it with
+    (ACK's DescribeClusters by name), or it would take a reachable cluster for a new one."""
+    raw = stack_raw("ack-gpu", {"cluster": cluster})
+    run = run_program(raw)
+    (made,) = run.of_type("alicloud:cs/managedKubernetes:ManagedKubernetes")
+    name = expected or made.inputs["name"]
+    asked = [args for token, args in run.calls if token == api_server_reach.GET_CLUSTERS]
+    assert asked == [{"nameRegex": f"^{re.escape(name)}$"}]
+    assert made.inputs["name"] == name

@@ -232,6 +232,13 @@ def test_a_secret_the_stack_does_not_make_is_read_not_created() -> None:
     # Read by its id, never registered with data of ours.
     assert [name for name, _ in secrets] == ["existing-secret-oss/oss-credentials"]
     assert "data" not in secrets[0][1]
+    # Read from the stack's cluster, through its provider (not the ambient kubeconfig's).
+    (read,) = [r for r in run.resources if r.name == "existing-secret-oss/oss-credentials"]
+    (provider,) = run.of_type("pulumi:providers:kubernetes")
+    assert read.provider == f"{provider.urn}::{provider.name}-id"
+    # An existing cluster's stack still says where its volumes read and write.
+    assert run.outputs["ossEndpoint"] == "oss-cn-hangzhou-internal.aliyuncs.com"
+    assert run.outputs["ossBucket"] == "team-data-01"
 
 
 def test_a_missing_user_secret_creates_nothing_in_the_cluster() -> None:

@@ -112,3 +112,23 @@ def test_test_files_share_values_only_through_shared_values() -> None:
             ):
                 found.add((path.name, node.name))
     assert found == set(SHARED_WITHOUT_PROJECT_CODE)
+
+
+def test_each_equivalent_mutant_is_listed_once() -> None:
+    """bench/mutation.py builds EQUIVALENT from literal entries and `**{...}` blocks: a name
+    in two of them keeps only the later reason, silently."""
+    source = (REPO / "bench" / "mutation.py").read_text()
+    (table,) = [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "EQUIVALENT"
+    ]
+    assert isinstance(table, ast.Dict)
+    names: list[str] = []
+    for key, value in zip(table.keys, table.values, strict=True):
+        if key is not None:
+            names.append(ast.literal_eval(key))
+        else:  # a `**{f"...{n}": reason for n in (...)}` block
+            names.extend(eval(compile(ast.Expression(value), "EQUIVALENT", "eval"), {}))
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    assert names and not repeated, repeated

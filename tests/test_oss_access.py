@@ -28,6 +28,7 @@ from tests.pulumi_mocks import (
     CloudMocks,
     PlausibleCloud,
     run_program,
+    stack_raw,
 )
 from tests.test_cloud_components import deploy
 
@@ -362,3 +363,16 @@ def test_a_stack_with_its_own_role_exports_no_policy_to_attach() -> None:
         "ossEndpoint",
         "ossRoleName",
     }
+
+
+def test_an_ack_stack_with_an_access_key_makes_no_role_and_needs_no_rrsa() -> None:
+    """`data.credentials: secret` on ACK: the volumes authenticate with the run's AccessKey,
+    so the cluster needs no RRSA and the stack makes no RAM role; the policy to attach to that
+    key's user is an output."""
+    raw = stack_raw("ack-gpu", {})
+    raw["data"] = {**raw["data"], "credentials": "secret"}
+    secrets = {"data": json.dumps({**raw["data"], "accessKeyId": "LTAI-x", "accessKeySecret": "s"})}
+    run = run_program(raw, secrets=secrets)
+    assert run.of_type("alicloud:ram/role:Role") == []
+    assert "ossRoleName" not in run.outputs
+    assert "ossAccessPolicy" in run.outputs

@@ -96,6 +96,35 @@ def test_without_data_endpoint_or_a_region_nothing_is_created_and_both_fixes_are
     assert [r for r in run.resources if r.custom and not r.type.startswith("pulumi:")] == []
 
 
+def test_the_providers_region_variable_stands_in_for_alicloud_region(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # pulumi-alicloud reads ALICLOUD_REGION when alicloud:region is unset (its provider
+    # docs): the volumes then mount that region's internal endpoint.
+    monkeypatch.setenv("ALICLOUD_REGION", "cn-beijing")
+    run = run_program(_platform(endpoint=None))
+    assert run.outputs["ossEndpoint"] == "oss-cn-beijing-internal.aliyuncs.com"
+
+
+def test_a_bucket_in_another_region_than_the_providers_variable_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The mock account's buckets are in cn-hangzhou (tests/pulumi_mocks.py).
+    monkeypatch.setenv("ALICLOUD_REGION", "cn-shanghai")
+    raw = read_stack_file(stack_file("ack-gpu"))
+    raw["data"] = {"bucket": "team-data-01", "inputPrefix": "mnist/"}
+    run = run_program(raw, raise_errors=False)
+    assert "it is in oss-cn-hangzhou, the stack in cn-shanghai" in str(run.error)
+    assert run.resources == []
+
+
+def test_the_nas_file_system_id_output_is_the_one_the_stack_created() -> None:
+    # What `storage.fileSystemId` takes to re-attach it after a destroy (docs/deploy.md).
+    run = run_program("ack-gpu")
+    (file_system,) = run.of_type("alicloud:nas/fileSystem:FileSystem")
+    assert run.outputs["nasFileSystemId"] == f"{file_system.name}-id"
+
+
 def test_the_vpc_id_output_is_the_id_of_the_vpc_the_stack_created() -> None:
     run = run_program("ack-gpu")
     (vpc,) = run.of_type("alicloud:vpc/network:Network")

@@ -710,3 +710,14 @@ def test_each_namespaces_role_trusts_only_the_platforms_cluster_for_the_ossfs_pl
     (bucket,) = run.of_type("alicloud:oss/bucket:Bucket")
     (access,) = run.of_type("tftrain:cloud:OssRrsaAccess")
     assert bucket.urn in access.dependencies
+    # The roles hold the grants: no policy for a user to attach by hand.
+    assert "runOssAccessPolicies" not in run.outputs
+
+
+def test_a_platform_without_nas_still_issues_its_namespaces() -> None:
+    """storage.kind nfs: nothing of NAS to wait for, and the namespaces are issued anyway."""
+    raw = read_stack_file(stack_file("platform-ack"))
+    raw["storage"] = {"kind": "nfs", "nfsServer": "10.0.0.5"}
+    run = run_program({**raw, "alicloud:region": "cn-hangzhou"})
+    assert run.of_type("alicloud:nas/fileSystem:FileSystem") == []
+    assert [r["metadata"]["namespace"] for r in run.objects_of_kind("Role")] == ["lr-sweep-a"]
