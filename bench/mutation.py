@@ -1408,6 +1408,10 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (29, 30)
     },
+    "infra.program.x_export_outputs__mutmut_61": (
+        "typing.cast(None, ...) for cast(Service, ...): cast returns its value unchanged at "
+        "run time; the type is for the checker only"
+    ),
     "infra.manifests.tensorboard.x_tensorboard_deployment__mutmut_5": (
         "gpus=None for gpus=0 in TensorBoard's placement: placement() only asks whether the "
         "count is non-zero, and None and 0 are both false"

@@ -203,6 +203,25 @@ def test_no_duplicate_resources(stack: str) -> None:
     assert [key for key, n in counts.items() if n > 1] == []
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_object_of_a_namespace_the_stack_makes_is_created_after_it(stack: str) -> None:
+    # The API server refuses a namespaced object whose Namespace does not exist yet.
+    run = recorded(stack)
+    made = {
+        r.inputs["metadata"]["name"]: r.urn for r in run.of_type("kubernetes:core/v1:Namespace")
+    }
+    inside = [
+        r for r in run.resources
+        if r.type.startswith("kubernetes:") and r.custom and not r.name.startswith("existing-")
+        and (r.inputs.get("metadata") or {}).get("namespace") in made
+    ]  # fmt: skip
+    assert all(made[r.inputs["metadata"]["namespace"]] in r.dependencies for r in inside), [
+        r.name for r in inside if made[r.inputs["metadata"]["namespace"]] not in r.dependencies
+    ]
+    if load_stack(stack).cluster.role != "run":  # a run stack's namespace is its platform's
+        assert made and inside
+
+
 @pytest.mark.parametrize("stack", RUN_STACKS)
 def test_tensorboard_is_not_public_by_default(stack: str) -> None:
     config = load_stack(stack)
@@ -337,6 +356,23 @@ def test_exports_tell_the_user_what_next(stack: str) -> None:
         lead = f"{name}-chief-0" if run.chief.number else f"{name}-worker-0"
         assert told["kubectl"]["logs"] == f"kubectl -n {run.job.namespace} logs -f job/{lead}"
         assert run.job.run_id in told["kubectl"]["status"]
+    namespace = config.job.namespace
+    if config.trials:  # every trial's Jobs, by the label they share (tftrain.io/job)
+        assert outputs["kubectl"]["status"] == (
+            f"kubectl -n {namespace} get jobs -l tftrain.io/job={config.job.name}"
+        )
+    if "kubeconfig" in outputs:  # how to point kubectl at the cluster the stack made
+        assert outputs["kubectl"]["kubeconfig"] == (
+            "pulumi stack output --show-secrets kubeconfig > kubeconfig.yaml"
+            " && export KUBECONFIG=$PWD/kubeconfig.yaml"
+        )
+    board = config.tensorboard
+    if board.enabled and board.service_type == "ClusterIP":
+        # Reached through a port-forward to TensorBoard's default port.
+        assert outputs["tensorboardPortForward"] == (
+            f"kubectl -n {namespace} port-forward svc/{config.job.name}-tensorboard 6006"
+        )
+        assert outputs["tensorboardUrl"] == "http://localhost:6006"
 
 
 @pytest.mark.parametrize("stack", STACKS)
