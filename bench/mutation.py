@@ -1412,6 +1412,20 @@ EQUIVALENT: dict[str, str] = {
         "typing.cast(None, ...) for cast(Service, ...): cast returns its value unchanged at "
         "run time; the type is for the checker only"
     ),
+    **{
+        f"infra.program.x__dependencies__mutmut_{n}": (
+            "another default (None, 'XXXX', none given) for a cluster-scoped object's "
+            "namespace: no Namespace is named any of them or '', so none is waited for either way"
+        )
+        for n in (8, 10, 13)
+    },
+    **{
+        f"infra.program.x__volume_sources__mutmut_{n}": (
+            "another default (None, none given) for a pod template's volumes: every template "
+            "the stack builds has volumes (the data volume and the supervisor's ConfigMap)"
+        )
+        for n in (3, 5)
+    },
     "infra.manifests.tensorboard.x_tensorboard_deployment__mutmut_5": (
         "gpus=None for gpus=0 in TensorBoard's placement: placement() only asks whether the "
         "count is non-zero, and None and 0 are both false"

@@ -267,3 +267,11 @@ def test_the_credentials_secret_the_stack_makes_is_not_read_first() -> None:
     run = run_program(raw, secrets=secrets)
     names = sorted(r.name for r in run.resources if r.type == "kubernetes:core/v1:Secret")
     assert names == ["tftrain-dev/mnist-oss-credentials"]  # made, not read: no existing-secret-
+    # The volumes that name it wait for it: a node mounting one first would find no key.
+    (secret,) = run.of_type("kubernetes:core/v1:Secret")
+    volumes = [
+        r for r in run.of_type("kubernetes:core/v1:PersistentVolume")
+        if r.inputs["spec"].get("csi", {}).get("nodePublishSecretRef")
+    ]  # fmt: skip
+    assert volumes
+    assert all(secret.urn in volume.dependencies for volume in volumes)
