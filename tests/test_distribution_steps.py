@@ -161,6 +161,26 @@ def test_each_worker_reads_its_own_half_in_a_fixed_order(data_dir: Path) -> None
     assert _labels_seen(executor(1), 5) == second  # the same seed: the same order
 
 
+def _check(script: str, tf_config: dict[str, Any], *args: str) -> subprocess.Popen[str]:
+    """`script` in a fresh process with `tf_config` as its TF_CONFIG (a strategy sets the
+    process' collective context for good, so each runs in its own)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        cwd=REPO,
+        env={**os.environ, "TF_CONFIG": json.dumps(tf_config), "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _printed(check: subprocess.Popen[str]) -> Any:
+    """The JSON the check printed last, once it has exited 0."""
+    out, err = check.communicate(timeout=120)
+    assert check.returncode == 0, err[-2000:]
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -195,17 +215,7 @@ def test_a_one_worker_mwms_uses_tf_config_s_cluster_and_hears_its_own_flag(
 ) -> None:
     address = f"127.0.0.1:{_free_port()}"
     tf_config = {"cluster": {"worker": [address]}, "task": {"type": "worker", "index": 0}}
-    done = subprocess.run(
-        [sys.executable, "-c", MWMS_CHECK, str(data_dir)],
-        cwd=REPO,
-        env={**os.environ, "TF_CONFIG": json.dumps(tf_config), "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result == {
+    assert _printed(_check(MWMS_CHECK, tf_config, str(data_dir))) == {
         "type": "CollectiveAllReduceStrategy",
         "cluster": {"worker": [address]},
         "heard": [True, False],
@@ -236,16 +246,7 @@ PS_CHECK = textwrap.dedent(
 def test_a_ps_chief_coordinates_the_cluster_tf_config_names() -> None:
     cluster = {kind: [f"127.0.0.1:{_free_port()}"] for kind in ("chief", "worker", "ps")}
     tf_config = {"cluster": cluster, "task": {"type": "chief", "index": 0}}
-    done = subprocess.run(
-        [sys.executable, "-c", PS_CHECK],
-        cwd=REPO,
-        env={**os.environ, "TF_CONFIG": json.dumps(tf_config), "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {
+    assert _printed(_check(PS_CHECK, tf_config)) == {
         "type": "ParameterServerStrategyV2",
         "variables_on": ["/job:ps/replica:0/task:0/device:CPU:0"],
     }
@@ -254,25 +255,14 @@ def test_a_ps_chief_coordinates_the_cluster_tf_config_names() -> None:
 def test_every_mwms_worker_hears_a_flag_any_one_of_them_raises(data_dir: Path) -> None:
     """`any_replica`: worker 0 is told to stop, worker 1 is not; both must stop together."""
     cluster = {"worker": [f"127.0.0.1:{_free_port()}" for _ in range(2)]}
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", MWMS_CHECK, str(data_dir), str(index == 0)],
-            cwd=REPO,
-            env={
-                **os.environ,
-                "TF_CONFIG": json.dumps(
-                    {"cluster": cluster, "task": {"type": "worker", "index": index}}
-                ),
-                "PYTHONPATH": str(REPO),
-            },
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+    workers = [  # both started before either is waited for: they meet in the all-reduce
+        _check(
+            MWMS_CHECK,
+            {"cluster": cluster, "task": {"type": "worker", "index": index}},
+            str(data_dir),
+            str(index == 0),
         )
         for index in range(2)
     ]
-    outputs = [worker.communicate(timeout=120) for worker in workers]
-    for worker, (_, err) in zip(workers, outputs, strict=True):
-        assert worker.returncode == 0, err[-2000:]
-    heard = [json.loads(out.strip().splitlines()[-1])["heard"] for out, _ in outputs]
+    heard = [_printed(worker)["heard"] for worker in workers]
     assert heard == [[True, True], [True, True]]

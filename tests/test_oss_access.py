@@ -27,6 +27,7 @@ from tests.pulumi_mocks import (
     MOCK_RRSA_ISSUER,
     CloudMocks,
     PlausibleCloud,
+    Recorded,
     run_program,
     stack_raw,
 )
@@ -320,12 +321,10 @@ def test_another_accounts_bucket_is_not_looked_up_and_the_grant_is_said(
     )
 
 
-def test_the_whole_programs_role_trusts_only_the_clusters_oidc_issuer_for_the_ossfs_plugin() -> (
-    None
-):
-    """ACK's RRSA (docs/data.md): the role is assumed through the cluster's OIDC provider, by
-    the token of the CSI ossfs plugin's service account, issued by this cluster alone."""
-    run = run_program("ack-gpu")
+def assert_trusts_only_the_clusters_ossfs_plugin(run: Recorded) -> None:
+    """ACK's RRSA (docs/data.md): the run's one RAM role is assumed through its cluster's OIDC
+    provider, by the token of the CSI ossfs plugin's service account, issued by that cluster
+    alone."""
     (cluster,) = run.of_type("alicloud:cs/managedKubernetes:ManagedKubernetes")
     cluster_id = f"{cluster.name}-id"
     (role,) = run.of_type("alicloud:ram/role:Role")
@@ -342,6 +341,13 @@ def test_the_whole_programs_role_trusts_only_the_clusters_oidc_issuer_for_the_os
             }
         },
     }
+
+
+def test_the_whole_programs_role_trusts_only_the_clusters_oidc_issuer_for_the_ossfs_plugin() -> (
+    None
+):
+    run = run_program("ack-gpu")
+    assert_trusts_only_the_clusters_ossfs_plugin(run)
     # It grants the bucket the stack made, once that bucket exists.
     (bucket,) = run.of_type("alicloud:oss/bucket:Bucket")
     (policy,) = run.of_type("alicloud:ram/policy:Policy")

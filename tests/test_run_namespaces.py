@@ -686,25 +686,10 @@ def test_a_platform_without_a_bucket_issues_no_oss_volume() -> None:
 def test_each_namespaces_role_trusts_only_the_platforms_cluster_for_the_ossfs_plugin() -> None:
     """The role is assumed as any stack's own is (tests/test_oss_access.py): through the
     platform cluster's OIDC provider, by the CSI ossfs plugin's token from that cluster."""
-    from tests.pulumi_mocks import MOCK_OIDC_PROVIDER_ARN, MOCK_RRSA_ISSUER
+    from tests.test_oss_access import assert_trusts_only_the_clusters_ossfs_plugin
 
     run = platform_run("platform-ack")
-    (cluster,) = run.of_type("alicloud:cs/managedKubernetes:ManagedKubernetes")
-    cluster_id = f"{cluster.name}-id"
-    (role,) = run.of_type("alicloud:ram/role:Role")
-    (statement,) = json.loads(role.inputs["assumeRolePolicyDocument"])["Statement"]
-    assert statement == {
-        "Effect": "Allow",
-        "Action": "sts:AssumeRole",
-        "Principal": {"Federated": [f"{MOCK_OIDC_PROVIDER_ARN}/ack-rrsa-{cluster_id}"]},
-        "Condition": {
-            "StringEquals": {
-                "oidc:aud": "sts.aliyuncs.com",
-                "oidc:iss": f"{MOCK_RRSA_ISSUER}/{cluster_id}",
-                "oidc:sub": "system:serviceaccount:ack-csi-fuse:csi-fuse-ossfs",
-            }
-        },
-    }
+    assert_trusts_only_the_clusters_ossfs_plugin(run)
     # Made once the bucket it grants exists (the engine expands a component it depends on
     # to that component's resources).
     (bucket,) = run.of_type("alicloud:oss/bucket:Bucket")

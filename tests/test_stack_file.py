@@ -68,16 +68,20 @@ FAULTS: dict[str, tuple[bytes, int, str]] = {
 }
 
 
-@pytest.mark.parametrize("name", FAULTS)
-def test_every_fault_is_a_config_error_with_file_and_line(name: str, tmp_path: Path) -> None:
-    content, line, fragment = FAULTS[name]
+def _refused(name: str, tmp_path: Path) -> tuple[Path, list[str]]:
+    """FAULTS[name] written to a stack file: its path and the problems reading it raises."""
     path = tmp_path / "Pulumi.bad.yaml"
-    path.write_bytes(content)
+    path.write_bytes(FAULTS[name][0])
     with pytest.raises(ConfigError) as error:
         read_stack(path)
-    assert any(p.startswith(f"{path}:{line}") and fragment in p for p in error.value.problems), (
-        error.value.problems
-    )
+    return path, error.value.problems
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_every_fault_is_a_config_error_with_file_and_line(name: str, tmp_path: Path) -> None:
+    _, line, fragment = FAULTS[name]
+    path, problems = _refused(name, tmp_path)
+    assert any(p.startswith(f"{path}:{line}") and fragment in p for p in problems), problems
 
 
 # The whole message, where its words are this project's (or the YAML reader's own context and
@@ -93,12 +97,8 @@ WHOLE = {
 
 @pytest.mark.parametrize("name", WHOLE)
 def test_the_fault_says_exactly_what_is_wrong(name: str, tmp_path: Path) -> None:
-    content, line, _ = FAULTS[name]
-    path = tmp_path / "Pulumi.bad.yaml"
-    path.write_bytes(content)
-    with pytest.raises(ConfigError) as error:
-        read_stack(path)
-    assert error.value.problems == [f"{path}:{line}: {WHOLE[name]}"]
+    path, problems = _refused(name, tmp_path)
+    assert problems == [f"{path}:{FAULTS[name][1]}: {WHOLE[name]}"]
 
 
 # Worked by hand from yaml.v3's resolve.go (its word table, strconv.ParseInt(s, 0, 64), then
