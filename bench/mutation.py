@@ -1095,12 +1095,6 @@ EQUIVALENT: dict[str, str] = {
                 "never does",
             ),
             (
-                "xǁ_RecordingMonitorǁplaced",
-                (3, 5, 6, 7, 8),
-                "another default for a registration missing from the tree: there is none, "
-                "every registration comes through RegisterResource or ReadResource first",
-            ),
-            (
                 "xǁRecordingMocksǁnew_resource",
                 (41,),
                 "None for the referenced stack's name in its state: the program reads a "

@@ -117,10 +117,21 @@ class Registration:
     urn: str = ""
     parent: str = ""  # the parent's URN; the root Stack's for top-level resources
     ignore_changes: tuple[str, ...] = ()  # the resource option, as the engine receives it
+    replace_on_changes: tuple[str, ...] = ()  # the resource option: these inputs replace it
     import_id: str = ""  # the `import_` resource option: adopt this existing resource
     # The URNs the engine orders it after: its `depends_on` and the resources its inputs
     # came from (what `pulumi up` creates first and `destroy` deletes last).
     dependencies: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Placement:
+    """Where the engine would put a resource, and the options it received with it."""
+
+    urn: str
+    parent: str
+    dependencies: tuple[str, ...]
+    options: dict[str, Any]  # Registration's option fields: ignore_changes, import_id, ...
 
 
 @dataclass
@@ -199,22 +210,23 @@ class _RecordingMonitor(MockMonitor):
     def __init__(self, mocks: RecordingMocks) -> None:
         super().__init__(mocks)
         self.recording = mocks
-        # (type, name) → (urn, parent, ignore_changes, import id, dependencies)
-        self.tree: dict[
-            tuple[str, str], tuple[str, str, tuple[str, ...], str, tuple[str, ...]]
-        ] = {}
+        # (type, name) → where it sits and the options the engine received with it
+        self.tree: dict[tuple[str, str], _Placement] = {}
         # A cloud resource read by id (`Resource.get`): a lookup, not something the stack owns.
         self.reads: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:
         self._place(
-            request, tuple(request.ignoreChanges), request.importId, tuple(request.dependencies)
+            request,
+            ignore_changes=tuple(request.ignoreChanges),
+            replace_on_changes=tuple(request.replaceOnChanges),
+            import_id=request.importId,
         )
         return super().RegisterResource(request)
 
     def ReadResource(self, request: Any) -> Any:  # a StackReference is read, not registered
-        self._place(request, (), "", tuple(request.dependencies))
+        self._place(request)
         # A Kubernetes object read by name stays with the objects (the render shows it there).
         if request.type != STACK_REFERENCE and not request.type.startswith("kubernetes:"):
             with self._lock:
@@ -233,26 +245,21 @@ class _RecordingMonitor(MockMonitor):
                 qualified = f"{parent_type}${type_}"
         return f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{qualified}::{name}"
 
-    def _place(
-        self, request: Any, ignored: tuple[str, ...], import_id: str, after: tuple[str, ...]
-    ) -> None:
+    def _place(self, request: Any, **options: Any) -> None:
         urn = self.make_urn(request.parent, request.type, request.name)
+        placement = _Placement(urn, request.parent, tuple(request.dependencies), options)
         with self._lock:
-            self.tree[(request.type, request.name)] = (
-                urn, request.parent, ignored, import_id, after
-            )  # fmt: skip
+            self.tree[(request.type, request.name)] = placement
 
     def placed(self, registration: Registration) -> Registration:
-        urn, parent, ignored, import_id, after = self.tree.get(
-            (registration.type, registration.name), ("", "", (), "", ())
-        )
+        # Every registration came through RegisterResource or ReadResource first.
+        placement = self.tree[(registration.type, registration.name)]
         return replace(
             registration,
-            urn=urn,
-            parent=parent,
-            ignore_changes=ignored,
-            import_id=import_id,
-            dependencies=after,
+            urn=placement.urn,
+            parent=placement.parent,
+            dependencies=placement.dependencies,
+            **placement.options,
         )
 
     def settle(self, recorded: Recorded) -> None:

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -411,3 +412,48 @@ def test_an_output_dir_others_may_write_or_own_is_refused(
         os.chown(out, 65534, 65534)
         assert main(launcher_args(stacks_dir)) == 2
         assert f"output dir {out} is owned by uid 65534, not by you" in capsys.readouterr().err
+
+
+def test_the_launchers_own_lines_tell_the_launch_from_plan_to_exit_status(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Worker 1 fails its first start and is restarted once (job.backoffLimit 1): what the
+    # launcher says, first to last, is held line by line where it is not a pid, port or time.
+    options = ("--set", "job.backoffLimit=1", "--set", "job.args=[--fail-starts, 'worker:1:1']")
+    started = time.monotonic()
+    with reaping(stacks_dir):
+        status = main(launcher_args(stacks_dir, *options))
+    elapsed = time.monotonic() - started
+    out = capsys.readouterr().out
+    assert status == 0, out
+    said = [line.split("] ", 1)[1].strip() for line in out.splitlines()
+            if line.startswith("[launcher]")]  # fmt: skip
+    output = stacks_dir / "out"
+    fake = stacks_dir / "fake.py"
+    assert said[:4] == [
+        f"stack {STACK}: job mnist, run test",
+        "replicas: 1 chief, 2 worker, 1 ps",
+        "hyperparameters: learning rate 0.01, batch size 128, epochs 4, max steps 5, "
+        "strategy parameter_server",
+        f"command chief/worker/ps: python {fake} --fail-starts worker:1:1 (each replica under "
+        "infra/lifecycle/supervise.sh)",
+    ]
+    cluster = said[4].removeprefix("cluster: ").split(", ")
+    assert tuple(entry.split("=")[0] for entry in cluster) == REPLICAS
+    assert all(re.fullmatch(r"localhost:\d+", entry.split("=")[1]) for entry in cluster), said
+    assert said[6] == f"output dir: {output}"
+    assert "mnist-worker-1 exited 3; restart 1 of 1 in 1.0s" in said, said
+    summary = said.index("summary:")
+    rows = {row.split()[0]: row for row in said[summary + 1 : summary + 5]}
+    assert sorted(rows) == sorted(REPLICAS), said
+    # The followers were stopped by the run's success, which the launcher saw published.
+    for name in ("mnist-worker-0", "mnist-ps-0"):
+        assert "after the run's success was published)" in rows[name], rows
+    assert "1 restart (after exit 3)" in rows["mnist-worker-1"], rows
+    total = re.fullmatch(
+        rf"total ([\d.]+)s; output dir {re.escape(str(output))}", said[summary + 5]
+    )
+    assert total is not None and 0 < float(total[1]) <= elapsed, (said, elapsed)
+    assert said[-2:] == [f"report: {output / 'report' / 'report.md'}", "exit status 0"]
+    report = (output / "report" / "report.md").read_text()
+    assert report.startswith(f"# Run test of stack {STACK}: succeeded\n"), report[:200]

@@ -69,7 +69,13 @@ def test_what_a_resource_waits_for_and_its_options_are_recorded(ask_eci: Recorde
     assert _one(ask_eci, "network-vswitch").dependencies == (VPC,)
     cluster = _one(ask_eci, "cluster-ask")
     assert cluster.ignore_changes == ("endpointPublicAccessEnabled",)
-    assert cluster.import_id == ""
+    assert (cluster.import_id, cluster.replace_on_changes) == ("", ())
+    # A new image list is a new cache (docs/cloud-evidence.md, ECI ImageCache): any change
+    # of its spec replaces it.
+    (cache,) = [r for r in ask_eci.resources if r.type.endswith(":ImageCache")]
+    assert cache.replace_on_changes == ("spec",)
+    assert cache.ignore_changes == ()
+    assert {r.replace_on_changes for r in ask_eci.resources if r is not cache} == {()}
 
 
 def test_a_stack_reference_is_recorded_as_read_with_no_options() -> None:
@@ -77,6 +83,7 @@ def test_a_stack_reference_is_recorded_as_read_with_no_options() -> None:
     (reference,) = run.of_type(mock_deploy.STACK_REFERENCE)
     assert reference.urn == "urn:pulumi:run-ack::tftrain::pulumi:pulumi:StackReference::platform"
     assert (reference.ignore_changes, reference.import_id, reference.dependencies) == ((), "", ())
+    assert reference.replace_on_changes == ()
 
 
 def test_a_stack_nobody_deployed_has_no_outputs_to_read() -> None:

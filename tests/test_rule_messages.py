@@ -145,6 +145,29 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
         on(ACK, cluster={"platformStack": "o/tftrain/p"}),
         ['tftrain:cluster.platformStack = "o/tftrain/p": must be empty unless cluster.role is run'],
     ),
+    "run-on-its-own-nfs-server": (
+        on(RUN, storage={"kind": "nfs", "nfsServer": "10.0.0.5"}),
+        [
+            "tftrain:storage.nfsServer: a volume's key, and a run stack's volumes are the ones "
+            "its platform issues to its namespace (cluster.runNamespaces): remove it here; the "
+            "platform's storage and data decide it",
+            'tftrain:storage.kind = "nfs": must be nas in a run stack: its volume is the one its '
+            "platform issues to its namespace (/tftrain/<namespace> on the platform's NAS)",
+        ],
+    ),
+    "platform-on-its-own-nfs-server": (
+        {
+            **on(
+                ACK, cluster={"role": "platform"}, storage={"kind": "nfs", "nfsServer": "10.0.0.5"}
+            ),
+            "image": None,
+        },
+        [
+            'tftrain:storage.kind = "nfs": must be nas in a platform stack: it issues each of '
+            "cluster.runNamespaces a volume on its NAS (/tftrain/<namespace>), the only volume "
+            "a run stack mounts"
+        ],
+    ),
     "registry-credentials-without-server": (
         {"imageRegistry": {"username": "u", "password": "p"}},
         [f'tftrain:imageRegistry.server = "": {PARTIAL_CREDENTIALS}'],

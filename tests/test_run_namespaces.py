@@ -651,26 +651,17 @@ def test_what_a_platform_issues_a_namespace_is_valid_as_written(
     assert "readOnly" not in volumes["tftrain-team-a-export"]["csi"]
 
 
-@pytest.mark.parametrize(("storage", "expected"), [
-    ({}, IssuedStorage("ask", "nas.example", "team-data-01", "ep.example", "mnist/", "exports/")),
-    # A user's own NFS server: nothing of it is issued (the platform's NAS only).
-    (
-        {"kind": "nfs", "nfsServer": "10.0.0.5"},
-        IssuedStorage("ask", None, "team-data-01", "ep.example", "mnist/", "exports/"),
-    ),
-])  # fmt: skip
-def test_the_issued_volumes_mount_the_platforms_nas_and_bucket(
-    storage: dict[str, str], expected: IssuedStorage
-) -> None:
+def test_the_issued_volumes_mount_the_platforms_nas_and_bucket() -> None:
     from infra.manifests.run_access import issued_storage
     from infra.platform.cluster_facts import cluster_facts
 
-    raw = {**PLATFORM_ASK_DATA, **({"storage": storage} if storage else {})}
-    config = config_of(raw)
+    config = config_of(PLATFORM_ASK_DATA)
     facts = cluster_facts(
         config, nas_domain="nas.example", oss_endpoint="ep.example", oss_bucket="team-data-01"
     )
-    assert issued_storage(config, facts) == expected
+    assert issued_storage(config, facts) == IssuedStorage(
+        "ask", "nas.example", "team-data-01", "ep.example", "mnist/", "exports/"
+    )
 
 
 def test_a_platform_without_a_bucket_issues_no_oss_volume() -> None:
@@ -699,10 +690,11 @@ def test_each_namespaces_role_trusts_only_the_platforms_cluster_for_the_ossfs_pl
     assert "runOssAccessPolicies" not in run.outputs
 
 
-def test_a_platform_without_nas_still_issues_its_namespaces() -> None:
-    """storage.kind nfs: nothing of NAS to wait for, and the namespaces are issued anyway."""
+def test_a_platform_on_its_own_nfs_server_is_refused_before_anything_is_made() -> None:
+    """Its run stacks mount only the volume it issues on its NAS: on a user's NFS server
+    it would issue none, and every run stack would fail for want of `nasDomain`."""
     raw = read_stack_file(stack_file("platform-ack"))
     raw["storage"] = {"kind": "nfs", "nfsServer": "10.0.0.5"}
-    run = run_program({**raw, "alicloud:region": "cn-hangzhou"})
-    assert run.of_type("alicloud:nas/fileSystem:FileSystem") == []
-    assert [r["metadata"]["namespace"] for r in run.objects_of_kind("Role")] == ["lr-sweep-a"]
+    run = run_program({**raw, "alicloud:region": "cn-hangzhou"}, raise_errors=False)
+    assert 'tftrain:storage.kind = "nfs": must be nas in a platform stack' in str(run.error)
+    assert [r for r in run.resources if r.custom and not r.type.startswith("pulumi:")] == []

@@ -4,11 +4,19 @@ status by signal, metrics.txt's lines, a log's tail."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from infra.records.run_state import Failure, describe_exit, log_tail, read_failure, read_metrics
+from infra.records.run_state import (
+    Failure,
+    describe_exit,
+    log_tail,
+    read_failure,
+    read_metrics,
+    read_run,
+)
 
 
 @pytest.mark.parametrize(
@@ -344,3 +352,100 @@ def test_how_a_peer_of_a_failed_run_ended_is_read_from_its_record(
     assert state is not None and state.outcome == "failed"
     assert state.result(state.attempts["mnist-ps-0"][0]) == "exit 2"
     assert state.result(state.attempts["mnist-worker-1"][0]) == result
+
+
+def _beat_record(run: Path, replica: str, started: int, beat: int) -> None:
+    """An attempt whose supervisor wrote `start` and `beat` and no `exit` (supervise.sh)."""
+    claim = run / ".tftrain-run" / "attempts" / f"run-1a2b3c4d.g1.{replica}.1"
+    claim.mkdir(parents=True)
+    (claim / "start").write_text(f"{started}\n")
+    (claim / "beat").write_text(f"{beat}\n")
+
+
+@pytest.mark.parametrize("outcome", ["succeeded", "failed"])
+@pytest.mark.parametrize(
+    ("silence", "result"),
+    [
+        (0, "stopping at the run's end (last heartbeat 0s ago)"),
+        (3, "stopping at the run's end (last heartbeat 3s ago)"),
+        (30, "stopping at the run's end (last heartbeat 30s ago)"),  # -gt, as supervise.sh
+        (31, "lost (no exit, no heartbeat for 31s)"),
+    ],
+)
+def test_a_replica_still_beating_after_the_runs_end_is_stopping_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, outcome: str, silence: int, result: str
+) -> None:
+    # The chief's success (or the ps's failure) is recorded; the worker's supervisor is
+    # giving its command the stop grace and still beats.
+    _beat_record(tmp_path, "mnist-chief-0", 1000, 1090)
+    (
+        tmp_path / ".tftrain-run" / "attempts" / "run-1a2b3c4d.g1.mnist-chief-0.1" / "exit"
+    ).write_text("1 exited\n")
+    _beat_record(tmp_path, "mnist-worker-0", 1001, 1100)
+    records = tmp_path / ".tftrain-run"
+    if outcome == "succeeded":
+        (records / "succeeded.run-1a2b3c4d").write_text("mnist-chief-0\n")
+    else:
+        (records / "failed.run-1a2b3c4d.g1").write_text("mnist-chief-0 exit 1 attempt 1 on h\n")
+    monkeypatch.setattr(time, "time", lambda: 1100.0 + silence)
+    state = read_run(tmp_path, with_scalars=False, lost_after=30)
+    assert state is not None and state.outcome == outcome
+    assert state.result(state.attempts["mnist-worker-0"][0]) == result
+
+
+def test_the_window_is_the_readers_lost_after_not_a_fixed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _beat_record(tmp_path, "mnist-worker-0", 1000, 1100)
+    (tmp_path / ".tftrain-run" / "succeeded.run-1a2b3c4d").write_text("mnist-chief-0\n")
+    monkeypatch.setattr(time, "time", lambda: 1105.0)
+    short = read_run(tmp_path, with_scalars=False, lost_after=4)
+    long = read_run(tmp_path, with_scalars=False, lost_after=5)
+    assert short is not None and long is not None
+    assert short.result(short.attempts["mnist-worker-0"][0]) == (
+        "lost (no exit, no heartbeat for 5s)"
+    )
+    assert long.result(long.attempts["mnist-worker-0"][0]) == (
+        "stopping at the run's end (last heartbeat 5s ago)"
+    )
+    # Read with no window given: the supervisors' default, 30 s.
+    monkeypatch.setattr(time, "time", lambda: 1130.0)
+    default = read_run(tmp_path, with_scalars=False)
+    assert default is not None
+    assert default.result(default.attempts["mnist-worker-0"][0]) == (
+        "stopping at the run's end (last heartbeat 30s ago)"
+    )
+    monkeypatch.setattr(time, "time", lambda: 1131.0)
+    assert default.result(default.attempts["mnist-worker-0"][0]) == (
+        "lost (no exit, no heartbeat for 31s)"
+    )
+
+
+def test_a_replica_its_peers_judged_lost_stays_lost_whatever_its_last_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The failure record is the supervisors' verdict; a beat written late (a slow volume)
+    # does not make the replica the run failed on read as stopping.
+    _beat_record(tmp_path, "mnist-chief-0", 1000, 1100)
+    (tmp_path / ".tftrain-run" / "failed.run-1a2b3c4d.g1").write_text(
+        "mnist-chief-0 lost attempt 1 on h: no heartbeat for 31s\n"
+    )
+    monkeypatch.setattr(time, "time", lambda: 1102.0)
+    state = read_run(tmp_path, with_scalars=False, lost_after=30)
+    assert state is not None and state.outcome == "failed"
+    assert state.result(state.attempts["mnist-chief-0"][0]) == (
+        "lost (no exit, no heartbeat for 2s)"
+    )
+
+
+def test_a_silent_replica_of_a_running_run_is_lost_while_its_peers_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its supervisor was killed; the run runs on until a peer's supervisor judges it.
+    _beat_record(tmp_path, "mnist-chief-0", 1000, 1200)
+    _beat_record(tmp_path, "mnist-ps-0", 1000, 1150)
+    monkeypatch.setattr(time, "time", lambda: 1200.0)
+    state = read_run(tmp_path, with_scalars=False, lost_after=30)
+    assert state is not None and state.outcome == "running"
+    assert state.result(state.attempts["mnist-chief-0"][0]) == "running"
+    assert state.result(state.attempts["mnist-ps-0"][0]) == "lost (no exit, no heartbeat for 50s)"

@@ -188,12 +188,18 @@ def test_gpu_replicas_land_on_gpus(stack: str) -> None:
 @pytest.mark.parametrize("stack", STACKS)
 def test_image_cache_only_on_ask(stack: str) -> None:
     config = load_stack(stack)
-    caches = recorded(stack).objects_of_kind("ImageCache")
+    run = recorded(stack)
+    caches = run.objects_of_kind("ImageCache")
     assert len(caches) == (1 if config.cluster.kind == "ask" and config.cluster.image_cache else 0)
     for image_cache in caches:
         images = {g.image for g in config.replica_groups if g.number} | {config.tensorboard.image}
         assert set(image_cache["spec"]["images"]) == images
         assert "namespace" not in image_cache["metadata"]
+    # A new image list is a new cache (docs/cloud-evidence.md): a changed spec replaces it,
+    # and nothing else the stack makes is replaced on an input of its choosing.
+    replaced = {r.type.rpartition(":")[2]: r.replace_on_changes
+                for r in run.resources if r.replace_on_changes}  # fmt: skip
+    assert replaced == ({"ImageCache": ("spec",)} if caches else {})
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -7,7 +7,8 @@ docs/lifecycle.md "Lifecycle", with bounds measured against the value each case 
 - an attempt told to stop has said so (its `term` record): killed afterwards (the platform's
   SIGKILL at the end of the pod's grace), it is not "lost" although it stopped beating;
 - a lost peer is called lost after --lost-after s of silence, not after twice that;
-- a follower of a succeeded run gets --finish-grace s, not twice that, before SIGTERM;
+- a follower of a succeeded run gets --finish-grace s, not twice that, before SIGTERM, and
+  reads "stopping at the run's end" in `status` while its stop grace runs, never "lost";
 - the export waits for an --await replica that never ends --await-limit s, not twice that.
 
 Times are read from events the scripts leave (the success record's mtime, the time a trap
@@ -24,6 +25,8 @@ import signal
 import time
 from pathlib import Path
 
+from infra.records.run_state import read_run
+from infra.status.local import describe_run
 from tests.cluster_helpers import wait_until
 from tests.test_supervise_script import Run, at_once, finish, started, trapping
 
@@ -170,6 +173,36 @@ def _a_follower_gets_its_finish_grace_not_twice_it(run: Run, tmp_path: Path) -> 
     assert status == 0, out
     after = _time_in(heard) - run.succeeded.stat().st_mtime
     assert finish_grace <= after < 1.75 * finish_grace, (after, out)
+
+
+def test_a_follower_in_its_stop_grace_reads_stopping_not_lost(tmp_path: Path) -> None:
+    at_once(_a_follower_in_its_stop_grace_reads_stopping_not_lost, tmp_path, pid1=False)
+
+
+def _a_follower_in_its_stop_grace_reads_stopping_not_lost(run: Run, tmp_path: Path) -> None:
+    # The worker's trainer ignores SIGTERM: after the chief's success its supervisor waits out
+    # the stop grace, beating. What `status` shows then is what is happening.
+    flag, heard = tmp_path / "serving", tmp_path / "told"
+    worker = run.start(
+        "--follows-run", *trapping(flag, f"touch {heard}"), replica="r-worker-0", grace=4,
+    )  # fmt: skip
+    assert wait_until(flag.exists, 10)
+    assert finish(run.start("--ends-run", "true", replica="r-chief-0"))[0] == 0
+    assert wait_until(heard.exists, 10)
+    state = read_run(run.outcomes.parent, with_scalars=False)
+    assert state is not None and state.outcome == "succeeded"
+    attempt = state.attempts["r-worker-0"][0]
+    assert re.fullmatch(r"stopping at the run's end \(last heartbeat \ds ago\)",
+                        state.result(attempt)), state  # fmt: skip
+    line = next(line for line in describe_run(state) if "r-worker-0" in line)
+    assert "stopping at the run's end" in line and "lost" not in line, line
+    status, out = finish(worker)
+    assert status == 0, out
+    state = read_run(run.outcomes.parent, with_scalars=False)
+    assert state is not None
+    # Its supervisor's status, 0, as docs/lifecycle.md states; the SIGKILL is in its output.
+    assert state.result(state.attempts["r-worker-0"][0]) == "stopped at the run's end: exit 0"
+    assert "did not stop within 4s of SIGTERM: SIGKILL" in out, out
 
 
 def test_the_export_waits_its_await_limit_not_twice_it(tmp_path: Path) -> None:

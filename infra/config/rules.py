@@ -78,6 +78,13 @@ def _role_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
             "nas in a run stack: its volume is the one its platform issues to its namespace "
             "(/tftrain/<namespace> on the platform's NAS)",
         )
+    # On an existing cluster the role is refused above, which is the fix to name.
+    if cluster.role == "platform" and cluster.kind != "existing" and stack.storage.kind != "nas":
+        yield (
+            "storage.kind",
+            "nas in a platform stack: it issues each of cluster.runNamespaces a volume on its "
+            "NAS (/tftrain/<namespace>), the only volume a run stack mounts",
+        )
     repeated = sorted({n for n in cluster.run_namespaces if cluster.run_namespaces.count(n) > 1})
     if repeated:
         yield "cluster.runNamespaces", f"each namespace once ({', '.join(repeated)} repeated)"

@@ -54,6 +54,7 @@ from infra.local.supervisor import (
     raise_stopped,
 )
 from infra.local.sweep import add_trial_option, refused_options, run_sweep
+from infra.records.launch_record import end_launch_record, write_launch_record
 from infra.records.report import config_that_ran, write_report
 from infra.records.run_state import RESUME, read_run
 from infra.topology import hang_warnings
@@ -339,7 +340,9 @@ def _run_in(
     _say_plan(say, plan, args, ports, network_line)
     finished_before = (plan.outcomes / f"succeeded.{run_key(config)}").exists()
     started = time.monotonic()
+    write_launch_record(plan.outcomes, plan.generation)
     status = _supervise(supervisor)
+    end_launch_record(plan.outcomes, plan.generation)  # before the report reads the run
     say("summary:")
     for line in supervisor.summary(time.monotonic() - started, plan.output_dir):
         say(line)

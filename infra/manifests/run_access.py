@@ -185,7 +185,7 @@ def issued_storage(config: StackConfig, facts: ClusterFacts) -> IssuedStorage:
     target, the bucket and its endpoint, as the program or the render has them)."""
     return IssuedStorage(
         cluster_kind=config.cluster.kind,
-        nfs_server=facts.nfs_server if config.storage.kind == "nas" else None,
+        nfs_server=facts.nfs_server,  # the platform's NAS: a platform stores on nothing else
         oss_bucket=facts.oss_bucket if config.uses_oss else None,
         oss_endpoint=facts.oss_endpoint,
         input_prefix=config.data.input_prefix,

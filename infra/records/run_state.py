@@ -15,8 +15,10 @@ command prints and the post-run report renders, so both say the same thing.
 The state is that of the run's newest key and generation: a relaunch (locally) or a changed
 deploy (in the cluster) starts counting attempts again, and the earlier ones are history.
 A run is "running" only while an attempt that has not ended still beats: one whose
-supervisor died (a SIGKILLed launcher, a replica killed whole, a full volume) is "lost" once
-its heartbeat is older than `lost_after` seconds, as the supervisors themselves judge it.
+supervisor died (a replica killed whole, a full volume) is "lost" once its heartbeat is older
+than `lost_after` seconds, as the supervisors themselves judge it. A local launch's record
+(`launcher.G`, infra/records/launch_record.py) tells sooner where this machine can check it:
+a launcher gone without ending took its supervisors with it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from infra.lifecycle import LOST_AFTER_SECONDS, OUTCOMES_DIR
+from infra.records.launch_record import Launch, read_launch
 from infra.records.tensorboard_scalars import Point, read_run_scalars
 from infra.replica_plan.plan import LOGS_DIR, REPLICAS_DIR
 
@@ -82,6 +85,9 @@ class RunState:
     attempts: dict[str, list[Attempt]]  # replica → its attempts, in order
     metrics: dict[str, float]
     scalars: dict[str, dict[str, list[Point]]] = field(default_factory=dict)
+    # How long an attempt that has not ended may be silent before it is lost (see read_run).
+    lost_after: float = LOST_AFTER_SECONDS
+    launch: Launch = Launch.UNKNOWN  # a local launch's launcher, as far as this machine knows
 
     @property
     def started(self) -> float | None:
@@ -115,12 +121,15 @@ class RunState:
                 for a in (runs[-1] for runs in self.attempts.values())
                 if not a.ended
             )
-            how = (
-                f"lost: no heartbeat from {silent} (its supervisor was killed: a killed "
-                "launcher, a replica killed whole, a full volume)"
-                if self.outcome == "lost"
-                else "stopped from outside before it ended (Ctrl-C, a preemption, --timeout)"
-            )
+            if self.outcome == "stopped":
+                how = "stopped from outside before it ended (Ctrl-C, a preemption, --timeout)"
+            elif self.launch is Launch.GONE:
+                how = f"lost: its launcher was killed, and its replicas with it ({silent})"
+            else:
+                how = (
+                    f"lost: no heartbeat from {silent} (its supervisor was killed: a killed "
+                    "launcher, a replica killed whole, a full volume)"
+                )
             step = "" if self.step is None else f" at step {self.step}"
             return f"{how}{step}; {RESUME}"
         if self.outcome == "failed" and self.failure is not None:
@@ -131,19 +140,30 @@ class RunState:
     def result(self, attempt: Attempt) -> str:
         """How an attempt ended, as a reader wants it: a replica the run's end stopped was
         stopped, whatever its command returned on SIGTERM."""
+        failed = self.failure is not None and (self.failure.replica, self.failure.attempt) == (
+            attempt.replica,
+            attempt.number,
+        )
         if attempt.exit_code is None:
+            silence = time.time() - attempt.last_output
+            # The supervisors' own verdict stands even if a late log write looks recent.
+            judged_lost = failed and self.failure is not None and self.failure.exit_code is None
+            if self.launch is Launch.ENDED and not judged_lost:
+                return "killed by the launcher as the run stopped (no exit recorded)"
+            if self.launch is Launch.GONE and not judged_lost:
+                return f"lost (no exit: its launcher was killed; last heartbeat {silence:.0f}s ago)"
+            if silence > self.lost_after or judged_lost:
+                return f"lost (no exit, no heartbeat for {silence:.0f}s)"
             if self.outcome == "running":
                 return "running"
-            return f"lost (no exit, no heartbeat for {time.time() - attempt.last_output:.0f}s)"
+            # The run's end is recorded and this attempt still beats: its supervisor is
+            # stopping it (a follower's grace), not lost.
+            return f"stopping at the run's end (last heartbeat {max(0.0, silence):.0f}s ago)"
         text = describe_exit(attempt.exit_code)
         if attempt.how == GIVEN_BACK:
             return f"given back (told to stop from outside, not counted as a failure): {text}"
         if attempt.how == RUN_ENDED:
             return f"stopped at the run's end: {text}"
-        failed = self.failure is not None and (self.failure.replica, self.failure.attempt) == (
-            attempt.replica,
-            attempt.number,
-        )
         last = self.attempts.get(attempt.replica, [attempt])[-1] is attempt
         # Records without how an attempt ended (an older supervisor's): the last attempt of a
         # replica that is not the run's failure was stopped by the run's end.
@@ -312,13 +332,14 @@ def read_run(
         attempts[attempt.replica].append(attempt)
     outcomes = run_dir / OUTCOMES_DIR
     failure = read_failure(outcomes / f"failed.{key}.{generation}")
+    launch = read_launch(outcomes, generation)
     if (outcomes / f"succeeded.{key}").exists():
         outcome = "succeeded"
     elif (outcomes / f"failed.{key}.{generation}").exists():
         outcome = "failed"
     else:
         # Each replica's latest attempt: an earlier one killed whole was replaced.
-        outcome = _unended_outcome([runs[-1] for runs in attempts.values()], lost_after)
+        outcome = _unended_outcome([runs[-1] for runs in attempts.values()], lost_after, launch)
     return RunState(
         directory=run_dir,
         key=key,
@@ -328,13 +349,18 @@ def read_run(
         attempts=dict(sorted(attempts.items())),
         metrics=read_metrics(run_dir / METRICS_FILE),
         scalars=read_run_scalars(run_dir) if with_scalars else {},
+        lost_after=lost_after,
+        launch=launch,
     )
 
 
-def _unended_outcome(attempts: list[Attempt], lost_after: float) -> str:
-    """With no outcome record: running while an attempt that has not ended still beats."""
+def _unended_outcome(attempts: list[Attempt], lost_after: float, launch: Launch) -> str:
+    """With no outcome record: running while an attempt that has not ended still beats
+    (and its launcher, where this machine can tell, still runs)."""
     silent = [a for a in attempts if not a.ended]
-    if not silent:
+    if not silent or launch is Launch.ENDED:  # the launcher stopped what had not ended
         return "stopped"
+    if launch is Launch.GONE:
+        return "lost"
     now = time.time()
     return "running" if any(now - a.last_output <= lost_after for a in silent) else "lost"
