@@ -1116,6 +1116,23 @@ EQUIVALENT: dict[str, str] = {
         for n in numbers
     },
     **{
+        f"infra.local.cli.x_main__mutmut_{n}": reason
+        for numbers, reason in (
+            (
+                (77,),
+                "TensorBoard's port reserved without --tensorboard too: only a port of this "
+                "machine held until the launch ends, which nothing reads (TensorBoard starts "
+                "and is announced only with the flag)",
+            ),
+            (
+                (108, 110, 111),
+                "the scratch directory's removal without ignore_errors: it is the launcher's "
+                "own mkdtemp, removed once, so nothing is left for the removal to fail on",
+            ),
+        )
+        for n in numbers
+    },
+    **{
         f"infra.cloud.network.{name}__mutmut_{n}": reason
         for name, numbers, reason in (
             (

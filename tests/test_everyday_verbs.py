@@ -23,7 +23,7 @@ import pytest
 
 from infra.cli import main as tftrain
 from infra.config import load_stack
-from infra.local.cli import opening_lines
+from infra.local.opening import opening_lines
 from infra.local.plan import load_config
 from infra.status import main as status
 from infra.status.logs import main as logs

@@ -11,6 +11,7 @@ import os
 import re
 import signal
 import stat
+import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,10 +23,12 @@ import yaml
 
 from infra.config import parse_config
 from infra.local import cli
-from infra.local.cli import check_owned, main, opening_lines, parse_args
+from infra.local.cli import check_owned, main, parse_args
 from infra.local.netns import NetworkUnavailable, PrivateNetwork
+from infra.local.opening import command_lines, data_lines, opening_lines
 from infra.local.plan import ProcessSpec
 from infra.local.supervisor import STOP_SIGNALS, Stopped
+from infra.topology import build_topology
 from tests.test_local_netns import NAMESPACES
 from tests.test_run_report import failed_run
 from trainer.output_dir import OutputDirError
@@ -174,12 +177,12 @@ def test_the_data_lines_name_the_export_target_and_the_fine_tuning() -> None:
         {"image": IMAGE, "job": {"name": "j", "runId": "r", "initCheckpoint": "run:old"},
          "data": {"localInputDir": "/in", "localExportDir": "/ex"}}
     )  # fmt: skip
-    assert cli._data_lines(config) == [
+    assert data_lines(config) == [
         "input: /in",
         "export: /ex/j/r once the run succeeds",
         "fine-tuning from run:old (job.initCheckpoint)",
     ]
-    assert cli._data_lines(parse_config({"image": IMAGE})) == []
+    assert data_lines(parse_config({"image": IMAGE})) == []
 
 
 def test_commands_are_listed_once_per_distinct_command() -> None:
@@ -187,7 +190,7 @@ def test_commands_are_listed_once_per_distinct_command() -> None:
         {"image": IMAGE, "job": {"command": ["python", "t.py"], "args": ["--a"]},
          "ps": {"command": ["python", "ps.py"]}}
     )  # fmt: skip
-    assert cli._commands(SimpleNamespace(config=config)) == [  # type: ignore[arg-type]
+    assert command_lines(SimpleNamespace(config=config)) == [  # type: ignore[arg-type]
         "chief/worker: python t.py --a",
         "ps: python ps.py --a",
     ]
@@ -307,6 +310,17 @@ def test_without_a_private_network_the_warning_says_what_it_costs(
         "namespace (EPERM)): their TensorFlow servers listen on every interface of this "
         "machine, unauthenticated, while the run lasts (see docs/run-locally.md)",
     )
+
+
+@NAMESPACES
+def test_with_a_private_network_the_line_says_so() -> None:
+    network, line = cli._private_network()
+    try:
+        assert network is not None
+        assert line == "network: the replicas share a private network namespace, loopback only"
+    finally:
+        if network is not None:
+            network.close()
 
 
 def test_a_sweep_is_run_with_this_launchs_options_and_overrides(
@@ -442,3 +456,165 @@ def test_tensorboard_serves_the_jobs_runs_on_its_own_port(
     ]
     assert base_env is os.environ
     assert scratch_root.name.startswith("tftrain-")  # the launch's scratch root
+
+
+# `tftrain run --help` as a user should read it, at 200 columns (no wrapping but argparse's
+# own): every option with its metavar and meaning, the examples, and the exit statuses, a
+# contract with scripts and CI (docs/run-locally.md), line breaks and all.
+HELP = """\
+usage: tftrain run [-h] [--stacks-dir DIR] [--set KEY=VALUE] [--output-dir DIR] [--input DIR] \
+[--export DIR] [--timeout SECONDS] [--grace SECONDS] [--stop-grace SECONDS] [--tensorboard] \
+[--fresh]
+                   [--dry-run] [--trial RUN_ID]
+                   [STACK]
+
+Run a stack's ps/worker/chief topology as processes on this machine, with the stack's own \
+command and TF_CONFIG on localhost ports.
+
+positional arguments:
+  STACK                 stack name (default: dev)
+
+options:
+  -h, --help            show this help message and exit
+  --stacks-dir DIR      where Pulumi.STACK.yaml lives (default: stacks/)
+  --set KEY=VALUE       override a stack value for this run, e.g. hyperparams.maxSteps=200 \
+(YAML value; repeatable)
+  --output-dir DIR      default: runs/STACK/JOB/RUN_ID in the repo
+  --input DIR           the training data, in place of the bucket's input prefix \
+(data.localInputDir)
+  --export DIR          where a succeeded run is copied, as DIR/JOB/RUN_ID/, in place of the \
+bucket's export prefix (data.localExportDir)
+  --timeout SECONDS     stop everything after SECONDS (exit 124); default: \
+job.activeDeadlineSeconds
+  --grace SECONDS       seconds the replicas get to end by themselves once the run has ended, \
+before the launcher stops them (default: what their supervisors need, plus 5)
+  --stop-grace SECONDS  seconds between SIGTERM and SIGKILL when stopping replicas (default: 45, \
+a pod's terminationGracePeriodSeconds)
+  --tensorboard         serve TensorBoard over all runs of the job while training
+  --fresh               train this run again from scratch: its output dir (checkpoints, \
+outcome) is first moved aside to <dir>.before-<UTC time>, never deleted
+  --dry-run             print each replica's command and env; start nothing
+  --trial RUN_ID        a stack with a sweep: run only this trial (default: every trial not \
+yet succeeded, sweep.parallel at a time; --output-dir is then the directory of the trials' RUN_ID
+                        directories, default runs/STACK/JOB)
+
+examples:
+  tftrain run dev                                  train the dev stack here
+  tftrain run dev --set hyperparams.learningRate=0.01
+  tftrain run dev --dry-run                        each replica's command, env and TF_CONFIG
+  tftrain run dev-sweep                            every trial of a sweep, then the comparison
+  tftrain run dev --input ~/mnist --export ~/models
+
+exit status:
+  0  the run succeeded (the replica that ends it exited 0)
+  N  it failed: the status of the replica that failed it (1, 137 if killed, …)
+  2  bad arguments or stack config (nothing started)
+  124  --timeout (job.activeDeadlineSeconds) passed
+  130, 143  stopped by Ctrl-C or SIGTERM: run the same command again to continue
+"""
+
+
+def test_the_help_says_what_it_runs_how_to_call_it_and_each_exit_status(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit) as stop:
+        parse_args(["--help"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == HELP
+
+
+def test_with_an_evaluator_the_grace_covers_its_finish_time() -> None:
+    # The evaluator's job.evaluatorFinishSeconds (100) + its stop grace (30) + 1, which is
+    # longer than a silent death's bound (30 + 5 + 30), plus 5.
+    config = parse_config(
+        {"image": IMAGE, "evaluator": {"number": 1}, "job": {"evaluatorFinishSeconds": 100}}
+    )
+    plan: Any = SimpleNamespace(config=config, topology=build_topology(config))
+    assert cli._grace(parse_args(["s"]), plan) == 136.0
+
+
+def test_an_output_dir_anyone_may_write_is_refused_even_if_sticky(tmp_path: Path) -> None:
+    # Sticky is fine for the job dir (nobody may rename our entries in it), never for the run
+    # dir itself, where anyone could add a checkpoint.
+    run = tmp_path / "run"
+    run.mkdir()
+    run.chmod(0o777 | stat.S_ISVTX)
+    with pytest.raises(OutputDirError) as refused:
+        check_owned(run)
+    assert str(refused.value) == (
+        f"output dir {run} is writable by every user (mode 1777): chmod o-w {run}, or choose "
+        "another (--output-dir)"
+    )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory away needs root")
+def test_a_job_dir_of_a_third_user_is_refused_in_so_many_words(tmp_path: Path) -> None:
+    # Root's job dir is fine (/tmp, a system path); uid 1's is someone else's.
+    run = tmp_path / "run"
+    run.mkdir()
+    os.chown(tmp_path, 1, -1)
+    with pytest.raises(OutputDirError) as refused:
+        check_owned(run)
+    assert str(refused.value) == (
+        f"output dir {tmp_path} is owned by uid 1, not by you (uid 0): choose a directory of "
+        "your own (--output-dir)"
+    )
+
+
+def test_missing_local_data_is_one_line_on_stderr_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "no-such-input"
+    assert launch(stacks(tmp_path), "--input", str(missing), "--dry-run") == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("tftrain run: ") and str(missing) in captured.err
+    assert captured.err.count("\n") == 1
+
+
+def test_the_local_data_and_the_stack_reach_the_replicas_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, export = tmp_path / "mnist", tmp_path / "models"
+    data.mkdir()
+    options = ("--input", str(data), "--export", str(export), "--dry-run")
+    assert launch(stacks(tmp_path), *options) == 0
+    out = capsys.readouterr().out
+    # The run's success is exported by the replica that ends it, named for its stack.
+    assert "  TFTRAIN_STACK=s\n" in out, out
+    assert f"  TFTRAIN_EXPORT_DIR={export}\n" in out, out
+    assert str(data) in out, out
+
+
+def test_the_launchers_scratch_directory_is_gone_when_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    assert launch(stacks(tmp_path), "--dry-run") == 0
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_topology_that_would_hang_is_warned_of_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A user's ParameterServerStrategy trainer with the evaluator in every cluster waits for
+    # it forever (infra/topology.py hang_warnings): said before anything starts, on stderr,
+    # where it is not mixed with the plan.
+    own = {
+        "image": "registry.example.com/team/trainer:1",
+        "job": {"runId": "r1", "command": ["python", "t.py"], "evaluatorInCluster": True},
+        "evaluator": {"number": 1},
+        "tensorboard": {"image": "registry.example.com/tensorflow/tensorflow:2.21.0"},
+    }
+    assert launch(stacks(tmp_path, **own), "--dry-run") == 0
+    captured = capsys.readouterr()
+    assert captured.err == (
+        "tftrain run: warning: tftrain:job.evaluatorInCluster is true with ps and an "
+        "evaluator: a TF2 ParameterServerStrategy trainer that builds its cluster from "
+        "TF_CONFIG as is waits forever for the evaluator, which serves nothing. Set it false, "
+        "unless your trainer is TF1-style or removes the evaluator from the cluster itself\n"
+    )
+    assert "evaluatorInCluster" not in captured.out

@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -457,3 +458,27 @@ def test_the_launchers_own_lines_tell_the_launch_from_plan_to_exit_status(
     assert said[-2:] == [f"report: {output / 'report' / 'report.md'}", "exit status 0"]
     report = (output / "report" / "report.md").read_text()
     assert report.startswith(f"# Run test of stack {STACK}: succeeded\n"), report[:200]
+
+
+def test_a_launch_stopped_by_ctrl_c_says_how_to_continue_and_exits_130(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ctrl-C reaches the launcher (this process) once every replica serves: it stops them,
+    # then says the run can go on, last before its status.
+    def interrupt_once_all_serve() -> None:
+        if wait_until(lambda: len(records(stacks_dir)) == 4, 60):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    watcher = threading.Thread(target=interrupt_once_all_serve, daemon=True)
+    watcher.start()
+    with reaping(stacks_dir):
+        status = main(launcher_args(stacks_dir, "--set", "job.args=[--hang]"))
+    watcher.join()
+    out = capsys.readouterr().out
+    assert status == 130, out
+    said = [line.split("] ", 1)[1].strip() for line in out.splitlines()
+            if line.startswith("[launcher]")]  # fmt: skip
+    assert said[-2:] == [
+        "stopped: run the same command again to continue from its last checkpoint",
+        "exit status 130",
+    ], said

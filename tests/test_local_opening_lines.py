@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.local import cli
+from infra.local import opening
 from infra.local.plan import build_plan, load_config, replica_names
 from infra.local.ports import PortReservation
 
@@ -23,7 +23,7 @@ def _opening(
     config = load_config("dev", None, overrides)
     names = replica_names(config)
     assert tuple(names) == REPLICAS
-    ports = PortReservation([*names, cli.TENSORBOARD])
+    ports = PortReservation([*names, opening.TENSORBOARD])
     plan = build_plan(
         config,
         {name: ports.port(name) for name in names},
@@ -34,7 +34,7 @@ def _opening(
     )
     said: list[str] = []
     args = argparse.Namespace(stack="dev", timeout=timeout, tensorboard=tensorboard)
-    cli._say_plan(said.append, plan, args, ports, "network: a private one")
+    opening.say_plan(said.append, plan, args, ports, "network: a private one")
     ports.close()
     return said, ports, config.job.run_id
 
@@ -63,7 +63,7 @@ def test_a_launch_that_restarts_has_a_deadline_and_a_tensorboard_says_so(
         "(job.backoffLimit 2); exit codes 2, 126, 127 end the job at once",
         "deadline: job.activeDeadlineSeconds 600",
         "warning: job.dataDir /nowhere/mnist does not exist on this machine",
-        f"TensorBoard: http://127.0.0.1:{ports.port(cli.TENSORBOARD)}/",
+        f"TensorBoard: http://127.0.0.1:{ports.port(opening.TENSORBOARD)}/",
     ]
     assert run_id.startswith("run-")
 

@@ -13,15 +13,13 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from infra.config import ConfigError, StackConfig
 from infra.config.sweep_points import point_text
 from infra.config.types import SECRET_PLACEHOLDER
 from infra.lifecycle import (
-    FINAL_EXIT_CODES,
-    SCRIPT,
     TERMINATION_GRACE_SECONDS,
     run_key,
     settle_seconds,
@@ -29,8 +27,8 @@ from infra.lifecycle import (
 from infra.local import process
 from infra.local.data import LocalDataError, local_data
 from infra.local.netns import NetworkUnavailable, PrivateNetwork
+from infra.local.opening import say_plan
 from infra.local.plan import (
-    REPO,
     TENSORBOARD,
     LocalPlan,
     build_plan,
@@ -42,7 +40,7 @@ from infra.local.plan import (
     tensorboard_process,
     write_interpreters,
 )
-from infra.local.ports import HOST, PortReservation
+from infra.local.ports import PortReservation
 from infra.local.supervisor import (
     LAUNCHER,
     STOP_SIGNALS,
@@ -145,11 +143,13 @@ def _add_timing_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
         type=float,
+        metavar="SECONDS",
         help="stop everything after SECONDS (exit 124); default: job.activeDeadlineSeconds",
     )
     parser.add_argument(
         "--grace",
         type=float,
+        metavar="SECONDS",
         help="seconds the replicas get to end by themselves once the run has ended, before "
         "the launcher stops them (default: what their supervisors need, plus 5)",
     )
@@ -157,6 +157,7 @@ def _add_timing_options(parser: argparse.ArgumentParser) -> None:
         "--stop-grace",
         type=float,
         default=float(TERMINATION_GRACE_SECONDS),
+        metavar="SECONDS",
         help="seconds between SIGTERM and SIGKILL when stopping replicas (default: "
         f"{TERMINATION_GRACE_SECONDS}, a pod's terminationGracePeriodSeconds)",
     )
@@ -204,17 +205,6 @@ def _grace(args: argparse.Namespace, plan: LocalPlan) -> float:
     return float(settle_seconds(plan.config, plan.topology) + 5)
 
 
-def _data_lines(config: StackConfig) -> list[str]:
-    data = config.data
-    lines = [f"input: {data.local_input_dir}"] if data.local_input_dir else []
-    if data.local_export_dir:
-        target = Path(data.local_export_dir) / config.job.name / config.job.run_id
-        lines.append(f"export: {target} once the run succeeds")
-    if config.job.init_checkpoint:
-        lines.append(f"fine-tuning from {config.job.init_checkpoint} (job.initCheckpoint)")
-    return lines
-
-
 def _print_plan(plan: LocalPlan, secret_names: frozenset[str] = frozenset()) -> None:
     """What would start: the env every replica shares once, then each replica's own. A value
     resolved from a Pulumi secret is shown as [secret], in the env and in the command."""
@@ -239,34 +229,6 @@ def _print_plan(plan: LocalPlan, secret_names: frozenset[str] = frozenset()) -> 
         for key in sorted(spec.env.keys() - shared.keys()):
             print(f"  {key}={shown(spec.env[key])}")
         print(f"  {shown(shlex.join(spec.argv))}")
-
-
-def opening_lines(stack: str, config: StackConfig) -> list[str]:
-    """What this launch trains with, first: stack, run id, replicas and the hyperparameters,
-    so a --set shows before the first step."""
-    hyper = config.hyperparams
-    replicas = ", ".join(
-        f"{group.number} {group.type}" for group in config.replica_groups if group.number
-    )
-    length = f"epochs {hyper.epochs}" + (
-        f", max steps {hyper.max_steps}" if hyper.max_steps else ""
-    )
-    return [
-        f"stack {stack}: job {config.job.name}, run {config.job.run_id}",
-        f"replicas: {replicas}",
-        f"hyperparameters: learning rate {hyper.learning_rate:g}, batch size "
-        f"{hyper.batch_size}, {length}, strategy {config.effective_strategy}",
-    ]
-
-
-def _commands(plan: LocalPlan) -> list[str]:
-    """Each group's command and args, once per group."""
-    lines = {}
-    for group in plan.config.replica_groups:
-        if group.number:
-            argv = (*plan.config.command_of(group), *plan.config.args_of(group))
-            lines.setdefault(shlex.join(argv), []).append(group.type)
-    return [f"{'/'.join(types)}: {command}" for command, types in lines.items()]
 
 
 def _report(plan: LocalPlan, shown: StackConfig, stack: str) -> str:
@@ -337,7 +299,7 @@ def _run_in(
     )
     say = supervisor.say
     config = plan.config
-    _say_plan(say, plan, args, ports, network_line)
+    say_plan(say, plan, args, ports, network_line)
     finished_before = (plan.outcomes / f"succeeded.{run_key(config)}").exists()
     started = time.monotonic()
     write_launch_record(plan.outcomes, plan.generation)
@@ -358,40 +320,6 @@ def _run_in(
         )
     say(f"exit status {status}")
     return status
-
-
-def _say_plan(
-    say: Callable[[str], None],
-    plan: LocalPlan,
-    args: argparse.Namespace,
-    ports: PortReservation,
-    network_line: str,
-) -> None:
-    """The launcher's opening lines: what this launch trains, where, and how it ends."""
-    config = plan.config
-    for line in opening_lines(args.stack, config):
-        say(line)
-    for line in _commands(plan):
-        say(f"command {line} (each replica under {SCRIPT.relative_to(REPO)})")
-    say("cluster: " + ", ".join(f"{r.name}={r.address}" for r in plan.topology.replicas))
-    say(network_line)
-    say(f"output dir: {plan.output_dir}")
-    for line in _data_lines(plan.config):
-        say(line)
-    limit = config.job.backoff_limit
-    final = ", ".join(map(str, FINAL_EXIT_CODES))
-    say(
-        f"restarts: a failed replica starts again on its port, up to {limit} times "
-        f"(job.backoffLimit {limit}); exit codes {final} end the job at once"
-        if limit
-        else "restarts: none (job.backoffLimit 0): a failed replica ends the job"
-    )
-    if config.job.active_deadline_seconds and args.timeout is None:
-        say(f"deadline: job.activeDeadlineSeconds {config.job.active_deadline_seconds}")
-    if config.job.data_dir and not Path(config.job.data_dir).is_dir():
-        say(f"warning: job.dataDir {config.job.data_dir} does not exist on this machine")
-    if args.tensorboard:
-        say(f"TensorBoard: http://{HOST}:{ports.port(TENSORBOARD)}/")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
