@@ -506,12 +506,16 @@ examples:
   tftrain run dev --input ~/mnist --export ~/models
 
 exit status:
-  0  the run succeeded (the replica that ends it exited 0)
-  N  it failed: the status of the replica that failed it (1, 137 if killed, …)
-  2  bad arguments or stack config (nothing started)
-  124  --timeout (job.activeDeadlineSeconds) passed
-  130, 143  stopped by Ctrl-C or SIGTERM: run the same command again to continue
 """
+
+
+def _documented_exit_statuses() -> str:
+    """docs/run-locally.md's "Exit status" table, as the help's lines: the docs are the
+    contract the help repeats."""
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "run-locally.md").read_text()
+    table = docs.split("## Exit status", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("| ").split(" | ") for line in table.splitlines() if line.startswith("| ")]
+    return "".join(f"  {status}  {means}\n" for status, means in rows[2:])
 
 
 def test_the_help_says_what_it_runs_how_to_call_it_and_each_exit_status(
@@ -521,7 +525,9 @@ def test_the_help_says_what_it_runs_how_to_call_it_and_each_exit_status(
     with pytest.raises(SystemExit) as stop:
         parse_args(["--help"])
     assert stop.value.code == 0
-    assert capsys.readouterr().out == HELP
+    statuses = _documented_exit_statuses()
+    assert statuses.count("\n") == 5, statuses
+    assert capsys.readouterr().out == HELP + statuses
 
 
 def test_with_an_evaluator_the_grace_covers_its_finish_time() -> None:
