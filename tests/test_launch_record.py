@@ -106,10 +106,35 @@ def test_the_start_time_is_field_22_whatever_the_command_name_holds(
     (tmp_path / "77" / "stat").write_text(f"77 (a) b) {fields}\n")
     (tmp_path / "78").mkdir()
     (tmp_path / "78" / "stat").write_text("78 (short) S 1 2\n")
+    # Exactly up to field 22, and one field short of it.
+    (tmp_path / "80").mkdir()
+    (tmp_path / "80" / "stat").write_text("80 (x) " + " ".join(str(n) for n in range(3, 23)))
+    (tmp_path / "81").mkdir()
+    (tmp_path / "81" / "stat").write_text("81 (x) " + " ".join(str(n) for n in range(3, 22)))
     monkeypatch.setattr(launch_record, "_PROC", tmp_path)
     assert launch_record._start_ticks(77) == "22"
     assert launch_record._start_ticks(78) is None
     assert launch_record._start_ticks(79) is None
+    assert launch_record._start_ticks(80) == "22"
+    assert launch_record._start_ticks(81) is None
+
+
+def test_without_a_boot_id_no_pid_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its pid and start are readable, but without this boot's id a later reader could not
+    # tell this machine from another: no record.
+    proc = tmp_path / "proc"
+    (proc / "self" / "ns").mkdir(parents=True)
+    (proc / "self" / "ns" / "pid").symlink_to("pid:[4026531836]")
+    (proc / str(os.getpid())).mkdir()
+    (proc / str(os.getpid()) / "stat").write_text("1 (x) " + " ".join(["0"] * 50))
+    monkeypatch.setattr(launch_record, "_PROC", proc)
+    write_launch_record(tmp_path / "out", GENERATION)
+    assert not (tmp_path / "out" / f"launcher.{GENERATION}").exists()
+
+
+def test_a_record_of_raw_bytes_says_nothing_and_breaks_nothing(tmp_path: Path) -> None:
+    (tmp_path / f"launcher.{GENERATION}").write_bytes(b"\xff\xfe ended\n")
+    assert read_launch(tmp_path, GENERATION) is Launch.UNKNOWN
 
 
 def test_without_proc_nothing_is_written_and_nothing_is_claimed(

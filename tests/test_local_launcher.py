@@ -22,6 +22,8 @@ import pytest
 from infra.config import load_stack
 from infra.local.cli import main
 from infra.local.plan import REPO
+from infra.records.launch_record import Launch, read_launch
+from infra.records.run_state import read_run
 from infra.topology import build_topology
 from tests.cluster_helpers import (
     REPLICAS,
@@ -458,6 +460,43 @@ def test_the_launchers_own_lines_tell_the_launch_from_plan_to_exit_status(
     assert said[-2:] == [f"report: {output / 'report' / 'report.md'}", "exit status 0"]
     report = (output / "report" / "report.md").read_text()
     assert report.startswith(f"# Run test of stack {STACK}: succeeded\n"), report[:200]
+    # Its own record says it ended, under the generation its replicas ran in.
+    state = read_run(output, with_scalars=False)
+    assert state is not None
+    assert read_launch(output / ".tftrain-run", state.generation) is Launch.ENDED
+
+
+def _supervisor_of(pid: int) -> int:
+    """A process's parent (proc(5) stat field 4): a replica's trainer's is its supervisor."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rpartition(")")[2].split()[1])
+
+
+def test_a_replica_told_to_stop_from_outside_is_given_back_not_failed(
+    stacks_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # backoffLimit 0: a failure of worker 1 would end the run. SIGTERM to its supervisor, as
+    # the kubelet sends it on a preemption, is no failure: it is given back and started again.
+    go = tmp_path / "go"
+    options = ("--set", f"job.args=[--chief-until, '{go}']", "--set", "job.backoffLimit=0")
+    starts = stacks_dir / "out" / "worker-1.starts"
+
+    def preempt_worker_1() -> None:
+        if wait_until(lambda: len(records(stacks_dir)) == 4, 60):
+            os.kill(_supervisor_of(records(stacks_dir)["worker-1"]["pid"]), signal.SIGTERM)
+            wait_until(lambda: starts.exists() and len(starts.read_text().splitlines()) == 2, 30)
+        go.touch()
+
+    watcher = threading.Thread(target=preempt_worker_1, daemon=True)
+    watcher.start()
+    with reaping(stacks_dir):
+        status = main(launcher_args(stacks_dir, *options))
+    watcher.join()
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert re.search(r"mnist-worker-1 exited 143\S*; given back \(told to stop from outside\), "
+                     r"not counted: restart in ", out), out  # fmt: skip
+    assert len(starts.read_text().splitlines()) == 2
 
 
 def test_a_launch_stopped_by_ctrl_c_says_how_to_continue_and_exits_130(

@@ -438,6 +438,26 @@ def test_a_replica_its_peers_judged_lost_stays_lost_whatever_its_last_write(
     )
 
 
+def test_only_the_replica_judged_lost_is_lost_its_peers_are_stopping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The chief was judged lost; the ps's supervisor, beating 2 s ago, is stopping it.
+    _beat_record(tmp_path, "mnist-chief-0", 1000, 1060)
+    _beat_record(tmp_path, "mnist-ps-0", 1000, 1100)
+    (tmp_path / ".tftrain-run" / "failed.run-1a2b3c4d.g1").write_text(
+        "mnist-chief-0 lost attempt 1 on h: no heartbeat for 31s\n"
+    )
+    monkeypatch.setattr(time, "time", lambda: 1102.0)
+    state = read_run(tmp_path, with_scalars=False, lost_after=30)
+    assert state is not None and state.outcome == "failed"
+    assert state.result(state.attempts["mnist-chief-0"][0]) == (
+        "lost (no exit, no heartbeat for 42s)"
+    )
+    assert state.result(state.attempts["mnist-ps-0"][0]) == (
+        "stopping at the run's end (last heartbeat 2s ago)"
+    )
+
+
 def test_a_silent_replica_of_a_running_run_is_lost_while_its_peers_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
