@@ -296,6 +296,14 @@ def test_the_object_aware_diff_is_a_correct_unified_diff(old: str, new: str) -> 
 def origin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This project's files (tracked, plus new ones not yet committed, such as the renderer
     itself; .venv is not among them) committed into a fresh repository."""
+    try:
+        top = Path(git(PROJECT, "rev-parse", "--show-toplevel").strip())
+    except subprocess.CalledProcessError:
+        top = None
+    if top != PROJECT:
+        # A copy inside another repository's ignored directory (a mutation run's), or no
+        # repository at all: git lists none of its files, so there is no project to commit.
+        pytest.skip(f"{PROJECT} is not a git checkout of its own")
     root = tmp_path_factory.mktemp("origin")
     listed = git(PROJECT, "ls-files", "--cached", "--others", "--exclude-standard", "-z")
     for name in filter(None, listed.split("\0")):
