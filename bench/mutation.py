@@ -1115,6 +1115,14 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in numbers
     },
+    **{
+        f"infra.config.rules.x__credential_rules__mutmut_{n}": (
+            "another split of data.credentialsSecret (no limit, rsplit, at most 2): its type "
+            "allows exactly one '/' (<namespace>/<name>, infra/config/types.py SecretRef), so "
+            "the namespace is the first part whichever way it is cut"
+        )
+        for n in (106, 107, 109)
+    },
     "infra.records.launch_record.x_read_launch__mutmut_6": (
         "another stand-in for a missing record ('XXXX' for ''): one word is not the four "
         "of a record nor 'ended', so it reads unknown either way"

@@ -6,6 +6,7 @@ replicas, so only the rule under test speaks."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -166,6 +167,28 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             'tftrain:storage.kind = "nfs": must be nas in a platform stack: it issues each of '
             "cluster.runNamespaces a volume on its NAS (/tftrain/<namespace>), the only volume "
             "a run stack mounts"
+        ],
+    ),
+    # Budgets (docs/cost.md): a bound on money needs a bound on time.
+    "a-budget-per-run-without-a-deadline": (
+        {"budget": {"maxCnyPerRun": 10}},
+        [
+            "tftrain:budget.maxCnyPerRun = 10.0: must be unset unless job.activeDeadlineSeconds "
+            "is set: without it a run has no most it can cost"
+        ],
+    ),
+    "a-budget-per-sweep-without-a-sweep": (
+        {"budget": {"maxCnyPerSweep": 10}, "job": {"activeDeadlineSeconds": 600}},
+        ["tftrain:budget.maxCnyPerSweep = 10.0: must be unset unless the stack has a sweep"],
+    ),
+    "an-rrsa-role-on-a-platform": (
+        {
+            **on(ACK, cluster={"role": "platform"}, data={**DATA, "rrsaRoleName": "my-role"}),
+            "image": None,
+        },
+        [
+            'tftrain:data.rrsaRoleName = "my-role": must be empty on a platform stack: it makes '
+            "a RAM role per run namespace (its output runOssRoleNames)"
         ],
     ),
     "registry-credentials-without-server": (
@@ -623,6 +646,18 @@ def test_each_problem_is_stated_word_for_word(name: str) -> None:
     assert str(raised.value).splitlines() == [
         "invalid stack config:",
         *(f"  - {problem}" for problem in problems),
+    ]
+
+
+def test_an_uploaded_directory_outside_the_project_is_refused_naming_the_project() -> None:
+    # Everything under it is uploaded to the bucket: /etc/ssl would be published there.
+    project = Path(__file__).resolve().parents[1]
+    uploaded = {**DATA, "createBucket": True, "localInputDir": "/etc/ssl"}
+    with pytest.raises(ConfigError) as raised:
+        parse_config({"image": IMAGE, **on(ACK, data=uploaded)}, secret_keys=["data"])
+    assert str(raised.value).splitlines()[1:] == [
+        f'  - tftrain:data.localInputDir = "/etc/ssl": must be a directory inside the project '
+        f"({project}), relative to it, such as data/mnist: its files are uploaded to the bucket"
     ]
 
 
