@@ -169,6 +169,28 @@ CASES: dict[str, tuple[dict[str, Any], list[str]]] = {
             "a run stack mounts"
         ],
     ),
+    "run-namespaces-outside-a-platform": (
+        on(ACK, cluster={"runNamespaces": ["team-a"]}),
+        [
+            'tftrain:cluster.runNamespaces = ["team-a"]: must be empty unless cluster.role is '
+            "platform (the platform issues each listed namespace its run stack's credentials)"
+        ],
+    ),
+    "an-image-cache-in-a-run-stack": (
+        {
+            "cluster": {
+                "kind": "ask",
+                "role": "run",
+                "platformStack": "o/tftrain/p",
+                "imageCache": True,
+            }
+        },
+        [
+            "tftrain:cluster.imageCache = true: must be false in a run stack: an ECI ImageCache "
+            "is cluster-scoped, and a run's credentials (its platform's for its namespace) "
+            "create nothing outside its namespace"
+        ],
+    ),
     # Budgets (docs/cost.md): a bound on money needs a bound on time.
     "a-budget-per-run-without-a-deadline": (
         {"budget": {"maxCnyPerRun": 10}},
