@@ -421,28 +421,14 @@ def test_the_window_is_the_readers_lost_after_not_a_fixed_one(
     )
 
 
-def test_a_replica_its_peers_judged_lost_stays_lost_whatever_its_last_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("chief_beat", "silence"), [(1100, 2), (1060, 42)])
+def test_only_the_replica_its_peers_judged_lost_is_lost_whatever_its_last_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chief_beat: int, silence: int
 ) -> None:
-    # The failure record is the supervisors' verdict; a beat written late (a slow volume)
-    # does not make the replica the run failed on read as stopping.
-    _beat_record(tmp_path, "mnist-chief-0", 1000, 1100)
-    (tmp_path / ".tftrain-run" / "failed.run-1a2b3c4d.g1").write_text(
-        "mnist-chief-0 lost attempt 1 on h: no heartbeat for 31s\n"
-    )
-    monkeypatch.setattr(time, "time", lambda: 1102.0)
-    state = read_run(tmp_path, with_scalars=False, lost_after=30)
-    assert state is not None and state.outcome == "failed"
-    assert state.result(state.attempts["mnist-chief-0"][0]) == (
-        "lost (no exit, no heartbeat for 2s)"
-    )
-
-
-def test_only_the_replica_judged_lost_is_lost_its_peers_are_stopping(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The chief was judged lost; the ps's supervisor, beating 2 s ago, is stopping it.
-    _beat_record(tmp_path, "mnist-chief-0", 1000, 1060)
+    # The failure record is the supervisors' verdict: a beat written late (a slow volume)
+    # does not make the replica the run failed on read as stopping. The ps's supervisor,
+    # beating 2 s ago, is stopping it: the verdict is the chief's alone.
+    _beat_record(tmp_path, "mnist-chief-0", 1000, chief_beat)
     _beat_record(tmp_path, "mnist-ps-0", 1000, 1100)
     (tmp_path / ".tftrain-run" / "failed.run-1a2b3c4d.g1").write_text(
         "mnist-chief-0 lost attempt 1 on h: no heartbeat for 31s\n"
@@ -451,7 +437,7 @@ def test_only_the_replica_judged_lost_is_lost_its_peers_are_stopping(
     state = read_run(tmp_path, with_scalars=False, lost_after=30)
     assert state is not None and state.outcome == "failed"
     assert state.result(state.attempts["mnist-chief-0"][0]) == (
-        "lost (no exit, no heartbeat for 42s)"
+        f"lost (no exit, no heartbeat for {silence}s)"
     )
     assert state.result(state.attempts["mnist-ps-0"][0]) == (
         "stopping at the run's end (last heartbeat 2s ago)"
