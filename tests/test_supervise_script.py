@@ -54,6 +54,18 @@ def _shell_params() -> list[object]:
 
 NOISE = ("Killed", "Terminated", "Done")
 
+# Run by a supervised command (its parent is the supervisor): waits up to 5 s for the
+# supervisor's watcher, the one copy of the supervisor whose output is /dev/null, and stops
+# it. The watcher starts just after the command, hence the wait.
+FREEZE_WATCHER = (
+    "for _ in $(seq 100); do"
+    " for p in /proc/[0-9]*; do"
+    ' [ "${p#/proc/}" != "$PPID" ] && cmp -s "$p/cmdline" "/proc/$PPID/cmdline"'
+    ' && [ "$(readlink "$p/fd/1")" = /dev/null ] && kill -STOP "${p#/proc/}" && break 2;'
+    " done; sleep 0.05;"
+    " done"
+)
+
 
 @dataclass
 class Run:
@@ -244,11 +256,15 @@ def test_a_replica_failing_by_itself_after_the_failure_keeps_its_own_end(
 ) -> None:
     # Another replica's failure is published, and this command fails by itself at once,
     # before the watcher's next look: it was not stopped at the run's end, and the first
-    # failure stays the run's (a final code too is no reason to overwrite it).
+    # failure stays the run's (a final code too is no reason to overwrite it). The command
+    # freezes the watcher first (SIGSTOP; the supervisor SIGKILLs it at the end), so that
+    # "before the next look" holds on a loaded machine too, not by a 0.5 s nap's luck.
     first = "r-ps-0 exit 2 attempt 1 on host-a\n"
     run.outcomes.mkdir(parents=True)
     partial = run.outcomes / ".other-replica"
-    command = f"printf '{first}' > {partial}; mv {partial} {run.failed}; exit {code}"
+    command = (
+        f"{FREEZE_WATCHER}; printf '{first}' > {partial}; mv {partial} {run.failed}; exit {code}"
+    )
     status, out = finish(run.start("--follows-run", "sh", "-c", command, replica="r-worker-1"))
     assert status == code, out
     assert (run.attempt("r-worker-1", 1) / "exit").read_text() == f"{code} exited\n"
