@@ -2534,21 +2534,41 @@ def earlier(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     rows = {}
     for line in text.splitlines():
         cells = [cell.strip() for cell in line.strip("|").split("|")]
-        if line.startswith("| ") and len(cells) == 6 and "/" in cells[1]:
+        if line.startswith("| ") and len(cells) == 6 and re.fullmatch(r"\d+ / \d+", cells[1]):
             rows[cells[0]] = line
-    survivors: dict[str, list[str]] = {}
-    for name in re.findall(r"^- `(\S+)` \(", text, flags=re.MULTILINE):
-        survivors.setdefault(module_of(name), []).append(name)
-    # Each line once: a file merged from two branches may hold a line twice.
-    lines = {
-        module: list(
-            dict.fromkeys(
-                line for line in text.splitlines() if any(f"`{n}`" in line for n in names)
-            )
-        )
-        for module, names in survivors.items()
-    }
+    # "- `name` (status)" lines only: an equivalent's line ("- `name`: why") names it too.
+    lines: dict[str, list[str]] = {}
+    for line in dict.fromkeys(re.findall(r"^- `\S+` \(.*$", text, flags=re.MULTILINE)):
+        # Each line once (above): a file merged from two branches may hold a line twice.
+        lines.setdefault(module_of(_named(line)), []).append(line)
     return rows, lines
+
+
+def _named(survivor_line: str) -> str:
+    """ "- `name` (survived)" → name."""
+    return survivor_line.split("`", 2)[1]
+
+
+def reconciled(row_line: str, survivor_lines: list[str]) -> tuple[str, list[str]]:
+    """An earlier run's row and survivor lines, with the survivors EQUIVALENT has listed
+    since left out (moved from "not caught" to "equivalent"), as a run now would count them."""
+    gone = [line for line in survivor_lines if _named(line) in EQUIVALENT]
+    if not gone or "not yet run" in row_line:
+        return row_line, survivor_lines
+    module, counts, _, not_caught, equivalent, not_run = (
+        cell.strip() for cell in row_line.strip("|").split("|")
+    )
+    caught, total = (int(n) for n in counts.split("/"))
+    total -= len(gone)
+    share = f"{caught / total:.1%}" if total else "none reached" if int(not_run) else "no mutants"
+    fields = (
+        f"{caught} / {total}",
+        share,
+        int(not_caught) - len(gone),
+        int(equivalent) + len(gone),
+    )
+    line = f"| {module} | {' | '.join(str(f) for f in fields)} | {not_run} |"
+    return line, [line_ for line_ in survivor_lines if line_ not in gone]
 
 
 def write_score(fresh: dict[str, dict[str, str]]) -> None:
@@ -2564,8 +2584,11 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
                 if status not in CAUGHT and status != NOT_RUN and name not in EQUIVALENT
             ]
         else:
-            table.append(old_rows.get(module, NOT_YET.format(module=module)))
-            survivors += old_survivors.get(module, [])
+            line, lines = reconciled(
+                old_rows.get(module, NOT_YET.format(module=module)), old_survivors.get(module, [])
+            )
+            table.append(line)
+            survivors += lines
     ran = sum(1 for line in table[2:] if "not yet run" not in line)
     partial = sum(1 for line in table[2:] if re.search(r"\| [1-9][0-9]* \|$", line))
     text = [
