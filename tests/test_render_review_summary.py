@@ -5,13 +5,15 @@ priced when the price table cannot be read."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
 import pytest
 
 from infra.config import stack_file
 from infra.config.stack_file import StackFile, read_stack
-from infra.pricing.table import PriceTableError
+from infra.pricing.table import PriceTable, PriceTableError, load_table
 from infra.render import review_summary as module
 from infra.render.review_summary import review_summary
 
@@ -92,3 +94,29 @@ def test_with_the_price_table_each_side_is_priced_old_then_new() -> None:
         sides = hour.removeprefix("  per hour, kept running: ").split(" → ")
         assert ["USD" in side for side in sides] == [paying == 0, paying == 1], hour
     assert "per hour, kept running: none → " in review_summary("", "", (None, ack), "s", ("a", "b"))
+
+
+class _LateInTheUtcDay(datetime):
+    """12:00 UTC on 2026-12-01, when UTC+14 (Kiritimati) already reads 2026-12-02: `now()`
+    without a zone answers as a machine set to that zone would."""
+
+    @classmethod
+    def now(cls, tz: tzinfo | None = None) -> datetime:  # type: ignore[override]
+        moment = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+        if tz is None:
+            return moment.astimezone(timezone(timedelta(hours=14))).replace(tzinfo=None)
+        return moment.astimezone(tz)
+
+
+def test_the_price_tables_age_is_counted_in_utc_days(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The table's rows are dated in UTC days (docs/review.md); 90 days before 2026-12-01 is
+    # 2026-09-02: on the UTC date the table is 90 days old (not stale, STALE_DAYS = 90), on
+    # UTC+14's date it would be 91 and warn.
+    real = load_table()
+    rows = tuple(replace(row, fetched_on=date(2026, 9, 2)) for row in real.rows)
+    monkeypatch.setattr(module, "load_table", lambda: PriceTable(rows, real.path))
+    monkeypatch.setattr(module, "datetime", _LateInTheUtcDay)
+    ack = read_stack(stack_file("ack-gpu"))
+    cost = review_summary("", "", (None, ack), "s", ("a", "b")).split("\n\n")[2]
+    assert "days old" not in cost, cost
+    assert cost.startswith("Cost (Alibaba Cloud list prices, prices.csv of 2026-09-02):"), cost
