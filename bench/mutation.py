@@ -578,6 +578,11 @@ CHILD_PROCESS_TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
         ("trainer.weight_access", ("tests/test_weight_access.py",)),
     ),
+    # The SDK's packages loaded whole before a submodule: only a fresh process shows it.
+    "infra.render.provider_sdk.x_sdk_module": (
+        "infra.render.provider_sdk",
+        ("tests/test_render_summary.py",),
+    ),
     # A server started in a process that has not imported TensorFlow, as a replica's is.
     "trainer.grpc_server.x_start_server": ("trainer.grpc_server", ("tests/test_grpc_server.py",)),
     # The namespace holder, `python -I netns.py`, which PrivateNetwork.create starts.

@@ -253,3 +253,15 @@ def test_a_public_tensorboard_counts_its_load_balancer_and_nothing_else() -> Non
     lines = summary_of(_case("tensorboard-public")).splitlines()
     [endpoints] = [line for line in lines if line.startswith("New public endpoints:")]
     assert endpoints == "New public endpoints: Service tftrain/mnist-tensorboard"
+
+
+def test_several_new_public_endpoints_are_listed_sorted_by_title() -> None:
+    # An internet API server (ACK's slbInternetEnabled) and an elastic IP, both new.
+    api = ("alicloud:cs/managedKubernetes:ManagedKubernetes", "cluster", {}, ())
+    public_api = (api[0], api[1], {"slbInternetEnabled": "true"}, ())
+    eip = ("alicloud:ecs/eipAddress:EipAddress", "nat-eip", {}, ())
+    lines = summarize(_cloud(api), _cloud(public_api, eip), "s", "a", "b").splitlines()
+    assert (
+        "New public endpoints: alicloud:cs/managedKubernetes:ManagedKubernetes  cluster, "
+        "alicloud:ecs/eipAddress:EipAddress  nat-eip"
+    ) in lines

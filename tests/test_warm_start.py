@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from trainer.checkpoint_store import CheckpointStore
 from trainer.settings import parse_settings
 from trainer.warm_start import (
     InitCheckpointError,
@@ -136,3 +137,20 @@ def test_the_refusals_name_the_setting_and_what_to_name(tmp_path: Path) -> None:
         "directory of checkpoints, or a checkpoint prefix such as "
         ".../checkpoints/ckpt-2000 (with its .index file)"
     )
+
+
+def test_a_directory_whose_checkpoints_go_before_the_restore_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Published when checked, then gone before the restore (another run's retention set
+    # them aside meanwhile): nothing restored, and the message names the directory.
+    write_by_hand(tmp_path / "run-1", 1000)
+    monkeypatch.setattr(CheckpointStore, "resume", lambda self, restore, may_change: None)
+    restore = Restorer()
+    with pytest.raises(InitCheckpointError) as error:
+        restore_init_checkpoint(tmp_path / "run-1", restore)
+    assert str(error.value) == (
+        f"--init-checkpoint / TFTRAIN_INIT_CHECKPOINT {tmp_path / 'run-1'}: "
+        "no checkpoint there restores"
+    )
+    assert restore.restored == []
