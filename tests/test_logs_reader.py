@@ -10,10 +10,12 @@ import io
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from infra.records.run_state import read_run
+from infra.status import logs
 from infra.status.logs import (
     Follower,
     choose_replica,
@@ -395,5 +397,37 @@ def test_logs_follow_reads_on_into_the_replicas_next_attempt(tmp_path: Path) -> 
     assert out.getvalue().decode().splitlines() == [
         "first",
         "tftrain-supervise: mnist-chief-0 attempt 1 ended: exit 1",
+        "second",
+    ]
+
+
+def test_logs_f_follows_the_named_replica_into_its_next_attempt(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `tftrain logs dev worker-0 -f`: the worker restarts while followed, then the run ends.
+    run = tmp_path / "runs" / "mnist" / "run-aaaa1111"
+    now = time.time()
+    attempt(run, "mnist-chief-0", 1, ["chief"], None, now, now)
+    attempt(run, "mnist-worker-0", 1, ["first"], 1, now, now)
+
+    def second() -> None:
+        attempt(run, "mnist-worker-0", 2, ["second"], None, time.time(), time.time())
+
+    def succeed() -> None:
+        (run / ".tftrain-run" / f"succeeded.{KEY}").write_text("mnist-chief-0\n")
+
+    steps = [second, succeed]
+    real_follow = logs.follow
+
+    def driven(*args: Any) -> None:
+        real_follow(*args, sleep=_stepper(steps))
+
+    monkeypatch.setattr(logs, "follow", driven)
+    monkeypatch.chdir(tmp_path)
+    assert main(["dev", "worker-0", "-f", "--runs-dir", "runs"]) == 0
+    assert steps == []
+    assert capfdbinary.readouterr().out.decode().splitlines() == [
+        "first",
+        "tftrain-supervise: mnist-worker-0 attempt 1 ended: exit 1",
         "second",
     ]
