@@ -2218,6 +2218,11 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (17, 18, 24)
     },
+    "infra.config.stack_file.xǁ_Builderǁscalar__mutmut_19": (
+        "(True, True) for the resolver's implicit flags of a plain scalar: ruamel's "
+        "VersionedResolver.resolve reads only the first; the second it keeps in a local "
+        "that nothing reads after"
+    ),
     "infra.render.parsed.x_parse_render__mutmut_9": (
         "read as a stack reference before the first title: the lines there (the render's "
         "header and the cloud banner) hold no '#   name: ' line"

@@ -64,6 +64,12 @@ FAULTS: dict[str, tuple[bytes, int, str]] = {
     "infinity": (b"config:\n  tftrain:hyperparams: {epochs: .inf}\n", 2, "infinity or NaN"),
     "nan-at-the-top": (b"config:\n  tftrain:image: .nan\n", 2, "infinity or NaN"),
     "tag-against-value": (b"config:\n  tftrain:worker: {number: !!int abc}\n", 2, "not a YAML int"),
+    # Only a float's tag widens an int (yaml.v3: "cannot decode !!int `5` as a !!bool").
+    "bool-tag-on-an-int": (
+        b"config:\n  tftrain:worker: {number: !!bool 5}\n",
+        2,
+        "not a YAML bool",
+    ),
     "yaml-1.1-directive": (b"%YAML 1.1\n---\nconfig: {}\n", 1, "directives"),
 }
 
@@ -138,7 +144,10 @@ def test_the_fault_says_exactly_what_is_wrong(name: str, tmp_path: Path) -> None
         ("True", True),
         ("~", None),
         ("'010'", "010"),
-        ("!!float 3", 3.0),
+        ("!!float 3", 3.0),  # an int where a float is tagged: yaml.v3 widens it
+        ("!!int 5", 5),
+        ('!!int "5"', 5),  # quoted, so only its tag makes it a number
+        ("!!bool true", True),
         ("[a, 2]", ["a", 2]),
     ],
 )
@@ -518,3 +527,13 @@ def test_a_value_32_keys_and_indices_deep_is_the_deepest_read(
     else:
         with pytest.raises(ConfigError, match="nested deeper than 32"):
             read_stack(path)
+
+
+def test_nesting_past_the_readers_recursion_is_refused_by_file(tmp_path: Path) -> None:
+    # 2,000 levels: the YAML composer recurses once per level and stops at Python's limit
+    # (1,000) before the depth rule (32) can look; the file is named, nothing is read.
+    path = tmp_path / "Pulumi.deep.yaml"
+    path.write_text("config:\n  tftrain:job: " + "[" * 2000 + "]" * 2000 + "\n")
+    with pytest.raises(ConfigError) as refused:
+        read_stack(path)
+    assert refused.value.problems == [f"{path}: nested too deeply to read"]
