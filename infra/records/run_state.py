@@ -152,7 +152,7 @@ class RunState:
                 return "killed by the launcher as the run stopped (no exit recorded)"
             if self.launch is Launch.GONE and not judged_lost:
                 return f"lost (no exit: its launcher was killed; last heartbeat {silence:.0f}s ago)"
-            if silence > self.lost_after or judged_lost:
+            if not _beating(attempt, self.lost_after) or judged_lost:
                 return f"lost (no exit, no heartbeat for {silence:.0f}s)"
             if self.outcome == "running":
                 return "running"
@@ -362,5 +362,10 @@ def _unended_outcome(attempts: list[Attempt], lost_after: float, launch: Launch)
         return "stopped"
     if launch is Launch.GONE:
         return "lost"
-    now = time.time()
-    return "running" if any(now - a.last_output <= lost_after for a in silent) else "lost"
+    return "running" if any(_beating(a, lost_after) for a in silent) else "lost"
+
+
+def _beating(attempt: Attempt, lost_after: float) -> bool:
+    """An attempt that has not ended still shows signs of life: silent for at most
+    `lost_after` s, the supervisors' own rule (supervise.sh judges a peer lost past it)."""
+    return time.time() - attempt.last_output <= lost_after
