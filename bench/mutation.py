@@ -2637,7 +2637,8 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         f"**{ran} of {len(table) - 2} modules run**, {partial} of them in part (their last "
         "column counts the mutants the run did not reach); 'not yet run' rows are modules "
         "no run has covered yet: a full run takes hours on this machine's 2 shared cores. "
-        "`--list` prints the tests each module runs against.",
+        "A row kept from an earlier run counts the survivors listed as equivalent since as "
+        "equivalent. `--list` prints the tests each module runs against.",
         "",
         "A mutant runs in a fork of the process that ran its tests once. Until 2026-11-27 that "
         "fork inherited the Pulumi mocks' thread pool without its threads, so every test "
