@@ -2218,6 +2218,13 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (17, 18, 24)
     },
+    **{
+        f"infra.config.rules.x__credential_rules__mutmut_{n}": (
+            "another split of data.credentialsSecret (no maxsplit, maxsplit 2, rsplit): "
+            "types.SecretRef admits exactly one '/', so the namespace before it is the same"
+        )
+        for n in (106, 107, 109)
+    },
     "infra.config.stack_file.xǁ_Builderǁscalar__mutmut_19": (
         "(True, True) for the resolver's implicit flags of a plain scalar: ruamel's "
         "VersionedResolver.resolve reads only the first; the second it keeps in a local "

@@ -356,9 +356,14 @@ def test_run_namespaces_is_a_platforms_key_each_listed_once() -> None:
         'tftrain:cluster.runNamespaces[3] = "Bad_Name": must be a list of namespaces, each a DNS'
         in str(error.value)
     )
-    platform["cluster"]["runNamespaces"] = ["a", "b", "a"]
-    with pytest.raises(ConfigError, match=r"cluster\.runNamespaces = .*each namespace once \(a"):
+    platform["cluster"]["runNamespaces"] = ["b", "a", "c", "b", "a"]
+    with pytest.raises(ConfigError) as error:
         parse_config(platform)
+    assert str(error.value).count("runNamespaces") == 1, error.value
+    assert (
+        'tftrain:cluster.runNamespaces = ["b", "a", "c", "b", "a"]: must be each namespace once '
+        "(a, b repeated)"
+    ) in str(error.value)
     run = read_stack_file(stack_file("run-ack"))
     run["cluster"]["runNamespaces"] = ["x"]
     with pytest.raises(ConfigError, match=r"tftrain:cluster\.runNamespaces: a cloud key"):

@@ -186,26 +186,19 @@ def _fit_rules(stack: StackConfig) -> Iterator[tuple[str, str]]:
         rooms = _rooms(stack, gpus > 0, spot)
         if not rooms:
             continue
-        kind, where = _where(stack, gpus > 0)
         name, room = min(rooms, key=lambda pair: pair[1].millicores)
         if cpu_cores(cpu) * 1000 > room.millicores:
-            yield f"{section}.cpu", f"at most {_cores(room.millicores)}: {_why(kind, name, where)}"
-        sized = [(n, r) for n, r in rooms if r.memory_mib is not None]
+            yield f"{section}.cpu", f"at most {_cores(room.millicores)}: {_why(stack, gpus, name)}"
+        sized = [(n, r.memory_mib) for n, r in rooms if r.memory_mib is not None]
         if sized:
-            name, room = min(sized, key=lambda pair: pair[1].memory_mib or 0)
-            if memory_mib(memory) > (room.memory_mib or 0):
-                yield f"{section}.memory", f"at most {room.memory_mib}Mi: {_why(kind, name, where)}"
+            name, mib = min(sized, key=lambda pair: pair[1])
+            if memory_mib(memory) > mib:
+                yield f"{section}.memory", f"at most {mib}Mi: {_why(stack, gpus, name)}"
         name, room = min(rooms, key=lambda pair: pair[1].gpus)
         if gpus > room.gpus:
+            kind = "pod" if stack.cluster.kind == "ask" else "node"
             allowed = f"at most {room.gpus}: one {name} {kind} has {room.gpus} GPU(s)"
             yield f"{section}.gpuCount", allowed
-
-
-def _where(stack: StackConfig, gpu: bool) -> tuple[str, str]:
-    """(pod or node, the key of what runs it)."""
-    if stack.cluster.kind == "ask":
-        return "pod", "cluster.eciGpuSpec"
-    return "node", "cluster.gpuPool" if gpu else "cluster.cpuPool"
 
 
 def _rooms(stack: StackConfig, gpu: bool, spot: bool) -> list[tuple[str, Room]]:
@@ -231,11 +224,14 @@ def _cores(millicores: int) -> str:
     return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
 
 
-def _why(kind: str, name: str, where: str) -> str:
-    if kind == "pod":
+def _why(stack: StackConfig, gpus: int, name: str) -> str:
+    """Why a request is too large: one ECI pod of type `name` (ask) or one `name` node of the
+    pool the pod is placed on (ack) has no more room."""
+    if stack.cluster.kind == "ask":
         return f"one {name} pod has no more"
+    pool = "cluster.gpuPool" if gpus else "cluster.cpuPool"
     return (
-        f"what one {name} node of {where} can give a pod, after ACK's reserve, the node's "
+        f"what one {name} node of {pool} can give a pod, after ACK's reserve, the node's "
         "DaemonSets and, if the pool autoscales, ACK's 70 % guidance (docs/deploy.md "
         '"Sizing requests")'
     )
