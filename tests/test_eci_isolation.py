@@ -303,6 +303,17 @@ def test_without_an_image_cache_eci_is_told_to_make_none() -> None:
             assert annotations[ECI_VSWITCH] == POD_VSWITCH
 
 
+def test_with_an_image_cache_eci_is_told_to_use_it_by_both_annotations() -> None:
+    # docs/cloud-evidence.md, ECI pod annotations: eci-auto-imc, and the older
+    # eci-image-cache that ECI still reads.
+    recorded = run_program(ask(cluster={"imageCache": True}))
+    for obj in recorded.kube_objects():
+        if obj.get("kind") in ("Job", "Deployment"):
+            annotations = obj["spec"]["template"]["metadata"]["annotations"]
+            assert annotations["k8s.aliyun.com/eci-auto-imc"] == "true"
+            assert annotations["k8s.aliyun.com/eci-image-cache"] == "true"
+
+
 def test_the_pod_vswitch_reaches_out_through_the_stacks_nat(ask_eci: Recorded) -> None:
     snats = {snat.name: snat.inputs for snat in ask_eci.of_type("alicloud:vpc/snatEntry:SnatEntry")}
     assert snats["network-pod-snat"]["sourceVswitchId"] == POD_VSWITCH

@@ -7,15 +7,22 @@ from typing import Any
 
 from infra.config import parse_config
 from infra.manifests import build_objects
-from infra.platform.cluster_facts import SPOT_NODE_LABEL, cluster_facts
+from infra.platform.cluster_facts import cluster_facts
 
 IMAGE = "registry.example.com/tftrain/trainer:1"
+# The pools' labels and taints as docs/cloud-evidence.md states them: the spot GPU pool is
+# labelled and tainted tftrain.io/capacity=spot:NoSchedule, the on-demand GPU pool labelled
+# tftrain.io/accelerator=nvidia-gpu and tainted nvidia.com/gpu=present:NoSchedule.
+SPOT_SELECTOR = {"tftrain.io/capacity": "spot"}
 SPOT_TOLERATION = {
-    "key": SPOT_NODE_LABEL[0],
+    "key": "tftrain.io/capacity",
     "operator": "Equal",
-    "value": SPOT_NODE_LABEL[1],
+    "value": "spot",
     "effect": "NoSchedule",
 }
+GPU_SELECTOR = {"tftrain.io/accelerator": "nvidia-gpu"}
+# Exists, no effect: whatever effect the pool's taint has, the pod tolerates it.
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists"}
 
 
 def pod_templates(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -40,11 +47,11 @@ def test_ack_spot_gpu_workers_select_and_tolerate_only_the_spot_pool() -> None:
         templates["chief"]["spec"],
         templates["ps"]["spec"],
     )
-    assert worker["nodeSelector"] == dict([SPOT_NODE_LABEL])
+    assert worker["nodeSelector"] == SPOT_SELECTOR
     assert worker["tolerations"] == [SPOT_TOLERATION]
     # The on-demand GPU chief stays on the GPU pool; the ps on the CPU pool.
-    assert SPOT_NODE_LABEL[0] not in chief["nodeSelector"]
-    assert SPOT_TOLERATION not in chief["tolerations"]
+    assert chief["nodeSelector"] == GPU_SELECTOR
+    assert chief["tolerations"] == [GPU_TOLERATION]
     assert "nodeSelector" not in ps and "tolerations" not in ps
 
 
@@ -62,3 +69,19 @@ def test_ask_spot_groups_ask_eci_for_spot_instances() -> None:
     for kind, spot in {"worker": True, "ps": True, "chief": False}.items():
         annotations = templates[kind]["metadata"]["annotations"]
         assert annotations.get(strategy) == ("SpotAsPriceGo" if spot else None), kind
+
+
+def test_tensorboard_is_never_placed_on_spot() -> None:
+    # Reclaimed with its pod, TensorBoard would vanish mid-run while training went on.
+    config = parse_config(
+        {
+            "image": IMAGE,
+            "cluster": {"kind": "ask"},
+            "network": {"zoneId": "cn-hangzhou-i"},
+            "worker": {"spot": True},
+            "tensorboard": {"enabled": True},
+        }
+    )
+    [board] = [o for o in build_objects(config, cluster_facts(config)) if o["kind"] == "Deployment"]
+    annotations = board["spec"]["template"]["metadata"]["annotations"]
+    assert "k8s.aliyun.com/eci-spot-strategy" not in annotations
