@@ -456,7 +456,8 @@ def test_the_launchers_own_lines_tell_the_launch_from_plan_to_exit_status(
     total = re.fullmatch(
         rf"total ([\d.]+)s; output dir {re.escape(str(output))}", said[summary + 5]
     )
-    assert total is not None and 0 < float(total[1]) <= elapsed, (said, elapsed)
+    # Printed to a tenth of a second: rounded, it may exceed the time measured here by 0.05.
+    assert total is not None and 0 < float(total[1]) <= elapsed + 0.05, (said, elapsed)
     assert said[-2:] == [f"report: {output / 'report' / 'report.md'}", "exit status 0"]
     report = (output / "report" / "report.md").read_text()
     assert report.startswith(f"# Run test of stack {STACK}: succeeded\n"), report[:200]
