@@ -2225,6 +2225,14 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (106, 107, 109)
     },
+    **{
+        f"infra.render.gpus.x_gpu_pool_lines__mutmut_{n}": (
+            "another stand-in for a pool without desiredSize ('XXXX' for ''), or X stripped "
+            "too: neither is digits, and a size's digits hold no X, so the pool counts the "
+            "same nodes"
+        )
+        for n in (27, 28)
+    },
     "infra.config.stack_file.xǁ_Builderǁscalar__mutmut_19": (
         "(True, True) for the resolver's implicit flags of a plain scalar: ruamel's "
         "VersionedResolver.resolve reads only the first; the second it keeps in a local "

@@ -36,7 +36,9 @@ def _render(*jobs: dict[str, Any], platform: str = "") -> Render:
 
 
 def test_run_ids_are_the_training_jobs_distinct_ids_sorted() -> None:
-    render = _render(_job("r-b"), _job("r-a"), _job("r-b"), _job(None), _job(""))
+    bare = _job(None)
+    del bare["metadata"]["labels"]  # a Job with no labels at all has no run either
+    render = _render(_job("r-b"), _job("r-a"), _job("r-b"), _job(None), _job(""), bare)
     assert run_ids(render) == ["r-a", "r-b"]
     assert run_ids(Render(objects={}, cloud={})) == []
 
