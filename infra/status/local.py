@@ -36,8 +36,7 @@ def inert(text: str) -> str:
 def pasteable(path: Path) -> str:
     """A path a user can paste where they stand: relative to it when below it, else absolute."""
     path = path.absolute()
-    here = Path.cwd()
-    return os.path.relpath(path, here) if path.is_relative_to(here) else str(path)
+    return os.path.relpath(path) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def runs_root(stack: str, runs_dir: Path | None) -> Path:
