@@ -194,6 +194,44 @@ def test_a_refusal_is_reported_with_what_the_holder_said(
     assert str(raised.value) == f"the kernel refused a network namespace ({said})"
 
 
+@NAMESPACES
+def test_the_real_holder_refused_by_the_kernel_says_why_and_exits_1() -> None:
+    # The real holder, where the kernel refuses it a user namespace: run inside a user
+    # namespace whose own limit of nested ones is 0 (user_namespaces(7): the limits are per
+    # user namespace), unshare(2) fails with ENOSPC. The launcher is told the call and the
+    # kernel's reason, as the holder prints them; nothing is left running.
+    create = (
+        "from infra.local.netns import NetworkUnavailable, PrivateNetwork\n"
+        "try:\n    PrivateNetwork.create()\n"
+        "except NetworkUnavailable as error:\n    print(error)\n"
+    )
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "sh", "-c",
+         'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" -c "$1"',
+         sys.executable, create],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    if "max_user_namespaces" in done.stderr:
+        pytest.skip(f"cannot lower the nested limit here: {done.stderr.strip()}")
+    assert done.stdout == (
+        "the kernel refused a network namespace (unshare: No space left on device)\n"
+    ), done.stderr
+    # Its exit status, as its own run shows it: 1.
+    holder = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "sh", "-c",
+         'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" -I "$1"',
+         sys.executable, netns.__file__],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert (holder.returncode, holder.stdout) == (1, "unshare: No space left on device\n")
+
+
 def test_a_holder_that_never_answers_is_reported_not_waited_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
