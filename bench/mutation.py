@@ -1800,9 +1800,6 @@ EQUIVALENT: dict[str, str] = {
         "'' for None as the checkpoint evaluated so far: a checkpoint path is never empty, "
         "so the first one found differs from either"
     ),
-    "trainer.evaluator.x_run__mutmut_19": (
-        "'' for None as the step evaluated so far: neither is the final step, an int"
-    ),
     **{
         f"trainer.progress.xǁProgressǁ_report__mutmut_{n}": (
             "zip's strict check: the sums are fetched one per interval, so the lengths always match"

@@ -41,7 +41,6 @@ def run(settings: Settings, data: Mnist) -> int:
     final_step = StepPlan.from_settings(settings, len(data.train_labels)).final_step
     writer = tf.summary.create_file_writer(str(paths.eval))
     evaluated: str | None = None
-    step: int | None = None
     try:
         while True:
             # Read before looking: a checkpoint found after SIGTERM is the last one to score.
@@ -49,11 +48,11 @@ def run(settings: Settings, data: Mnist) -> int:
             latest = latest_checkpoint(paths)
             if latest and latest != evaluated:
                 with writer.as_default():
-                    step = _evaluate(model, latest, data, step)
+                    scored = _evaluate(model, latest, data)
                 writer.flush()
                 evaluated = latest
-            if step == final_step:
-                return 0
+                if scored == final_step:
+                    return 0
             if stopping:
                 print(f"Stopped before the final step {final_step} was evaluated")
                 return EXIT_INTERRUPTED
@@ -62,14 +61,14 @@ def run(settings: Settings, data: Mnist) -> int:
         writer.close()
 
 
-def _evaluate(model: keras.Model, checkpoint: str, data: Mnist, step: int | None) -> int | None:
-    """Score `checkpoint` and write the summary; the step evaluated (`step` if it failed)."""
+def _evaluate(model: keras.Model, checkpoint: str, data: Mnist) -> int | None:
+    """Score `checkpoint` and write the summary; the step evaluated (None if it failed)."""
     try:
         restored = restore_model(model, checkpoint)
     except Damaged as error:
         # Deleted by retention meanwhile, or damaged; the next poll sees a newer one.
         print(f"Skipping checkpoint {checkpoint}: {error}")
-        return step
+        return None
     accuracy = test_accuracy(model, data.test_images, data.test_labels)
     print(f"Checkpoint {checkpoint}: step {restored}, Test-Accuracy: {accuracy:.4f}")
     tf.summary.scalar("test_accuracy", accuracy, step=restored)
