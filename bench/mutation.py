@@ -673,26 +673,6 @@ EQUIVALENT: dict[str, str] = {
         "any decay length (Keras' CosineDecay)"
     ),
     **{
-        f"infra.config.rules.x__credential_rules__mutmut_{n}": (
-            "another cut of data.credentialsSecret before its namespace is read: the config "
-            "accepts only <namespace>/<name> (one /), which every cut splits alike"
-        )
-        for n in (93, 94, 96)
-    },
-    **{
-        f"infra.config.rules.x__where__mutmut_{n}": (
-            "the key named for an ECI pod: `_why` reads it only for nodes, never for a pod"
-        )
-        for n in (6, 7, 8)
-    },
-    **{
-        f"infra.config.rules.x__fit_rules__mutmut_{n}": (
-            "`or 1` for `or 0` after a memory size: only types whose memory is known are "
-            "compared, so the fallback is never taken"
-        )
-        for n in (55, 59)
-    },
-    **{
         f"infra.config.rules.x__kubernetes_version_rules__mutmut_{n}": (
             "how the version is cut before its major and minor are read: every version the "
             "config accepts is <major>.<minor>.<patch>-aliyun.<n>, so the first two numbers "
@@ -2214,21 +2194,6 @@ EQUIVALENT: dict[str, str] = {
             "when steps_run is non-zero (None and 0 alike skip it)"
         )
         for n in (17, 18, 24)
-    },
-    **{
-        f"infra.config.rules.x__credential_rules__mutmut_{n}": (
-            "another split of data.credentialsSecret (no maxsplit, maxsplit 2, rsplit): "
-            "types.SecretRef admits exactly one '/', so the namespace before it is the same"
-        )
-        for n in (106, 107, 109)
-    },
-    **{
-        f"infra.render.gpus.x_gpu_pool_lines__mutmut_{n}": (
-            "another stand-in for a pool without desiredSize ('XXXX' for ''), or X stripped "
-            "too: neither is digits, and a size's digits hold no X, so the pool counts the "
-            "same nodes"
-        )
-        for n in (27, 28)
     },
     **{
         f"infra.local.netns.x__hold__mutmut_{n}": (
