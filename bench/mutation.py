@@ -1032,7 +1032,7 @@ EQUIVALENT: dict[str, str] = {
             "another dict (or none) for the NAS component's register_outputs: the engine only "
             "stores it for display in the state; the program reads the attributes"
         )
-        for n in range(99, 105)
+        for n in range(99, 104)
     },
     **{
         f"infra.mock_deploy.{name}__mutmut_{n}": reason
@@ -1607,13 +1607,6 @@ EQUIVALENT: dict[str, str] = {
         "the pod's phase read from no pod: (None or {}) has no status, so it reads Pending, "
         "as the else branch says"
     ),
-    **{
-        f"infra.status.local.x_pasteable__mutmut_{n}": (
-            "relpath's start left out or None: it defaults to the current directory, the "
-            "same `here`"
-        )
-        for n in (6, 8)
-    },
     **{
         f"infra.local.supervisor.{name}": (
             ">= for > (or > for >=) between two readings of the monotonic clock and a "
