@@ -2594,6 +2594,14 @@ def reconciled(row_line: str, survivor_lines: list[str]) -> tuple[str, list[str]
     return line, [line_ for line_ in survivor_lines if line_ not in gone]
 
 
+def source_changed(module: str) -> bool:
+    """The module's source differs from the copy its last run mutated (a run copies the
+    tracked files into its work directory as it starts)."""
+    path = module_path(module)
+    copy = WORK / module / path
+    return not copy.is_file() or copy.read_bytes() != (ROOT / path).read_bytes()
+
+
 def write_score(fresh: dict[str, dict[str, str]]) -> None:
     """`fresh`: module → its mutants' statuses, for the modules read now."""
     old_rows, old_survivors = earlier(SCORE_FILE.read_text() if SCORE_FILE.exists() else "")
@@ -2612,6 +2620,7 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
             )
             table.append(line)
             survivors += lines
+    changed = [module for module in fresh if source_changed(module)]
     ran = sum(1 for line in table[2:] if "not yet run" not in line)
     partial = sum(1 for line in table[2:] if re.search(r"\| [1-9][0-9]* \|$", line))
     text = [
@@ -2649,6 +2658,15 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         "",
         *table,
         "",
+        *(
+            [
+                f"Changed since their last run, so their rows count the code as it was then: "
+                f"{', '.join(changed)}.",
+                "",
+            ]
+            if changed
+            else []
+        ),
         "## Left out as equivalent",
         "",
         *(f"- `{name}`: {why}" for name, why in sorted(EQUIVALENT.items())),

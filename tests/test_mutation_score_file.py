@@ -4,6 +4,8 @@ docs/mutation-score.md states; expected rows are worked out by hand."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bench import mutation
@@ -71,3 +73,19 @@ def test_every_survivor_equivalent_leaves_a_partial_row_none_reached(
         "| pkg.delta | 0 / 1 | 0.0% | 1 | 0 | 7 |", ["- `pkg.delta.x_g__mutmut_1` (survived)"]
     )
     assert (row, kept) == ("| pkg.delta | 0 / 0 | none reached | 0 | 1 | 7 |", [])
+
+
+def test_a_module_changed_since_its_run_is_told_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, work = tmp_path / "repo", tmp_path / "work"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "alpha.py").write_text("A = 1\n")
+    (work / "pkg.alpha" / "pkg").mkdir(parents=True)
+    monkeypatch.setattr(mutation, "ROOT", root)
+    monkeypatch.setattr(mutation, "WORK", work)
+    assert mutation.source_changed("pkg.alpha")  # no copy: never run on this source
+    (work / "pkg.alpha" / "pkg" / "alpha.py").write_text("A = 1\n")
+    assert not mutation.source_changed("pkg.alpha")
+    (root / "pkg" / "alpha.py").write_text("A = 2\n")
+    assert mutation.source_changed("pkg.alpha")
