@@ -478,6 +478,11 @@ CASES: dict[str, Bad] = {
         "tftrain:worker.cpu",
         "at most 2800m: what one ecs.gn6i-c4g1.xlarge node of cluster.gpuPool can give a pod",
     ),
+    "more-memory-than-an-autoscaled-gpu-node-leaves": Bad(
+        {**ACK, "worker": {"gpuCount": 1, "memory": "12Gi"}},
+        "tftrain:worker.memory",
+        "at most 10685Mi: what one ecs.gn6i-c4g1.xlarge node of cluster.gpuPool can give a pod",
+    ),
     "more-memory-than-a-cpu-node-leaves": Bad(
         {**ACK, "ps": {"memory": "12Gi"}},
         "tftrain:ps.memory",
