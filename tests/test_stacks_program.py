@@ -477,3 +477,54 @@ def test_every_job_mounts_the_supervisor_config_map_the_program_registers(stack:
         volumes = job["spec"]["template"]["spec"]["volumes"]
         names = [v["configMap"]["name"] for v in volumes if "configMap" in v]
         assert names == [config_map["metadata"]["name"]]
+
+
+def _kube_urns(run: Recorded) -> dict[tuple[str, str, str], str]:
+    """Each Kubernetes object the stack makes, by (kind, namespace, name)."""
+    return {
+        (r.type.rpartition(":")[2], r.inputs["metadata"].get("namespace", ""),
+         r.inputs["metadata"]["name"]): r.urn
+        for r in run.resources
+        if r.type.startswith("kubernetes:") and r.custom and "metadata" in r.inputs
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("stack", RUN_STACKS)
+def test_pods_are_created_after_what_they_read_and_what_isolates_them(stack: str) -> None:
+    """The order Kubernetes does not enforce, as docs/cloud-evidence.md's Job, ImageCache and
+    imagePullSecrets rows state it: the kubelet reads a pull Secret when it pulls and an env
+    Secret when it starts a
+    container; ECI matches a pod to an image cache only if the cache exists; a pod never runs
+    before the NetworkPolicies that isolate it and admit its peers; a replica's Service (its
+    DNS name) exists before its process; ECI reads a cache's pull Secrets as it builds it.
+    With registry credentials, so that every pod and cache names a pull Secret."""
+    server = load_stack(stack).images[0].split("/", 1)[0]
+    credentials = {"server": server, "username": "u", "password": "p"}
+    run = run_program(stack, secrets={"imageRegistry": json.dumps(credentials)})
+    urns = _kube_urns(run)
+    of_kind = {kind: {u for (k, _, _), u in urns.items() if k == kind} for kind in
+               ("ImageCache", "NetworkPolicy")}  # fmt: skip
+    owners = [r for r in run.resources if r.type.rpartition(":")[2] in ("Job", "Deployment")]
+    assert owners
+    for owner in owners:
+        namespace, name = owner.inputs["metadata"]["namespace"], owner.inputs["metadata"]["name"]
+        pod = owner.inputs["spec"]["template"]["spec"]
+        pulls = {ref["name"] for ref in pod.get("imagePullSecrets", [])}
+        envs = {
+            env["valueFrom"]["secretKeyRef"]["name"]
+            for container in pod["containers"]
+            for env in container.get("env", [])
+            if "secretKeyRef" in env.get("valueFrom", {})
+        }
+        assert pulls, name
+        needed = {urns[("Secret", namespace, secret)] for secret in pulls | envs}
+        needed |= of_kind["ImageCache"] | of_kind["NetworkPolicy"]
+        if owner.type.endswith(":Job"):
+            needed.add(urns[("Service", namespace, name)])
+        assert needed <= set(owner.dependencies), (name, needed - set(owner.dependencies))
+    for cache in run.resources:
+        if cache.type.rpartition(":")[2] == "ImageCache":
+            refs = [ref.split(":", 1) for ref in cache.inputs["spec"]["imagePullSecrets"]]
+            assert refs
+            secrets = {urns[("Secret", ref[0], ref[1])] for ref in refs}
+            assert secrets <= set(cache.dependencies), cache.name
