@@ -528,3 +528,32 @@ def test_pods_are_created_after_what_they_read_and_what_isolates_them(stack: str
             assert refs
             secrets = {urns[("Secret", ref[0], ref[1])] for ref in refs}
             assert secrets <= set(cache.dependencies), cache.name
+
+
+# Stacks that make their cluster (a run stack's is its platform's).
+CLOUD_STACKS = [
+    s for s in STACKS
+    if load_stack(s).cluster.kind in ("ack", "ask") and load_stack(s).cluster.role != "run"
+]  # fmt: skip
+ASK_CLUSTER = "alicloud:cs/serverlessKubernetes:ServerlessKubernetes"
+
+
+@pytest.mark.parametrize("stack", CLOUD_STACKS)
+def test_the_kubernetes_provider_waits_for_the_nodes_and_keeps_its_name(stack: str) -> None:
+    """docs/cloud-evidence.md, provider row: on ack it depends on the node pools (no pod is
+    sent to a cluster without nodes), on ask on the cluster. Its name is in every Kubernetes
+    object's provider reference in the state: a new name changes them all on `up`."""
+    run = recorded(stack)
+    (provider,) = run.of_type("pulumi:providers:kubernetes")
+    assert provider.name == "k8s"
+    kind = load_stack(stack).cluster.kind
+    if kind == "ack":
+        needed = {r.urn for r in run.of_type("alicloud:cs/nodePool:NodePool")}
+    else:
+        needed = {r.urn for r in run.of_type(ASK_CLUSTER)}
+    assert needed and needed <= set(provider.dependencies)
+    pod_vswitches = [r for r in run.of_type(VSWITCH) if r.name.endswith("pod-vswitch")]
+    for vswitch in pod_vswitches:  # its description says whose addresses it holds
+        whose = "ECI" if kind == "ask" else "Terway"
+        assert vswitch.inputs["description"] == f"tftrain pod addresses ({whose}) of network"
+    assert pod_vswitches or kind == "ask"
