@@ -1428,6 +1428,25 @@ EQUIVALENT: dict[str, str] = {
         for n in (8, 10, 13)
     },
     **{
+        f"infra.program.x__dependencies__mutmut_{n}": (
+            "no default (None) for a container's env: every container the stack makes has an "
+            "env list (the trainer's and TensorBoard's settings)"
+        )
+        for n in (110, 112)
+    },
+    **{
+        f"infra.program.x__dependencies__mutmut_{n}": (
+            "another cut of an ImageCache pull-secret reference (no limit, rsplit, at most 2): "
+            "it is <namespace>:<name>, and a Kubernetes name holds no ':', so every cut gives "
+            "the same pair"
+        )
+        for n in (153, 155, 156, 158)
+    },
+    "infra.program.x__dependencies__mutmut_168": (
+        "= for += before an ImageCache's pull Secrets: the cache is cluster-scoped, so nothing "
+        "was added before (no Namespace), and the list is the same"
+    ),
+    **{
         f"infra.program.x__volume_sources__mutmut_{n}": (
             "another default (None, none given) for a pod template's volumes: every template "
             "the stack builds has volumes (the data volume and the supervisor's ConfigMap)"
