@@ -199,7 +199,13 @@ def test_destroy_from_outside_the_vpc_is_decided_on_its_own_command_line() -> No
 def test_up_refuses_to_store_delete_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PULUMI_K8S_DELETE_UNREACHABLE", "true")
     run = run_program("ack-gpu", raise_errors=False)
-    assert "PULUMI_K8S_DELETE_UNREACHABLE is set" in str(run.error)
+    assert str(run.error) == (
+        "PULUMI_K8S_DELETE_UNREACHABLE is set: on `pulumi up`/`preview` the Kubernetes provider "
+        "would keep it in the stack's state, and a later refresh from a machine that cannot "
+        "reach the cluster would forget its objects. Unset it here; use it only as "
+        "`PULUMI_K8S_DELETE_UNREACHABLE=true pulumi destroy` (docs/deploy.md, Reaching the "
+        "cluster)"
+    )
     assert [r for r in run.resources if r.custom] == []
 
 

@@ -557,3 +557,25 @@ def test_the_kubernetes_provider_waits_for_the_nodes_and_keeps_its_name(stack: s
         whose = "ECI" if kind == "ask" else "Terway"
         assert vswitch.inputs["description"] == f"tftrain pod addresses ({whose}) of network"
     assert pod_vswitches or kind == "ask"
+
+
+@pytest.mark.parametrize(
+    ("stack", "gpu_pool"),
+    # GPU nodes where a replica asks for a GPU, and on a platform, whose runs may.
+    [("ack-gpu", True), ("platform-ack", True), ("ack-cpu", False)],
+)
+def test_an_ack_cluster_has_a_gpu_pool_where_gpus_may_be_asked_for(
+    stack: str, gpu_pool: bool
+) -> None:
+    pools = {r.name for r in recorded(stack).of_type("alicloud:cs/nodePool:NodePool")}
+    assert ("cluster-gpu-pool" in pools) is gpu_pool, pools
+    assert "cluster-cpu-pool" in pools
+
+
+def test_a_cluster_on_its_own_nfs_server_makes_no_nas() -> None:
+    raw = read_stack_file(stack_file("ack-cpu"))
+    raw["storage"] = {"kind": "nfs", "nfsServer": "10.0.1.5", "nfsPath": "/exports/tftrain"}
+    run = run_program(raw)
+    assert not [r for r in run.resources if r.type.startswith("alicloud:nas/")]
+    (volume,) = run.objects_of_kind("PersistentVolume")
+    assert volume["spec"]["nfs"] == {"server": "10.0.1.5", "path": "/exports/tftrain"}
