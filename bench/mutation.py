@@ -1442,6 +1442,11 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (153, 155, 156, 158)
     },
+    "infra.program.x_secret_sections__mutmut_2": (
+        "`and` for `or` between the runtime's secret keys and PULUMI_CONFIG_SECRET_KEYS: the "
+        "language host's exec script sets the first from the second "
+        "(set_all_config(get_config_env(), get_config_secret_keys_env())), so they agree"
+    ),
     "infra.program.x__dependencies__mutmut_168": (
         "= for += before an ImageCache's pull Secrets: the cache is cluster-scoped, so nothing "
         "was added before (no Namespace), and the list is the same"
