@@ -292,26 +292,22 @@ def test_the_review_reads_each_rule_and_the_nas_rule_off_the_render() -> None:
     )
 
 
-def test_without_an_image_cache_eci_is_told_to_make_none() -> None:
-    # ECI's automatic image cache defaults to on (and makes caches of its own): off is said.
-    recorded = run_program(ask(cluster={"imageCache": False}))
+@pytest.mark.parametrize(
+    ("cache", "auto", "legacy"), [(False, "false", None), (True, "true", "true")]
+)
+def test_eci_is_told_whether_to_use_an_image_cache(
+    cache: bool, auto: str, legacy: str | None
+) -> None:
+    # docs/cloud-evidence.md, ECI pod annotations: eci-auto-imc, and the older eci-image-cache
+    # that ECI still reads. The automatic cache defaults to on (and makes caches of its own),
+    # so off is said too.
+    recorded = run_program(ask(cluster={"imageCache": cache}))
     for obj in recorded.kube_objects():
         if obj.get("kind") in ("Job", "Deployment"):
             annotations = obj["spec"]["template"]["metadata"]["annotations"]
-            assert annotations["k8s.aliyun.com/eci-auto-imc"] == "false"
-            assert "k8s.aliyun.com/eci-image-cache" not in annotations
+            assert annotations["k8s.aliyun.com/eci-auto-imc"] == auto
+            assert annotations.get("k8s.aliyun.com/eci-image-cache") == legacy
             assert annotations[ECI_VSWITCH] == POD_VSWITCH
-
-
-def test_with_an_image_cache_eci_is_told_to_use_it_by_both_annotations() -> None:
-    # docs/cloud-evidence.md, ECI pod annotations: eci-auto-imc, and the older
-    # eci-image-cache that ECI still reads.
-    recorded = run_program(ask(cluster={"imageCache": True}))
-    for obj in recorded.kube_objects():
-        if obj.get("kind") in ("Job", "Deployment"):
-            annotations = obj["spec"]["template"]["metadata"]["annotations"]
-            assert annotations["k8s.aliyun.com/eci-auto-imc"] == "true"
-            assert annotations["k8s.aliyun.com/eci-image-cache"] == "true"
 
 
 def test_the_pod_vswitch_reaches_out_through_the_stacks_nat(ask_eci: Recorded) -> None:
