@@ -16,6 +16,7 @@ runs for the others, and "not yet run" for a module no run has covered.
     .venv/bin/python -m bench.mutation infra.records.report 'infra.status.*'   # these modules
     .venv/bin/python -m bench.mutation --list                  # modules and their tests
     .venv/bin/python -m bench.mutation --survivors infra.records.report   # its survivors again
+    .venv/bin/python -m bench.mutation --not-caught infra.program   # the score file's not caught
     .venv/bin/python -m bench.mutation --score-only            # rewrite the score file
     cd .mutation/<module> && ../../.venv/bin/mutmut show <mutant>   # what a survivor changed
 
@@ -85,6 +86,8 @@ RUN_AGAIN = (
     "trainer.outputs",
 )
 NOT_RUN = "not checked"  # a run stopped before it, or a mutant newer than the last run
+RECHECKED = "tftrain-rechecked.json"  # in a copy's mutants/: recheck_not_caught's verdicts
+GONE = "gone"  # a recheck's verdict for a listed mutant today's source no longer makes
 TARGET = 0.90
 # How many imports away from a test file a module may be and still have it selected: the
 # test itself (1), a helper or package the test imports (2).
@@ -199,24 +202,44 @@ TESTS: dict[str, tuple[str, ...]] = {
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
     ),
-    # The program: its stack tests under mocks, the ones that read what it registers and
-    # exports (each takes seconds per mutant: the whole program runs per test).
+    # The program: every test file that runs it under mocks (each takes seconds per mutant:
+    # the whole program runs per test), but test_render.py, whose diff tests need a git
+    # checkout the copy is not, and test_gpu_driver.py / test_engine_cwd.py, whose
+    # subprocesses find no code under mutmut's copy. Its refusals (a bad key, a budget, an
+    # unreachable API server) are held by test_bad_configs.py, test_pricing.py and
+    # test_cloud_api_server_reach.py.
     "infra.program": (
         "tests/test_api_server_reach.py",
+        "tests/test_bad_configs.py",
+        "tests/test_bucket_acl.py",
         "tests/test_bucket_ownership.py",
+        "tests/test_cloud_api_server_reach.py",
+        "tests/test_cloud_components.py",
         "tests/test_cloud_tree.py",
+        "tests/test_config_properties.py",
         "tests/test_eci_isolation.py",
+        "tests/test_export_in_pods.py",
+        "tests/test_finished_runs.py",
+        "tests/test_force_new_fields.py",
+        "tests/test_image_registry.py",
         "tests/test_mock_deploy_recording.py",
+        "tests/test_mock_deploy_tree.py",
         "tests/test_one_reading.py",
         "tests/test_oss_access.py",
+        "tests/test_oss_data.py",
         "tests/test_platform_stacks.py",
         "tests/test_platform_volumes.py",
+        "tests/test_pricing.py",
         "tests/test_program_existing_cluster.py",
         "tests/test_program_exports.py",
         "tests/test_provider_identity.py",
         "tests/test_run_namespaces.py",
+        "tests/test_run_namespaces_order.py",
         "tests/test_secret_env.py",
         "tests/test_stacks_program.py",
+        "tests/test_sweep_config.py",
+        "tests/test_up_after_destroy.py",
+        "tests/test_zone_offers.py",
     ),
     # The trainer's SIGTERM steps: the fast tests, which call them in the test process too
     # (mutmut counts only calls it sees there); the multi-process ones are @slow.
@@ -589,6 +612,12 @@ CHILD_PROCESS_TESTS: dict[str, tuple[str, tuple[str, ...]]] = {
     **dict.fromkeys(
         ("infra.local.netns.x__hold", "infra.local.netns.x_bring_loopback_up"),
         ("__main__", ("tests/test_local_netns.py",)),
+    ),
+    # The distributed path of training: a ParameterServerStrategy chief (the dev topology,
+    # one `python -m trainer` per replica); the in-process tests train in one process only.
+    **dict.fromkeys(
+        ("trainer.train_loop.x_train", "trainer.train_loop.x_train_with"),
+        ("trainer.train_loop", ("tests/test_local_trainer.py",)),
     ),
 }
 CHILD_PROCESS_TIMEOUT = 600  # seconds for one mutant's tests; past it: mutmut's "timeout"
@@ -1442,10 +1471,21 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (153, 155, 156, 158)
     },
-    "infra.program.x_secret_sections__mutmut_2": (
-        "`and` for `or` between the runtime's secret keys and PULUMI_CONFIG_SECRET_KEYS: the "
-        "language host's exec script sets the first from the second "
-        "(set_all_config(get_config_env(), get_config_secret_keys_env())), so they agree"
+    **{
+        f"infra.program.x__dependencies__mutmut_{n}": (
+            "another default (None, none given) for a run's missing NetworkPolicy list: every "
+            "run the program registers has NetworkPolicies (network_policies() always returns the "
+            "namespace's default deny and egress policy, and each run's own), so the default "
+            "is never read"
+        )
+        for n in (144, 146)
+    },
+    "infra.program.x_provision_cluster__mutmut_141": (
+        "`and` for `or` in what the Kubernetes provider waits for ([cluster] on ack, [] on "
+        "ask): the SDK expands a local component in depends_on to its children "
+        "(pulumi/runtime/rpc.py, _expand_dependencies), and the ack cluster component parents "
+        "its node pools, so [cluster] waits for them; on ask the provider's kubeconfig input "
+        "is the cluster's output, a dependency on the cluster either way"
     ),
     "infra.program.x__dependencies__mutmut_168": (
         "= for += before an ImageCache's pull Secrets: the cache is cluster-scoped, so nothing "
@@ -2497,6 +2537,26 @@ def rerun_survivors(module: str, jobs: int) -> None:
     run_child_process_mutants(module)
 
 
+def recheck_not_caught(module: str, jobs: int) -> None:
+    """The mutants the score file lists as not caught for `module`, run again against the
+    tests that reach it now, for a module whose last run's copy is gone (its mutmut cache
+    with it). The row's other verdicts stand: a selection only grows, and more tests can
+    only catch more. The verdicts go to RECHECKED in the copy; write_score applies them."""
+    _, lines = earlier(SCORE_FILE.read_text())
+    names = [_named(line) for line in lines.get(module, []) if _named(line) not in EQUIVALENT]
+    if not names:
+        return
+    work = prepare(module, test_selection(module))
+    shutil.rmtree(work / "mutants", ignore_errors=True)
+    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
+    with (work / "recheck-run.log").open("w") as out:
+        subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+    run_child_process_mutants(module)
+    statuses = results(work)  # every mutant today's source makes, run or not
+    verdicts = {name: statuses.get(name, GONE) for name in names}
+    (work / "mutants" / RECHECKED).write_text(json.dumps(verdicts, indent=1))
+
+
 def run_child_process_mutants(module: str) -> None:
     """The mutants of CHILD_PROCESS_TESTS' functions that mutmut found no test for, each
     against its tests (stopping at the first failure, as mutmut does)."""
@@ -2570,10 +2630,23 @@ def row(module: str, statuses: dict[str, str]) -> str:
     caught = sum(Counter(counted)[s] for s in CAUGHT)
     total = len(counted)
     not_run = sum(1 for n, s in mine.items() if n not in EQUIVALENT and s == NOT_RUN)
+    return _row_line(module, caught, total, total - caught, equivalent, not_run)
+
+
+def _row_line(
+    module: str, caught: int, total: int, not_caught: int, equivalent: int, not_run: int
+) -> str:
     share = f"{caught / total:.1%}" if total else "none reached" if not_run else "no mutants"
-    return (
-        f"| {module} | {caught} / {total} | {share} | {total - caught} | {equivalent} | {not_run} |"
+    return f"| {module} | {caught} / {total} | {share} | {not_caught} | {equivalent} | {not_run} |"
+
+
+def _counts(row_line: str) -> tuple[str, int, int, int, int, int]:
+    """A run row → module, caught, counted, not caught, equivalent, not run."""
+    module, counts, _, not_caught, equivalent, not_run = (
+        cell.strip() for cell in row_line.strip("|").split("|")
     )
+    caught, total = (int(n) for n in counts.split("/"))
+    return module, caught, total, int(not_caught), int(equivalent), int(not_run)
 
 
 def earlier(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -2602,20 +2675,50 @@ def reconciled(row_line: str, survivor_lines: list[str]) -> tuple[str, list[str]
     gone = [line for line in survivor_lines if _named(line) in EQUIVALENT]
     if not gone or "not yet run" in row_line:
         return row_line, survivor_lines
-    module, counts, _, not_caught, equivalent, not_run = (
-        cell.strip() for cell in row_line.strip("|").split("|")
+    module, caught, total, not_caught, equivalent, not_run = _counts(row_line)
+    line = _row_line(
+        module, caught, total - len(gone), not_caught - len(gone), equivalent + len(gone), not_run
     )
-    caught, total = (int(n) for n in counts.split("/"))
-    total -= len(gone)
-    share = f"{caught / total:.1%}" if total else "none reached" if int(not_run) else "no mutants"
-    fields = (
-        f"{caught} / {total}",
-        share,
-        int(not_caught) - len(gone),
-        int(equivalent) + len(gone),
-    )
-    line = f"| {module} | {' | '.join(str(f) for f in fields)} | {not_run} |"
     return line, [line_ for line_ in survivor_lines if line_ not in gone]
+
+
+def rechecked(
+    row_line: str, survivor_lines: list[str], verdicts: dict[str, str]
+) -> tuple[str, list[str]]:
+    """A kept row and its survivor lines after recheck_not_caught's `verdicts`: a listed
+    mutant caught now moves to the caught count, one whose code is gone leaves the count;
+    the others keep their line, with the status the recheck gave them where it ran them."""
+    if "not yet run" in row_line:
+        return row_line, survivor_lines
+    module, caught, total, not_caught, equivalent, not_run = _counts(row_line)
+    now = [line for line in survivor_lines if verdicts.get(_named(line)) in CAUGHT]
+    gone = [line for line in survivor_lines if verdicts.get(_named(line)) == GONE]
+    kept = [
+        f"- `{name}` ({verdicts[name]})"
+        if verdicts.get(name := _named(line), NOT_RUN) != NOT_RUN
+        else line
+        for line in survivor_lines
+        if line not in now and line not in gone
+    ]
+    line = _row_line(
+        module,
+        caught + len(now),
+        total - len(gone),
+        not_caught - len(now) - len(gone),
+        equivalent,
+        not_run,
+    )
+    return line, kept
+
+
+CHANGED_LINE = "Changed since their last run, so their rows count the code as it was then: "
+
+
+def changed_before(score_file: Path) -> set[str]:
+    """The modules the score file lists as changed since their last run."""
+    text = score_file.read_text() if score_file.exists() else ""
+    line = next((line for line in text.splitlines() if line.startswith(CHANGED_LINE)), "")
+    return {name.strip() for name in line.removeprefix(CHANGED_LINE).rstrip(".").split(",")} - {""}
 
 
 def source_changed(module: str) -> bool:
@@ -2626,8 +2729,11 @@ def source_changed(module: str) -> bool:
     return not copy.is_file() or copy.read_bytes() != (ROOT / path).read_bytes()
 
 
-def write_score(fresh: dict[str, dict[str, str]]) -> None:
-    """`fresh`: module → its mutants' statuses, for the modules read now."""
+def write_score(
+    fresh: dict[str, dict[str, str]], rechecks: dict[str, dict[str, str]] | None = None
+) -> None:
+    """`fresh`: module → its mutants' statuses, for the modules read now; `rechecks`:
+    module → recheck_not_caught's verdicts, applied to the module's kept row."""
     old_rows, old_survivors = earlier(SCORE_FILE.read_text() if SCORE_FILE.exists() else "")
     table, survivors = [HEADER, "|---|---|---|---|---|---|"], []
     for module in every_module():
@@ -2642,9 +2748,19 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
             line, lines = reconciled(
                 old_rows.get(module, NOT_YET.format(module=module)), old_survivors.get(module, [])
             )
+            if rechecks and module in rechecks:
+                line, lines = rechecked(line, lines, rechecks[module])
             table.append(line)
             survivors += lines
-    changed = [module for module in fresh if source_changed(module)]
+    before = changed_before(SCORE_FILE)
+    changed = [
+        module
+        for module in every_module()
+        # Listed before and not run whole since (a recheck runs only the not caught), or
+        # its copy, run now, differs from today's source.
+        if (module in before and module not in fresh)
+        or ((module in fresh or module in (rechecks or {})) and source_changed(module))
+    ]
     ran = sum(1 for line in table[2:] if "not yet run" not in line)
     partial = sum(1 for line in table[2:] if re.search(r"\| [1-9][0-9]* \|$", line))
     text = [
@@ -2662,7 +2778,9 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         "column counts the mutants the run did not reach); 'not yet run' rows are modules "
         "no run has covered yet: a full run takes hours on this machine's 2 shared cores. "
         "A row kept from an earlier run counts the survivors listed as equivalent since as "
-        "equivalent. `--list` prints the tests each module runs against.",
+        "equivalent; `--not-caught` runs a kept row's not-caught mutants again against "
+        "today's tests (its other verdicts stand: more tests can only catch more). "
+        "`--list` prints the tests each module runs against.",
         "",
         "A mutant runs in a fork of the process that ran its tests once. Until 2026-11-27 that "
         "fork inherited the Pulumi mocks' thread pool without its threads, so every test "
@@ -2684,8 +2802,7 @@ def write_score(fresh: dict[str, dict[str, str]]) -> None:
         "",
         *(
             [
-                f"Changed since their last run, so their rows count the code as it was then: "
-                f"{', '.join(changed)}.",
+                f"{CHANGED_LINE}{', '.join(changed)}.",
                 "",
             ]
             if changed
@@ -2724,6 +2841,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--survivors", action="store_true", help="run only the last run's survivors again"
     )
+    parser.add_argument(
+        "--not-caught",
+        action="store_true",
+        help="run the score file's not-caught mutants again (for a module whose copy is gone)",
+    )
     args = parser.parse_args(argv)
     modules = chosen_modules(args.modules)
     if args.list:
@@ -2731,21 +2853,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         for module in modules:
             print(f"{module}: {' '.join(test_selection(module, graph)) or '(no test)'}")
         return 0
-    if args.survivors:
+    if args.not_caught:
         for module in modules:
-            if (WORK / module / "mutants").is_dir():
+            recheck_not_caught(module, args.jobs)
+    elif args.survivors:
+        for module in modules:
+            if (WORK / module / "mutants" / RECHECKED).is_file():
+                recheck_not_caught(module, args.jobs)  # its copy holds only those mutants
+            elif (WORK / module / "mutants").is_dir():
                 rerun_survivors(module, args.jobs)
     elif not args.score_only:
         for module in modules:
             tests = test_selection(module)  # the tests as they are when its turn comes
             if tests:
                 run(module, tests, args.jobs)
-    fresh = {
-        module: results(WORK / module)
-        for module in every_module()
-        if (WORK / module / "mutants").is_dir()
+    copies = [m for m in every_module() if (WORK / m / "mutants").is_dir()]
+    rechecks = {
+        m: json.loads(verdicts.read_text())
+        for m in copies
+        if (verdicts := WORK / m / "mutants" / RECHECKED).is_file()
     }
-    write_score(fresh)
+    fresh = {m: results(WORK / m) for m in copies if m not in rechecks}
+    write_score(fresh, rechecks)
     print(SCORE_FILE.read_text())
     return 0
 

@@ -223,12 +223,18 @@ def preflight(config: StackConfig) -> tuple[str | None, str, str]:
             config.cluster, config.network, config.cluster.name or cloud.physical_name("cluster")
         )
     cloud.require_zone_offers(config)
-    # The provider's own fallback for its region is this environment variable.
-    region = pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
+    region = provider_region()
     cloud.require_usable_bucket(config, region)
     if not config.uses_oss:
         return region, "", ""
     return region, cloud.stack_bucket(config.data), oss_endpoint(config, region)
+
+
+def provider_region() -> str | None:
+    """The region the alicloud provider deploys into: `alicloud:region`, else the provider's
+    own fallback, ALICLOUD_REGION (SDK `config/vars.py` `region`). The bucket check, the OSS
+    endpoint and the budget's prices all read it here, so they agree with the provider."""
+    return pulumi.Config("alicloud").get("region") or os.environ.get("ALICLOUD_REGION")
 
 
 def provision_cluster(config: StackConfig, kubeconfig: str | None) -> ClusterAccess:
@@ -500,14 +506,11 @@ def _dependencies(
 
 def secret_sections(sections: Iterable[str]) -> set[str]:
     """Which of the top-level `tftrain:` keys the engine marked secret. It marks a whole key
-    secret when any value under it is (`job.env.TOKEN` makes `job` secret)."""
-    secret_keys = {*runtime_config.get_config_secret_keys_env()}
-    return {
-        section
-        for section in sections
-        if runtime_config.is_config_secret(f"{PROJECT}:{section}")
-        or f"{PROJECT}:{section}" in secret_keys
-    }
+    secret when any value under it is (`job.env.TOKEN` makes `job` secret). The language
+    host's exec script hands the runtime PULUMI_CONFIG_SECRET_KEYS before the program runs
+    (`set_all_config(get_config_env(), get_config_secret_keys_env())`), so the runtime's set
+    is the one reader."""
+    return {s for s in sections if runtime_config.is_config_secret(f"{PROJECT}:{s}")}
 
 
 def secret_env_sections(config: StackConfig) -> list[str]:
@@ -663,7 +666,7 @@ def build() -> None:
         config = parse_config(raw, secret_sections(raw))
         if problems := platform_problems(config):  # what the cluster cannot hold back
             raise ConfigError(problems)
-        if problems := budget_refusals(config, pulumi.Config("alicloud").get("region") or ""):
+        if problems := budget_refusals(config, provider_region() or ""):
             raise ConfigError(problems)  # a change over the stack's budget creates nothing
     except ConfigError as error:
         # RunError: Pulumi prints the message (every bad key) without a Python traceback.

@@ -115,7 +115,11 @@ def test_an_unreachable_existing_cluster_stops_up_before_any_kubernetes_object()
     )
     # The intranet endpoint (tests/pulumi_mocks.py MOCK_INTRANET_API), not the internet one.
     assert "probed: ['https://192.168.0.7:6443']" in done.stdout, done.stderr
-    assert "cannot reach the cluster's API server" in done.stdout
+    # The message names the key and value that chose the private endpoint: the way out.
+    assert (
+        "error: tftrain:cluster.publicApiServer = false: this machine cannot reach the "
+        "cluster's API server https://192.168.0.7:6443;"
+    ) in done.stdout, done.stdout
     assert "kubernetes: []" in done.stdout
 
 

@@ -306,6 +306,23 @@ def test_a_finished_run_says_so_and_fresh_trains_again_keeping_the_old_output(
     assert (output / "chief-0.json").exists()  # and trained again
 
 
+def test_another_runs_success_record_is_not_this_runs_success(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An earlier run of other settings (another run key) succeeded in the same output dir.
+    # The followers end once this run's chief publishes, 4 s in: had the launcher taken the
+    # stale record for this run's success, they would have ended 4 s after it.
+    outcomes = stacks_dir / "out" / ".tftrain-run"
+    outcomes.mkdir(parents=True)
+    (outcomes / "succeeded.run-0badc0de").write_text("mnist-chief-0\n")
+    assert main(launcher_args(stacks_dir, "--set", "job.args=[--chief-seconds, '4']")) == 0
+    out = capsys.readouterr().out
+    for name in ("mnist-worker-0", "mnist-ps-0"):
+        note = re.search(r"\(ended ([\d.]+)s (after|before) the run's success was published\)",
+                         summary_line(out, name))  # fmt: skip
+        assert note is not None and note[2] == "after" and float(note[1]) < 3.0, out
+
+
 def test_sigkill_of_the_launcher_leaves_no_wrapped_trainer_behind(tmp_path: Path) -> None:
     # `sh -c "python train.py; ..."`, as Kubeflow's examples wrap trainers: the launcher's
     # death signal reaches each supervisor only; its watcher takes the replica's whole

@@ -20,6 +20,8 @@ def run_dev(
     """The dev stack through the launcher; `env` reaches the replicas as `job.env` (a
     replica gets nothing else of the caller's environment); `cpus`: the launcher's affinity
     mask, which every replica inherits (`taskset -c`)."""
+    # bench/mutation.py's child-process runs name the mutant the replicas are to run here.
+    env = {**{k: v for k, v in os.environ.items() if k == "MUTANT_UNDER_TEST"}, **env}
     sets = [arg for name, value in env.items() for arg in ("--set", f"job.env.{name}={value}")]
     argv = [sys.executable, "-m", "infra.local", "dev", "--output-dir", str(output_dir),
             "--timeout", str(timeout), *options, *sets]  # fmt: skip

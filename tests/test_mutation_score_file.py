@@ -89,3 +89,84 @@ def test_a_module_changed_since_its_run_is_told_apart(
     assert not mutation.source_changed("pkg.alpha")
     (root / "pkg" / "alpha.py").write_text("A = 2\n")
     assert mutation.source_changed("pkg.alpha")
+
+
+def test_a_recheck_moves_what_it_caught_and_keeps_the_rest() -> None:
+    _, survivors = mutation.earlier(EXCERPT)
+    lines = [*survivors["pkg.alpha"], "- `pkg.alpha.x_f__mutmut_8` (no tests)"]
+    row = "| pkg.alpha | 97 / 100 | 97.0% | 3 | 1 | 0 |"
+    verdicts = {
+        "pkg.alpha.x_f__mutmut_3": "timeout",  # mutmut's timeout counts as caught
+        "pkg.alpha.x_f__mutmut_4": "survived",
+        "pkg.alpha.x_f__mutmut_8": "survived",  # run now: its line says so
+    }
+    # 97 of 100 with 3 not caught; one of the three caught now: 98 of 100, 2 not caught.
+    assert mutation.rechecked(row, lines, verdicts) == (
+        "| pkg.alpha | 98 / 100 | 98.0% | 2 | 1 | 0 |",
+        ["- `pkg.alpha.x_f__mutmut_4` (survived)", "- `pkg.alpha.x_f__mutmut_8` (survived)"],
+    )
+
+
+def test_a_not_caught_mutant_whose_code_is_gone_leaves_the_count() -> None:
+    _, survivors = mutation.earlier(EXCERPT)
+    row = "| pkg.alpha | 98 / 100 | 98.0% | 2 | 1 | 0 |"
+    verdicts = {"pkg.alpha.x_f__mutmut_3": "gone", "pkg.alpha.x_f__mutmut_4": "survived"}
+    # 98 caught of 100; one of the 2 not caught no longer exists: 98 of 99, 1 not caught.
+    assert mutation.rechecked(row, survivors["pkg.alpha"], verdicts) == (
+        "| pkg.alpha | 98 / 99 | 99.0% | 1 | 1 | 0 |",
+        ["- `pkg.alpha.x_f__mutmut_4` (survived)"],
+    )
+
+
+def test_a_recheck_that_did_not_reach_a_mutant_keeps_its_line() -> None:
+    line = "- `pkg.alpha.x_f__mutmut_4` (no tests)"
+    row = "| pkg.alpha | 99 / 100 | 99.0% | 1 | 0 | 0 |"
+    verdicts = {"pkg.alpha.x_f__mutmut_4": "not checked"}
+    assert mutation.rechecked(row, [line], verdicts) == (row, [line])
+    assert mutation.rechecked(row, [line], {}) == (row, [line])
+
+
+def test_the_score_file_applies_a_recheck_to_the_kept_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    score = tmp_path / "mutation-score.md"
+    score.write_text(EXCERPT)
+    monkeypatch.setattr(mutation, "SCORE_FILE", score)
+    monkeypatch.setattr(mutation, "every_module", lambda: ["pkg.alpha", "pkg.beta"])
+    monkeypatch.setattr(mutation, "EQUIVALENT", {})
+    for where in ("repo/pkg", "work/pkg.alpha/pkg"):  # the recheck's copy: today's source
+        (tmp_path / where).mkdir(parents=True)
+        (tmp_path / where / "alpha.py").write_text("A = 1\n")
+    monkeypatch.setattr(mutation, "ROOT", tmp_path / "repo")
+    monkeypatch.setattr(mutation, "WORK", tmp_path / "work")
+    verdicts = {"pkg.alpha.x_f__mutmut_3": "killed", "pkg.alpha.x_f__mutmut_4": "killed"}
+    mutation.write_score({}, {"pkg.alpha": verdicts})
+    text = score.read_text()
+    # Both not caught are caught now: 100 of 100; pkg.beta, not run, stays as it was.
+    assert "| pkg.alpha | 100 / 100 | 100.0% | 0 | 1 | 0 |" in text
+    assert "| pkg.beta | - | not yet run | - | - | - |" in text
+    assert "x_f__mutmut_3` (" not in text and "x_f__mutmut_4` (" not in text
+    assert "Changed since" not in text
+
+
+def test_a_module_listed_as_changed_stays_listed_until_it_is_run_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    score = tmp_path / "mutation-score.md"
+    score.write_text(
+        EXCERPT + "\nChanged since their last run, so their rows count the code as it was "
+        "then: pkg.alpha, pkg.beta.\n"
+    )
+    assert mutation.changed_before(score) == {"pkg.alpha", "pkg.beta"}
+    root, work = tmp_path / "repo", tmp_path / "work"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "beta.py").write_text("B = 1\n")
+    (work / "pkg.beta" / "pkg").mkdir(parents=True)
+    (work / "pkg.beta" / "pkg" / "beta.py").write_text("B = 1\n")  # run on today's source
+    for name, value in {"SCORE_FILE": score, "ROOT": root, "WORK": work, "EQUIVALENT": {}}.items():
+        monkeypatch.setattr(mutation, name, value)
+    monkeypatch.setattr(mutation, "every_module", lambda: ["pkg.alpha", "pkg.beta"])
+    # pkg.beta run whole now on today's source; pkg.alpha not run (a recheck is not whole).
+    mutation.write_score({"pkg.beta": {"pkg.beta.x_g__mutmut_1": "killed"}})
+    assert "then: pkg.alpha.\n" in score.read_text()
+    assert mutation.changed_before(score) == {"pkg.alpha"}

@@ -176,6 +176,9 @@ def test_the_input_is_the_prefix_read_only_and_each_claim_binds_its_volume(stack
         attributes = volume["spec"]["csi"]["volumeAttributes"]
         assert attributes["bucket"] == expected_bucket(stack)
         assert attributes["path"] == "/" + prefix
+        # Every stack's region is cn-hangzhou (given as data.endpoint on an existing
+        # cluster): the VPC endpoint of Alibaba's "Regions and endpoints" table.
+        assert attributes["url"] == "oss-cn-hangzhou-internal.aliyuncs.com"
         assert volume["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
         (claim,) = [
             c
@@ -187,6 +190,23 @@ def test_the_input_is_the_prefix_read_only_and_each_claim_binds_its_volume(stack
     # The plugin maps a reader-only access mode to ossfs's `ro`.
     assert volumes["input"]["spec"]["accessModes"] == ["ReadOnlyMany"]
     assert volumes["export"]["spec"]["accessModes"] == ["ReadWriteMany"]
+
+
+def test_every_volume_waits_for_the_nas_rule_and_the_buckets_access() -> None:
+    """ack-gpu with an OSS input: a node mounts a volume as soon as a pod needs it, so each
+    PersistentVolume is created after the NAS admits the VPC (access rule, mount target)
+    and after the role ossfs assumes holds its policy."""
+    _, run = deployed("ack-gpu")
+    type_of = {r.urn: r.type for r in run.resources}
+    volumes = [r for r in run.resources if r.type == "kubernetes:core/v1:PersistentVolume"]
+    assert len(volumes) == 3  # the NAS data volume, the OSS input and export
+    for volume in volumes:
+        waits_for = {type_of.get(urn) for urn in volume.dependencies}
+        assert {
+            "alicloud:nas/accessRule:AccessRule",
+            "alicloud:nas/mountTarget:MountTarget",
+            "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
+        } <= waits_for, (volume.name, waits_for)
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -225,6 +225,33 @@ def test_the_program_refuses_an_over_budget_stack_before_registering_anything() 
     assert run.resources == []
 
 
+def test_the_program_says_when_a_budget_has_no_region_to_be_priced_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = cpu_ask(2.0)
+    del config["alicloud:region"]
+    monkeypatch.delenv("ALICLOUD_REGION", raising=False)
+    run = run_program(config, raise_errors=False)
+    assert isinstance(run.error, pulumi.RunError)
+    # The refusal says why nothing could be priced: prices are per region, and it set none.
+    assert "its stack file sets no alicloud:region, whose prices apply" in str(run.error)
+    assert run.resources == []
+
+
+def test_a_budget_is_priced_in_the_region_the_provider_falls_back_to(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # No alicloud:region: the provider deploys into ALICLOUD_REGION (its SDK's config/vars.py
+    # `region`), so the budget is priced there, not refused as unpriceable.
+    config = cpu_ask(2.0)
+    monkeypatch.setenv("ALICLOUD_REGION", config.pop("alicloud:region"))
+    run = run_program(config, raise_errors=False)
+    assert isinstance(run.error, pulumi.RunError)
+    assert "tftrain:budget.maxCnyPerRun: 2 CNY, but its dearest run can cost 2.49 CNY" in str(
+        run.error
+    )
+
+
 def test_the_program_registers_a_stack_within_its_budget() -> None:
     config = cpu_ask(2.5)
     assert budget_refusals(config_of(config), "cn-hangzhou") == []

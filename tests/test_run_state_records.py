@@ -110,11 +110,11 @@ def test_a_lost_attempt_reads_no_exit_and_the_step_comes_from_metrics(
         "mnist-chief-0 lost attempt 1 on host-c: no heartbeat for 31s\n"
     )
     (run / "metrics.txt").write_text("global_step 42\n")
+    # Read at 2100: its last sign of life, its log's last write, was at 2030.
+    monkeypatch.setattr(time, "time", lambda: 2100.0)
     state = read_run(run, with_scalars=False)
     assert state is not None and state.outcome == "failed" and state.step == 42
     chief, ps = state.attempts["mnist-chief-0"][0], state.attempts["mnist-ps-0"][0]
-    # Read at 2100: its last sign of life, its log's last write, was at 2030.
-    monkeypatch.setattr(time, "time", lambda: 2100.0)
     assert state.result(chief) == "lost (no exit, no heartbeat for 70s)"
     assert state.failed_attempt() == chief
     assert state.result(ps) == "stopped at the run's end: exit 2"
@@ -415,8 +415,10 @@ def test_the_window_is_the_readers_lost_after_not_a_fixed_one(
     assert default.result(default.attempts["mnist-worker-0"][0]) == (
         "stopping at the run's end (last heartbeat 30s ago)"
     )
-    monkeypatch.setattr(time, "time", lambda: 1131.0)
-    assert default.result(default.attempts["mnist-worker-0"][0]) == (
+    monkeypatch.setattr(time, "time", lambda: 1131.0)  # read again, a second later
+    later = read_run(tmp_path, with_scalars=False)
+    assert later is not None
+    assert later.result(later.attempts["mnist-worker-0"][0]) == (
         "lost (no exit, no heartbeat for 31s)"
     )
 
@@ -455,3 +457,17 @@ def test_a_silent_replica_of_a_running_run_is_lost_while_its_peers_run(
     assert state is not None and state.outcome == "running"
     assert state.result(state.attempts["mnist-chief-0"][0]) == "running"
     assert state.result(state.attempts["mnist-ps-0"][0]) == "lost (no exit, no heartbeat for 50s)"
+
+
+def test_a_reading_is_one_snapshot_however_late_its_lines_are_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read 20 s after the chief's last beat (running, lost_after 30); its line asked for
+    # 40 s later still says what the reading saw, not "lost" under a "running" outcome.
+    _beat_record(tmp_path, "mnist-chief-0", 1000, 1200)
+    clock = iter([1220.0, 1260.0, 1260.0, 1260.0])
+    monkeypatch.setattr(time, "time", lambda: next(clock))
+    state = read_run(tmp_path, with_scalars=False, lost_after=30)
+    assert state is not None and state.outcome == "running"
+    assert state.result(state.attempts["mnist-chief-0"][0]) == "running"
+    assert state.wall_seconds == 220.0  # started at 1000, read at 1220

@@ -20,12 +20,14 @@ nothing else. Every training label is 3. So:
 
 from __future__ import annotations
 
+import gc
 import gzip
 import itertools
 import math
 import signal
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -37,11 +39,12 @@ import tensorflow as tf
 from infra.records.tensorboard_scalars import read_scalars
 from trainer import train_loop
 from trainer.data import Mnist
+from trainer.distribution import make_executor
 from trainer.errors import RunError
 from trainer.plan import Plan, Role
 from trainer.settings import Settings, SettingsError, parse_settings
 from trainer.startup import StartupClock
-from trainer.tf_config import parse_tf_config
+from trainer.tf_config import ClusterConfig, parse_tf_config
 from trainer.train_loop import ParameterServerLost, run
 from trainer.watchdog import Watchdog
 
@@ -179,9 +182,10 @@ def train_once(
     output: Path,
     *extra: str,
     plan: Plan = WRITER,
+    config: ClusterConfig | None = None,
 ) -> tuple[int, list[str]]:
     clock, watchdogs = Clock(), len(Watched.made)
-    code = run(settings(data_dir, output, *extra), plan, None, DATA, clock)
+    code = run(settings(data_dir, output, *extra), plan, config, DATA, clock)
     lines = capsys.readouterr().out.splitlines()
     if len(Watched.made) > watchdogs:  # it trained: the start-up laps, then its line
         assert clock.phases == ["cluster", "model and checkpoint", "input pipeline"]
@@ -283,6 +287,9 @@ def test_a_damaged_final_checkpoint_is_trained_again_from_the_one_before(
     Watched.made = []
     code, lines = train_once(capsys, data_dir, output)
     assert code == 0
+    # Told once, and set aside by the chief, which writes here (not merely skipped).
+    (damaged,) = [line for line in lines if line.startswith("Checkpoint ckpt-4 is damaged")]
+    assert f"; moved to {output / 'checkpoints'}" in damaged
     assert f"Resumed from checkpoint {output / 'checkpoints' / 'ckpt-2'} at step 2" in lines
     assert [line.split(" (")[0] for line in lines if line.startswith("Step: ")] == ["Step: 4/4"]
     assert "Examples/sec: 4.0" in lines  # 2 steps of 4 examples in 2 s: those of this run
@@ -322,6 +329,45 @@ def test_a_worker_that_does_not_write_trains_and_leaves_the_output_alone(
     assert not any(line.startswith(("Step: ", "Test-Accuracy")) for line in lines)
     assert sorted(p.name for p in output.iterdir()) == []
     assert not list(scratch.rglob("ckpt*"))  # its private copies are gone too
+
+
+def test_a_cluster_s_chief_training_alone_is_watched_under_its_task_s_name(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --strategy single in a cluster: the chief trains in one process, the worker idles.
+    config = parse_tf_config(
+        '{"cluster": {"chief": ["localhost:2222"], "worker": ["localhost:2223"]},'
+        ' "task": {"type": "chief", "index": 0}}'
+    )
+    assert config is not None
+    plan = Plan("single", Role.TRAINER, is_writer=True)
+    code, _ = train_once(capsys, data_dir, tmp_path / "run", plan=plan, config=config)
+    assert code == 0
+    (watchdog,) = Watched.made
+    # Its stall line would name the chief and the peer it waits on (trainer/watchdog.py).
+    assert watchdog.told[0] == ("chief:0", 77, "worker:0")
+
+
+def test_the_input_pipeline_outlives_the_training(
+    data_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Freeing it waits on tf.data's autotune thread, seconds under MWMS: the process ends
+    # with it still held (trainer/process_exit.py), never freed when training returns.
+    made: list[weakref.ref[object]] = []
+
+    def recorded(*args: object) -> object:
+        executor = make_executor(*args)  # type: ignore[arg-type]
+        made.append(weakref.ref(executor))
+        return executor
+
+    monkeypatch.setattr(train_loop, "make_executor", recorded)
+    code, _ = train_once(capsys, data_dir, tmp_path / "run")
+    gc.collect()
+    assert code == 0
+    assert len(made) == 1 and made[0]() is not None
 
 
 def test_fine_tuning_starts_from_the_init_checkpoint_s_weights_at_step_0(

@@ -88,6 +88,10 @@ class RunState:
     # How long an attempt that has not ended may be silent before it is lost (see read_run).
     lost_after: float = LOST_AFTER_SECONDS
     launch: Launch = Launch.UNKNOWN  # a local launch's launcher, as far as this machine knows
+    # When the records were read: every silence is measured to it, so the outcome and each
+    # attempt's result are one snapshot (a clock read per line could cross lost_after between
+    # a "running" outcome and a "lost" attempt).
+    read_at: float = field(default_factory=time.time)
 
     @property
     def started(self) -> float | None:
@@ -100,7 +104,7 @@ class RunState:
     @property
     def wall_seconds(self) -> float | None:
         start = self.started
-        end = time.time() if self.outcome == "running" else self.last_activity
+        end = self.read_at if self.outcome == "running" else self.last_activity
         return None if start is None or end is None else max(0.0, end - start)
 
     @property
@@ -117,7 +121,7 @@ class RunState:
         end by itself, its last step and how to continue it."""
         if self.outcome in ("stopped", "lost"):
             silent = ", ".join(
-                f"{a.replica} attempt {a.number} ({time.time() - a.last_output:.0f}s)"
+                f"{a.replica} attempt {a.number} ({self.read_at - a.last_output:.0f}s)"
                 for a in (runs[-1] for runs in self.attempts.values())
                 if not a.ended
             )
@@ -145,14 +149,14 @@ class RunState:
             attempt.number,
         )
         if attempt.exit_code is None:
-            silence = time.time() - attempt.last_output
+            silence = self.read_at - attempt.last_output
             # The supervisors' own verdict stands even if a late log write looks recent.
             judged_lost = failed and self.failure is not None and self.failure.exit_code is None
             if self.launch is Launch.ENDED and not judged_lost:
                 return "killed by the launcher as the run stopped (no exit recorded)"
             if self.launch is Launch.GONE and not judged_lost:
                 return f"lost (no exit: its launcher was killed; last heartbeat {silence:.0f}s ago)"
-            if not _beating(attempt, self.lost_after) or judged_lost:
+            if not _beating(attempt, self.lost_after, self.read_at) or judged_lost:
                 return f"lost (no exit, no heartbeat for {silence:.0f}s)"
             if self.outcome == "running":
                 return "running"
@@ -322,6 +326,7 @@ def read_run(
 ) -> RunState | None:
     """The run in `run_dir`, or None if no replica ever started there. An attempt that has
     not ended and has shown no sign of life for `lost_after` s is lost."""
+    read_at = time.time()
     by_generation = _attempts(run_dir)
     if not by_generation:
         return None
@@ -339,7 +344,8 @@ def read_run(
         outcome = "failed"
     else:
         # Each replica's latest attempt: an earlier one killed whole was replaced.
-        outcome = _unended_outcome([runs[-1] for runs in attempts.values()], lost_after, launch)
+        latest = [runs[-1] for runs in attempts.values()]
+        outcome = _unended_outcome(latest, lost_after, launch, read_at)
     return RunState(
         directory=run_dir,
         key=key,
@@ -351,10 +357,13 @@ def read_run(
         scalars=read_run_scalars(run_dir) if with_scalars else {},
         lost_after=lost_after,
         launch=launch,
+        read_at=read_at,
     )
 
 
-def _unended_outcome(attempts: list[Attempt], lost_after: float, launch: Launch) -> str:
+def _unended_outcome(
+    attempts: list[Attempt], lost_after: float, launch: Launch, read_at: float
+) -> str:
     """With no outcome record: running while an attempt that has not ended still beats
     (and its launcher, where this machine can tell, still runs)."""
     silent = [a for a in attempts if not a.ended]
@@ -362,10 +371,10 @@ def _unended_outcome(attempts: list[Attempt], lost_after: float, launch: Launch)
         return "stopped"
     if launch is Launch.GONE:
         return "lost"
-    return "running" if any(_beating(a, lost_after) for a in silent) else "lost"
+    return "running" if any(_beating(a, lost_after, read_at) for a in silent) else "lost"
 
 
-def _beating(attempt: Attempt, lost_after: float) -> bool:
-    """An attempt that has not ended still shows signs of life: silent for at most
-    `lost_after` s, the supervisors' own rule (supervise.sh judges a peer lost past it)."""
-    return time.time() - attempt.last_output <= lost_after
+def _beating(attempt: Attempt, lost_after: float, read_at: float) -> bool:
+    """An attempt that has not ended still shows signs of life: silent at `read_at` for at
+    most `lost_after` s, the supervisors' own rule (supervise.sh judges a peer lost past it)."""
+    return read_at - attempt.last_output <= lost_after
