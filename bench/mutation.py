@@ -1443,7 +1443,7 @@ EQUIVALENT: dict[str, str] = {
             "another bucket or endpoint for a stack without OSS data: only a stack that uses "
             "OSS reads them (provision_data runs only then)"
         )
-        for n in (29, 30)
+        for n in (19, 20)
     },
     "infra.program.x_export_outputs__mutmut_61": (
         "typing.cast(None, ...) for cast(Service, ...): cast returns its value unchanged at "
