@@ -118,13 +118,10 @@ def mutants_of(module: str, source: str) -> Iterator[Mutant]:
                 yield Mutant(module, "return None", node.lineno, none)
 
 
-def drawn(modules: Sequence[str], per_module: int, seed: int) -> list[Mutant]:
-    chosen = []
-    for module in modules:
-        source = (ROOT / module_path(module)).read_text()
-        every = [m for m in mutants_of(module, source) if _compiles(m.source)]
-        chosen += random.Random(f"{seed}:{module}").sample(every, min(per_module, len(every)))
-    return chosen
+def drawn(module: str, per_module: int, seed: int) -> list[Mutant]:
+    source = (ROOT / module_path(module)).read_text()
+    every = [m for m in mutants_of(module, source) if _compiles(m.source)]
+    return random.Random(f"{seed}:{module}").sample(every, min(per_module, len(every)))
 
 
 def _compiles(source: str) -> bool:
@@ -250,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    draw = {module: drawn([module], args.per_module, args.seed) for module in args.modules}
+    draw = {module: drawn(module, args.per_module, args.seed) for module in args.modules}
     planned = sum(len(mutants) for mutants in draw.values())
     results: list[tuple[Mutant, str]] = []
     with tempfile.TemporaryDirectory(prefix="tftrain-fresh-") as scratch:

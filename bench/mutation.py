@@ -2500,11 +2500,16 @@ def run(module: str, tests: Sequence[str], jobs: int) -> None:
     work = prepare(module, tests)
     # Every mutant again: mutmut keeps a survivor's verdict when only the tests changed.
     shutil.rmtree(work / "mutants", ignore_errors=True)
-    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs)]
-    with (work / "mutation-run.log").open("w") as out:
+    _mutmut_run(work, jobs, (), "mutation-run.log")
+    run_child_process_mutants(module)
+
+
+def _mutmut_run(work: Path, jobs: int, names: Sequence[str], log: str) -> None:
+    """`mutmut run` in a module's copy, niced, on `names` (none: every mutant)."""
+    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
+    with (work / log).open("w") as out:
         # mutmut exits non-zero when mutants survive; the score says how many.
         subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
-    run_child_process_mutants(module)
 
 
 def rerun_survivors(module: str, jobs: int) -> None:
@@ -2531,9 +2536,7 @@ def rerun_survivors(module: str, jobs: int) -> None:
     # last map, so a test that asserts more than it did, or reached a function through a
     # fixture then, would not be run against the mutants it now catches.
     (work / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
-    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
-    with (work / "survivors-run.log").open("w") as out:
-        subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+    _mutmut_run(work, jobs, names, "survivors-run.log")
     run_child_process_mutants(module)
 
 
@@ -2548,9 +2551,7 @@ def recheck_not_caught(module: str, jobs: int) -> None:
         return
     work = prepare(module, test_selection(module))
     shutil.rmtree(work / "mutants", ignore_errors=True)
-    command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
-    with (work / "recheck-run.log").open("w") as out:
-        subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+    _mutmut_run(work, jobs, names, "recheck-run.log")
     run_child_process_mutants(module)
     statuses = results(work)  # every mutant today's source makes, run or not
     verdicts = {name: statuses.get(name, GONE) for name in names}
@@ -2714,9 +2715,8 @@ def rechecked(
 CHANGED_LINE = "Changed since their last run, so their rows count the code as it was then: "
 
 
-def changed_before(score_file: Path) -> set[str]:
-    """The modules the score file lists as changed since their last run."""
-    text = score_file.read_text() if score_file.exists() else ""
+def changed_before(text: str) -> set[str]:
+    """The modules a score file's text lists as changed since their last run."""
     line = next((line for line in text.splitlines() if line.startswith(CHANGED_LINE)), "")
     return {name.strip() for name in line.removeprefix(CHANGED_LINE).rstrip(".").split(",")} - {""}
 
@@ -2734,7 +2734,9 @@ def write_score(
 ) -> None:
     """`fresh`: module → its mutants' statuses, for the modules read now; `rechecks`:
     module → recheck_not_caught's verdicts, applied to the module's kept row."""
-    old_rows, old_survivors = earlier(SCORE_FILE.read_text() if SCORE_FILE.exists() else "")
+    old_text = SCORE_FILE.read_text() if SCORE_FILE.exists() else ""
+    old_rows, old_survivors = earlier(old_text)
+    rechecks = rechecks or {}
     table, survivors = [HEADER, "|---|---|---|---|---|---|"], []
     for module in every_module():
         if module in fresh:
@@ -2748,18 +2750,18 @@ def write_score(
             line, lines = reconciled(
                 old_rows.get(module, NOT_YET.format(module=module)), old_survivors.get(module, [])
             )
-            if rechecks and module in rechecks:
+            if module in rechecks:
                 line, lines = rechecked(line, lines, rechecks[module])
             table.append(line)
             survivors += lines
-    before = changed_before(SCORE_FILE)
+    before = changed_before(old_text)
     changed = [
         module
         for module in every_module()
         # Listed before and not run whole since (a recheck runs only the not caught), or
         # its copy, run now, differs from today's source.
         if (module in before and module not in fresh)
-        or ((module in fresh or module in (rechecks or {})) and source_changed(module))
+        or ((module in fresh or module in rechecks) and source_changed(module))
     ]
     ran = sum(1 for line in table[2:] if "not yet run" not in line)
     partial = sum(1 for line in table[2:] if re.search(r"\| [1-9][0-9]* \|$", line))

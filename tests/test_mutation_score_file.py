@@ -157,7 +157,7 @@ def test_a_module_listed_as_changed_stays_listed_until_it_is_run_whole(
         EXCERPT + "\nChanged since their last run, so their rows count the code as it was "
         "then: pkg.alpha, pkg.beta.\n"
     )
-    assert mutation.changed_before(score) == {"pkg.alpha", "pkg.beta"}
+    assert mutation.changed_before(score.read_text()) == {"pkg.alpha", "pkg.beta"}
     root, work = tmp_path / "repo", tmp_path / "work"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "beta.py").write_text("B = 1\n")
@@ -169,4 +169,4 @@ def test_a_module_listed_as_changed_stays_listed_until_it_is_run_whole(
     # pkg.beta run whole now on today's source; pkg.alpha not run (a recheck is not whole).
     mutation.write_score({"pkg.beta": {"pkg.beta.x_g__mutmut_1": "killed"}})
     assert "then: pkg.alpha.\n" in score.read_text()
-    assert mutation.changed_before(score) == {"pkg.alpha"}
+    assert mutation.changed_before(score.read_text()) == {"pkg.alpha"}
