@@ -326,7 +326,6 @@ def read_run(
 ) -> RunState | None:
     """The run in `run_dir`, or None if no replica ever started there. An attempt that has
     not ended and has shown no sign of life for `lost_after` s is lost."""
-    read_at = time.time()
     by_generation = _attempts(run_dir)
     if not by_generation:
         return None
@@ -338,6 +337,8 @@ def read_run(
     outcomes = run_dir / OUTCOMES_DIR
     failure = read_failure(outcomes / f"failed.{key}.{generation}")
     launch = read_launch(outcomes, generation)
+    # Once the attempts are read: a beat written while they were read is not in the future.
+    read_at = time.time()
     if (outcomes / f"succeeded.{key}").exists():
         outcome = "succeeded"
     elif (outcomes / f"failed.{key}.{generation}").exists():
