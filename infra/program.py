@@ -19,7 +19,6 @@ from pulumi.runtime import config as runtime_config
 
 from infra.config import (
     KUBECONFIG_KEY,
-    PLAINTEXT_KUBECONFIG,
     PROJECT,
     ConfigError,
     StackConfig,
@@ -76,21 +75,22 @@ _VOLUME_SOURCES = (
 _REPLACE_ON_CHANGES = {IMAGE_CACHE_KIND: list(IMAGE_CACHE_REPLACES)}
 
 
-def read_stack_config() -> tuple[dict[str, Any], str | None]:
-    """The `tftrain:` config (prefix removed, JSON objects decoded) and the kubeconfig secret.
+def read_stack_config() -> dict[str, Any]:
+    """The `tftrain:` config (prefix removed, JSON objects decoded; the kubeconfig as given:
+    a kubeconfig may be JSON, and it stays the text the provider takes).
 
     The engine hands config to Python in the PULUMI_CONFIG environment variable; tests set
     it with `set_all_config`, which takes precedence, as it does for `pulumi.Config`.
+    `parse_config` refuses a kubeconfig the engine did not mark secret, as it does offline.
     """
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     misspelt = [problem for key in values if (problem := namespace_problem(key))]
     if misspelt:
         raise ConfigError(misspelt)
-    raw = strip_project_prefix(values)
-    kubeconfig = raw.pop(KUBECONFIG_KEY, None)
-    if kubeconfig and KUBECONFIG_KEY not in secret_sections([KUBECONFIG_KEY]):
-        raise ConfigError([PLAINTEXT_KUBECONFIG])
-    return {key: program_value(value) for key, value in raw.items()}, kubeconfig or None
+    return {
+        key: value if key == KUBECONFIG_KEY else program_value(value)
+        for key, value in strip_project_prefix(values).items()
+    }
 
 
 @dataclass
@@ -662,7 +662,7 @@ def refuse_stored_delete_unreachable() -> None:
 
 def build() -> None:
     try:
-        raw, kubeconfig = read_stack_config()
+        raw = read_stack_config()
         config = parse_config(raw, secret_sections(raw))
         if problems := platform_problems(config):  # what the cluster cannot hold back
             raise ConfigError(problems)
@@ -676,7 +676,7 @@ def build() -> None:
     if config.cluster.role == "run":
         access = platform_access(config)
     else:
-        access = provision_cluster(config, kubeconfig)
+        access = provision_cluster(config, raw.get(KUBECONFIG_KEY) or None)
     if not config.has_run:
         export_platform(config, access)
         return

@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from infra import cloud
 from infra.cloud import api_server_reach
 from infra.config import ConfigError, parse_config, read_stack_file, stack_file
 from infra.config.model import NetworkConfig
@@ -121,6 +122,28 @@ def test_an_unreachable_existing_cluster_stops_up_before_any_kubernetes_object()
         "cluster's API server https://192.168.0.7:6443;"
     ) in done.stdout, done.stdout
     assert "kubernetes: []" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("public", "key"),
+    [(False, "tftrain:cluster.publicApiServer = false"),
+     (True, "tftrain:cluster.publicApiServer = true")],
+    ids=["private", "public"],
+)  # fmt: skip
+def test_the_reach_check_names_the_key_that_chose_the_endpoint(
+    monkeypatch: pytest.MonkeyPatch, public: bool, key: str
+) -> None:
+    """In process, beside the subprocess test above: the key the check's message starts with,
+    written as the user writes it in the stack file (lower-case YAML booleans)."""
+    keys: list[str] = []
+
+    def recorded(kubeconfig: str, given: str) -> str:
+        keys.append(given)
+        return kubeconfig
+
+    monkeypatch.setattr(cloud, "kubeconfig_reachable", recorded)
+    run_program(stack_raw("ack-gpu", {"cluster": {"publicApiServer": public}}))
+    assert keys == [key]
 
 
 def test_preview_warns_where_up_would_stop(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -150,8 +150,7 @@ def _program_reads(engine: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> S
 
     def read() -> StackConfig:
         runtime_config.CONFIG.set({})  # nothing left by an earlier run under mocks
-        raw, _ = read_stack_config()
-        return parse_config(raw)
+        return parse_config(read_stack_config())
 
     return contextvars.copy_context().run(read)
 

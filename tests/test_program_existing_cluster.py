@@ -38,6 +38,15 @@ def test_without_a_kubeconfig_the_provider_gets_none_and_uses_the_ambient_one() 
     assert provider.inputs["clusterIdentifier"] == "existing/default"
 
 
+def test_a_kubeconfig_written_as_json_reaches_the_provider_as_the_same_text() -> None:
+    # kubectl reads a kubeconfig in JSON as well as YAML; the program decodes JSON objects in
+    # other keys, but the provider's kubeconfig input is text.
+    kubeconfig = '{"apiVersion": "v1", "kind": "Config", "clusters": []}'
+    run = run_program("dev", secrets={"kubeconfig": kubeconfig})
+    (provider,) = run.of_type(PROVIDER)
+    assert provider.inputs["kubeconfig"] == kubeconfig
+
+
 @pytest.mark.parametrize("with_data", [False, True], ids=["no-data", "oss-data"])
 def test_a_kubeconfig_given_reaches_the_provider_as_a_secret(with_data: bool) -> None:
     kubeconfig = "apiVersion: v1\nkind: Config\n"

@@ -5,6 +5,8 @@ test_trainer_settings.py; these are the values around them."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,6 +41,34 @@ def test_tensorflow_s_info_lines_are_hidden_unless_the_user_says_otherwise() -> 
     # tensorflow/core/platform/default/logging.cc).
     assert prepared({}, None)["TF_CPP_MIN_LOG_LEVEL"] == "1"
     assert prepared({"TF_CPP_MIN_LOG_LEVEL": "0"}, None)["TF_CPP_MIN_LOG_LEVEL"] == "0"
+
+
+@pytest.mark.usefixtures("four_cores")
+@pytest.mark.parametrize("tf_config", [None, CLUSTER], ids=["single", "cluster-task"])
+def test_tensors_come_from_the_bfc_allocator_unless_the_user_says_otherwise(
+    tf_config: str | None,
+) -> None:
+    # TensorFlow reads TF_CPU_ALLOCATOR_USE_BFC as a bool: "1"/"true" on, "0"/"false" off
+    # (tensorflow/core/common_runtime/process_state.cc, ReadBoolFromEnvVar).
+    assert prepared({}, tf_config)["TF_CPU_ALLOCATOR_USE_BFC"] == "1"
+    assert prepared({"TF_CPU_ALLOCATOR_USE_BFC": "0"}, tf_config)["TF_CPU_ALLOCATOR_USE_BFC"] == "0"
+
+
+def test_tensorflow_started_after_prepare_allocates_with_bfc() -> None:
+    # TensorFlow keeps allocator statistics for its BFC allocator only: its default CPU
+    # allocator answers get_memory_info with "Allocator stats not available".
+    code = (
+        "import os; from trainer import environment; from trainer.plan import make_plan; "
+        "environment.prepare(None, make_plan('single', None)); import tensorflow as tf; "
+        "x = tf.ones([64, 64]) @ tf.ones([64, 64]); "
+        "print(tf.config.experimental.get_memory_info('CPU:0')['peak'] > 0)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPU_ALLOCATOR_USE_BFC"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+        cwd=Path(__file__).parents[1],
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.split()[-1:]) == (0, ["True"]), done.stderr[-2000:]
 
 
 @pytest.mark.usefixtures("four_cores")
