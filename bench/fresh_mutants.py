@@ -23,12 +23,9 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
-import os
 import random
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.mutation import _tracked, module_path, test_selection
+from bench.session import TIMED_OUT, run_session, stop_on_sigterm
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "docs" / "fresh-mutants.md"
@@ -143,21 +141,11 @@ def _copy(into: Path) -> None:
 def _pytest(copy: Path, tests: Sequence[str], *extra: str) -> tuple[int, str]:
     """pytest in its own session: past TIMEOUT the whole group goes, replicas and their
     supervisors too."""
-    with subprocess.Popen(
-        ["nice", "-n", "10", sys.executable, *PYTEST, *extra, *tests],
-        cwd=copy,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    ) as child:
-        try:
-            out, _ = child.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)
-            child.communicate()
-            return -1, "timed out"
-    return child.returncode, out
+    command = ["nice", "-n", "10", sys.executable, *PYTEST, *extra, *tests]
+    with tempfile.TemporaryFile("w+") as out:
+        code = run_session(command, copy, out, timeout=TIMEOUT)
+        out.seek(0)
+        return (TIMED_OUT, "timed out") if code == TIMED_OUT else (code, out.read())
 
 
 def failing_without_a_mutant(copy: Path, tests: Sequence[str]) -> list[str]:
@@ -246,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-module", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
+    stop_on_sigterm()
     started = time.monotonic()
     draw = {module: drawn(module, args.per_module, args.seed) for module in args.modules}
     planned = sum(len(mutants) for mutants in draw.values())

@@ -47,6 +47,8 @@ from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from bench.session import TIMED_OUT, run_session, stop_on_sigterm
+
 ROOT = Path(__file__).resolve().parent.parent
 SCORE_FILE = ROOT / "docs" / "mutation-score.md"
 WORK = ROOT / ".mutation"
@@ -2509,7 +2511,7 @@ def _mutmut_run(work: Path, jobs: int, names: Sequence[str], log: str) -> None:
     command = ["nice", "-n", "10", str(MUTMUT), "run", "--max-children", str(jobs), *names]
     with (work / log).open("w") as out:
         # mutmut exits non-zero when mutants survive; the score says how many.
-        subprocess.run(command, cwd=work, stdout=out, stderr=subprocess.STDOUT, check=False)
+        run_session(command, work, out)
 
 
 def rerun_survivors(module: str, jobs: int) -> None:
@@ -2582,18 +2584,14 @@ def run_child_process_mutants(module: str) -> None:
             local_name = name.removeprefix(f"{module}.")
             out.write(f"{name}:\n")
             out.flush()
-            try:
-                done = subprocess.run(
-                    command,
-                    cwd=work / "mutants",
-                    env={**os.environ, "MUTANT_UNDER_TEST": f"{in_child}.{local_name}"},
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    timeout=CHILD_PROCESS_TIMEOUT,
-                    check=False,
-                )
-                code = done.returncode  # pytest's: 0 all passed (survived), 1 a test failed
-            except subprocess.TimeoutExpired:
+            code = run_session(
+                command,
+                work / "mutants",
+                out,
+                timeout=CHILD_PROCESS_TIMEOUT,
+                env={**os.environ, "MUTANT_UNDER_TEST": f"{in_child}.{local_name}"},
+            )  # pytest's: 0 all passed (survived), 1 a test failed
+            if code == TIMED_OUT:
                 code = TIMEOUT_EXIT_CODE
             meta["exit_code_by_key"][name] = code
     meta_path.write_text(json.dumps(meta, indent=4))
@@ -2849,6 +2847,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run the score file's not-caught mutants again (for a module whose copy is gone)",
     )
     args = parser.parse_args(argv)
+    stop_on_sigterm()
     modules = chosen_modules(args.modules)
     if args.list:
         graph = import_graph()
