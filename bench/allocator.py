@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.time_to_accuracy import base_env
+from infra.local.ports import PortReservation
 
 ALLOCATORS = {"malloc": "0", "bfc": "1"}
 EXAMPLES_PER_SEC = re.compile(r"Examples/sec: ([0-9.]+)")
@@ -44,22 +44,13 @@ class Sample:
     peak_rss_mb: float  # the largest of the setup's processes
 
 
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 def task_envs(setup: str) -> list[dict[str, str]]:
     """Each process's TF_CONFIG (none for the single process)."""
     if setup == "single":
         return [{}]
-    workers = [f"localhost:{port}" for port in free_ports(2)]
+    # The launcher's reservation, closed at once: ports nobody held a moment ago.
+    with PortReservation(["worker-0", "worker-1"]) as reservation:
+        workers = [f"localhost:{port}" for port in reservation.ports.values()]
     return [
         {"TF_CONFIG": json.dumps({"cluster": {"worker": workers},
                                   "task": {"type": "worker", "index": index}})}
