@@ -1139,21 +1139,21 @@ EQUIVALENT: dict[str, str] = {
         )
         for n in (106, 107, 109)
     },
-    "infra.records.launch_record.x_read_launch__mutmut_6": (
+    "infra.records.launch_record.x__check__mutmut_4": (
         "another stand-in for a missing record ('XXXX' for ''): one word is not the four "
         "of a record nor 'ended', so it reads unknown either way"
     ),
     **{
-        f"infra.local.cli.x_main__mutmut_{n}": reason
+        f"infra.local.cli.x__launch__mutmut_{n}": reason
         for numbers, reason in (
             (
-                (77,),
+                (11,),
                 "TensorBoard's port reserved without --tensorboard too: only a port of this "
                 "machine held until the launch ends, which nothing reads (TensorBoard starts "
                 "and is announced only with the flag)",
             ),
             (
-                (108, 110, 111),
+                (42, 44, 45),
                 "the scratch directory's removal without ignore_errors: it is the launcher's "
                 "own mkdtemp, removed once, so nothing is left for the removal to fail on",
             ),

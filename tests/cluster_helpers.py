@@ -84,10 +84,12 @@ with open(output / f"{name}.starts", "a") as starts:  # one line per start
     starts.write(json.dumps(record) + "\\n")
 start_number = len((output / f"{name}.starts").read_text().splitlines())
 # Listen on this replica's TF_CONFIG port, as a TensorFlow server does: a restart that
-# got another port, or whose port were still held, would fail here.
-server = socket.socket()
-server.bind(("", int(tf_config["cluster"][task["type"]][task["index"]].rpartition(":")[2])))
-server.listen()
+# got another port, or whose port were still held, would fail here. An evaluator is in no
+# cluster (TensorFlow's convention): it serves nothing.
+if task["type"] in tf_config["cluster"]:
+    server = socket.socket()
+    server.bind(("", int(tf_config["cluster"][task["type"]][task["index"]].rpartition(":")[2])))
+    server.listen()
 print(f"TF_CONFIG {os.environ['TF_CONFIG']}")
 print(f"stderr of {role}", file=sys.stderr)
 

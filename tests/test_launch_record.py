@@ -19,6 +19,7 @@ from infra.records import launch_record
 from infra.records.launch_record import (
     Launch,
     end_launch_record,
+    live_launcher_pids,
     read_launch,
     write_launch_record,
 )
@@ -95,6 +96,27 @@ def test_an_ended_launch_reads_ended_and_a_missing_record_is_not_made_up(tmp_pat
     assert read_launch(tmp_path, GENERATION) is Launch.ENDED
     end_launch_record(tmp_path, "never-written")  # where none was written (no /proc)
     assert not (tmp_path / "launcher.never-written").exists()
+
+
+def test_only_launchers_that_still_run_are_named_whatever_their_generation(
+    tmp_path: Path,
+) -> None:
+    boot, namespace, start = _proc_fields(os.getpid())
+    live = f"{boot} {namespace} {os.getpid()} {start}\n"
+    records = {
+        "launcher.aaaa": live,
+        "launcher.bbbb": "ended\n",
+        "launcher.cccc": f"{boot} {namespace} {os.getpid()} {int(start) - 1}\n",  # pid reused
+        "launcher.dddd": f"{boot} pid:[1] {os.getpid()} {start}\n",  # cannot be checked here
+        ".partial.launcher.eeee": live,  # half-written, never read
+        "failed.ffff": live,  # another kind of record
+    }
+    for name, text in records.items():
+        (tmp_path / name).write_text(text)
+    assert live_launcher_pids(tmp_path) == [os.getpid()]
+    (tmp_path / "launcher.ffff").write_text(live)
+    assert live_launcher_pids(tmp_path) == [os.getpid(), os.getpid()]
+    assert live_launcher_pids(tmp_path / "missing") == []
 
 
 def test_the_start_time_is_field_22_whatever_the_command_name_holds(

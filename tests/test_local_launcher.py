@@ -252,13 +252,40 @@ def test_a_signal_to_the_launcher_stops_every_replica(
     assert_all_gone(pids)
 
 
-def test_sigkill_of_the_launcher_kills_the_replicas_too(
-    hanging_launcher: tuple[Launcher, list[int]],
+def test_sigkill_of_the_launcher_kills_the_replicas_too_and_frees_its_output_dir(
+    hanging_launcher: tuple[Launcher, list[int]], stacks_dir: Path
 ) -> None:
     launcher, pids = hanging_launcher
     launcher.popen.kill()  # no handler, no finally: only PR_SET_PDEATHSIG can act
     launcher.finish()
     assert_all_gone(pids)
+    assert main(launcher_args(stacks_dir)) == 0  # its hold on the dir died with it
+
+
+def test_a_second_launch_into_a_running_launchs_output_dir_is_refused(
+    hanging_launcher: tuple[Launcher, list[int]],
+    stacks_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Both would share the checkpoints and the run records: the first one's end would stop
+    # the second one's servers under a chief that then waits for them until its timeout.
+    launcher, pids = hanging_launcher
+    output = stacks_dir / "out"
+    started = records(stacks_dir)
+    for options in ((), ("--fresh",), ("--set", "hyperparams.epochs=2")):
+        assert main(launcher_args(stacks_dir, *options)) == 2
+        err = capsys.readouterr().err
+        assert (
+            f"tftrain run: output dir {output} is in use by another launch "
+            f"(launcher pid {launcher.popen.pid}): wait for it to end, stop it, or choose "
+            "another --output-dir"
+        ) in err, err
+    assert not list(stacks_dir.glob("out.before-*"))  # --fresh moved nothing aside
+    assert records(stacks_dir) == started  # no replica started again
+    assert all(alive(pid) for pid in pids)
+    launcher.popen.send_signal(signal.SIGINT)
+    assert launcher.finish() == 130
+    assert main(launcher_args(stacks_dir)) == 0  # free once that launch has ended
 
 
 def test_tensorboard_serves_while_training_and_stops_at_exit(stacks_dir: Path) -> None:
@@ -318,6 +345,24 @@ def test_another_runs_success_record_is_not_this_runs_success(
     assert main(launcher_args(stacks_dir, "--set", "job.args=[--chief-seconds, '4']")) == 0
     out = capsys.readouterr().out
     for name in ("mnist-worker-0", "mnist-ps-0"):
+        note = re.search(r"\(ended ([\d.]+)s (after|before) the run's success was published\)",
+                         summary_line(out, name))  # fmt: skip
+        assert note is not None and note[2] == "after" and float(note[1]) < 3.0, out
+
+
+def test_the_others_end_times_count_from_the_published_success_not_the_chiefs_exit(
+    stacks_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # With an evaluator and an export, the chief's supervisor publishes the success, then its
+    # export waits for the evaluator (here for its 4 s finish window): the chief's process
+    # ends seconds after the success, the workers and the ps within a second of it.
+    options = ("--set", "evaluator.number=1", "--set", "job.evaluatorFinishSeconds=4")
+    export = stacks_dir / "exports"
+    assert main(launcher_args(stacks_dir, *options, "--export", str(export))) == 0
+    out = capsys.readouterr().out
+    chief = re.search(r"mnist-chief-0 +exit 0 +([\d.]+)s", out)
+    assert chief is not None, out
+    for name in ("mnist-worker-0", "mnist-worker-1", "mnist-ps-0"):
         note = re.search(r"\(ended ([\d.]+)s (after|before) the run's success was published\)",
                          summary_line(out, name))  # fmt: skip
         assert note is not None and note[2] == "after" and float(note[1]) < 3.0, out

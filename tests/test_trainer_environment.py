@@ -106,22 +106,30 @@ def test_an_empty_proxy_variable_is_no_proxy() -> None:
     assert "no_proxy" not in env and "NO_PROXY" not in env
 
 
+PS_ONE_WORKER = '{"chief": ["localhost:1"], "ps": ["localhost:3"], "worker": ["localhost:2"]}'
+PS_TWO_WORKERS = (
+    '{"chief": ["localhost:1"], "ps": ["localhost:3"], "worker": ["localhost:2", "localhost:4"]}'
+)
+
+
 @pytest.mark.parametrize(
-    ("tf_config", "strategy", "intra"),
+    ("tf_config", "task", "strategy", "intra"),
     [
         # Every task local: the 4 cores split among the processes that compute.
-        ('{"worker": ["localhost:2"]}', "auto", "4"),  # one MWMS worker: all 4
-        ('{"worker": ["localhost:2"], "chief": ["localhost:1"]}', "auto", "2"),  # chief too
-        ('{"worker": ["localhost:2"], "chief": ["localhost:1"]}', "single", "4"),  # 1 worker
-        ('{"chief": ["localhost:1"], "ps": ["localhost:3"], "worker": ["localhost:2"]}',
-         "auto", "4"),  # ps: only the worker computes
-        ('{"chief": ["localhost:1"]}', "single", "4"),  # no worker: nobody to share with
+        ('{"worker": ["localhost:2"]}', "worker", "auto", "4"),  # one MWMS worker: all 4
+        ('{"worker": ["localhost:2"], "chief": ["localhost:1"]}', "chief", "auto", "2"),
+        ('{"worker": ["localhost:2"], "chief": ["localhost:1"]}', "chief", "single", "4"),
+        ('{"chief": ["localhost:1"]}', "chief", "single", "4"),  # nobody to share with
+        # ParameterServerStrategy: the workers share; the chief computes once they are done.
+        (PS_ONE_WORKER, "chief", "auto", "4"),
+        (PS_TWO_WORKERS, "chief", "auto", "4"),
+        (PS_TWO_WORKERS, "worker", "auto", "2"),
+        (PS_TWO_WORKERS, "ps", "auto", "2"),
     ],
-)  # fmt: skip
+)
 def test_local_cores_are_shared_among_the_processes_that_compute(
-    four_cores: None, tf_config: str, strategy: str, intra: str
+    four_cores: None, tf_config: str, task: str, strategy: str, intra: str
 ) -> None:
-    task = "chief" if '"chief"' in tf_config else "worker"
     config = parse_tf_config(f'{{"cluster": {tf_config}, "task": {{"type": "{task}"}}}}')
     env: dict[str, str] = {}
     environment.prepare(config, make_plan(strategy, config), env)

@@ -15,7 +15,10 @@
     a 1-CPU pod on a 16-core node otherwise runs 16 compute threads on one CPU's quota.
     When every task runs on this machine (the local launcher) the share is split among
     the processes that compute: on 2 cores, 2 workers with 2 threads each oversubscribed
-    each other and ran about 10 % slower than with one thread each.
+    each other and ran about 10 % slower than with one thread each. A ParameterServerStrategy
+    chief is not one of them: it schedules while the workers train, and computes (the test
+    evaluation, the export) once they are done, with the whole share; with one thread of
+    two its evaluation took twice the single process's.
   A value the user (or the pod spec, `infra/replica_plan/plan.py`) set wins, except an inter-op
   count below 2, which is raised, said on stderr.
 - Tensors are allocated by TensorFlow's BFC allocator, which keeps the memory it freed for
@@ -42,7 +45,7 @@ import sys
 from collections.abc import MutableMapping
 from pathlib import Path
 
-from trainer.plan import Plan
+from trainer.plan import Plan, Role
 from trainer.tf_config import ClusterConfig
 
 PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "grpc_proxy", "all_proxy")
@@ -80,7 +83,9 @@ def set_thread_pools(
     config: ClusterConfig | None, plan: Plan, environ: MutableMapping[str, str]
 ) -> None:
     share = cpu_share()
-    if config is not None and config.all_local():
+    # A ParameterServerStrategy chief computes only once the workers are done (the test
+    # evaluation, the export): it keeps the whole share.
+    if config is not None and config.all_local() and plan.role is not Role.COORDINATOR:
         computing = len(config.cluster.get("worker", ()))
         if plan.strategy == "multi_worker_mirrored":
             computing += len(config.cluster.get("chief", ()))

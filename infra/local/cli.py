@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from infra.config import ConfigError, StackConfig
@@ -24,8 +25,8 @@ from infra.lifecycle import (
     run_key,
     settle_seconds,
 )
-from infra.local import process
-from infra.local.data import LocalDataError, local_data
+from infra.local import output_lock, process
+from infra.local.data import LocalData, LocalDataError, local_data
 from infra.local.netns import NetworkUnavailable, PrivateNetwork
 from infra.local.opening import say_plan
 from infra.local.plan import (
@@ -352,15 +353,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LocalDataError as error:
         print(f"tftrain run: {error}", file=sys.stderr)
         return EXIT_CONFIG
-    if not args.dry_run:
-        try:
-            if args.fresh:
-                _move_aside(output_dir)
-            prepare_output_dir(output_dir)
-            check_owned(output_dir)
-        except (OutputDirError, OSError) as error:
-            print(f"tftrain run: {error}", file=sys.stderr)
-            return EXIT_CONFIG
+    with ExitStack() as claim:
+        if not args.dry_run:
+            try:
+                _claim_output_dir(output_dir, args.fresh, claim)
+            except (OutputDirError, OSError) as error:
+                print(f"tftrain run: {error}", file=sys.stderr)
+                return EXIT_CONFIG
+        return _launch(args, config, shown, output_dir, data, secret_names)
+
+
+def _launch(
+    args: argparse.Namespace,
+    config: StackConfig,
+    shown: StackConfig,
+    output_dir: Path,
+    data: LocalData,
+    secret_names: frozenset[str],
+) -> int:
     names = replica_names(config)
     scratch_root = Path(tempfile.mkdtemp(prefix="tftrain-"))
     try:
@@ -444,6 +454,16 @@ def check_owned(output_dir: Path) -> None:
                 f"{stat.S_IMODE(status.st_mode):04o}): chmod o-w {path}, or choose another "
                 "(--output-dir)"
             )
+
+
+def _claim_output_dir(output_dir: Path, fresh: bool, claim: ExitStack) -> None:
+    """The output dir, ready and held by this launch until `claim` closes (`output_lock`)."""
+    if fresh and output_dir.exists():
+        claim.callback(os.close, output_lock.hold(output_dir))  # never moved from under a launch
+        _move_aside(output_dir)
+    prepare_output_dir(output_dir)
+    check_owned(output_dir)
+    claim.callback(os.close, output_lock.hold(output_dir))
 
 
 def _move_aside(output_dir: Path) -> None:

@@ -86,12 +86,23 @@ def _write(path: Path, text: str) -> None:
 
 
 def read_launch(outcomes: Path, generation: str) -> Launch:
-    words = (_read(outcomes / RECORD.format(generation=generation)) or "").split()
+    return _check(outcomes / RECORD.format(generation=generation))[0]
+
+
+def live_launcher_pids(outcomes: Path) -> list[int]:
+    """The pids of the launchers whose launches in `outcomes` still run, any generation."""
+    checked = (_check(record) for record in sorted(outcomes.glob(RECORD.format(generation="*"))))
+    return [pid for launch, pid in checked if launch is Launch.LIVE and pid is not None]
+
+
+def _check(record: Path) -> tuple[Launch, int | None]:
+    """What the record says of its launch, and its launcher's pid where it names one."""
+    words = (_read(record) or "").split()
     if words == [ENDED]:
-        return Launch.ENDED
+        return Launch.ENDED, None
     if len(words) != 4 or not words[2].isdigit():
-        return Launch.UNKNOWN
+        return Launch.UNKNOWN, None
     boot, namespace, pid, start = words
     if _this_process() != f"{boot} {namespace}":
-        return Launch.UNKNOWN
-    return Launch.LIVE if _start_ticks(pid) == start else Launch.GONE
+        return Launch.UNKNOWN, None
+    return (Launch.LIVE if _start_ticks(pid) == start else Launch.GONE), int(pid)
